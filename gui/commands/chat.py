@@ -1,0 +1,81 @@
+"""`tightfit chat MODEL --prompt TEXT [--json]`: one reply through the window's engine."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from gui.core import protocol as p
+from gui.core.chat import format_stats
+from gui.core.params import LoadSettings
+from gui.services.engine_client import EngineUnavailable, SyncEngine
+from gui.services.models import describe_file
+
+LOAD_TIMEOUT_S = 600
+TOKEN_TIMEOUT_S = 120
+
+
+def run_chat(args: argparse.Namespace, settings: LoadSettings) -> int:
+    model = args.model
+    if not model.is_file():
+        raise SystemExit(f"tightfit: error: no such model file: {model}")
+    entry = describe_file(model)
+    if entry.error:
+        raise SystemExit(f"tightfit: error: {entry.error}")
+    if args.max_tokens < 1:
+        raise SystemExit("tightfit: error: --max-tokens must be at least 1")
+
+    messages = ((p.ChatMessage("system", args.system),) if args.system else ()) + (
+        p.ChatMessage("user", args.prompt),
+    )
+    sampling = p.Sampling(temperature=args.temperature, seed=args.seed)
+    pieces: list[str] = []
+    try:
+        with SyncEngine() as engine:
+            engine.client.load(model, settings)
+            loaded = engine.expect(p.Loaded, LOAD_TIMEOUT_S)
+            request = engine.client.generate(messages, args.max_tokens, sampling)
+            while True:
+                event = engine.next_event(TOKEN_TIMEOUT_S)
+                if isinstance(event, p.Token) and event.request_id == request:
+                    pieces.append(event.text)
+                    if not args.json:
+                        sys.stdout.write(event.text)
+                        sys.stdout.flush()
+                elif isinstance(event, p.Done) and event.request_id == request:
+                    stats = event.stats
+                    break
+                elif isinstance(event, p.GenerateFailed):
+                    raise EngineUnavailable(event.error)
+            build = engine.client.build
+    except EngineUnavailable as exc:
+        raise SystemExit(f"tightfit: error: {exc}") from exc
+
+    if not args.json:
+        sys.stdout.write("\n")
+        print(format_stats(stats), file=sys.stderr)
+        return 0
+    from gui.cli import print_json
+
+    print_json(
+        {
+            "model": str(model),
+            "text": "".join(pieces),
+            "n_prompt": stats.n_prompt,
+            "n_gen": stats.n_gen,
+            "ttft_ms": round(stats.ttft_ms, 3),
+            "prompt_tok_s": round(stats.prompt_tok_s, 3),
+            "gen_tok_s": round(stats.gen_tok_s, 3),
+            "engine_decode_tok_s": round(stats.engine_decode_tok_s, 3),
+            "finish_reason": stats.finish_reason,
+            "n_ctx": loaded.n_ctx,
+            "chat_template": loaded.chat_template,
+            "settings": settings.to_dict(),
+            "engine": {
+                "backend": build.backend if build else None,
+                "gpu_offload": build.gpu_offload if build else None,
+                "llama_cpp_python": build.llama_cpp_python if build else None,
+            },
+        }
+    )
+    return 0

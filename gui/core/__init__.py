@@ -1,0 +1,1 @@
+"""Pure domain logic: GGUF headers, parameters, protocol types. No Qt, no llama.cpp, no NVML."""

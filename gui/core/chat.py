@@ -1,0 +1,59 @@
+"""A conversation as the chat pane shows it and the engine receives it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from gui.core.protocol import ChatMessage, ReplyStats
+
+
+@dataclass
+class Turn:
+    role: str  # "user" or "assistant"
+    text: str = ""
+    stats: ReplyStats | None = None
+    note: str = ""  # e.g. "interrupted: the engine stopped", "stopped by you"
+
+
+@dataclass
+class Conversation:
+    system_prompt: str = ""
+    turns: list[Turn] = field(default_factory=list)
+
+    def add_user(self, text: str) -> Turn:
+        turn = Turn("user", text)
+        self.turns.append(turn)
+        return turn
+
+    def start_reply(self) -> Turn:
+        turn = Turn("assistant")
+        self.turns.append(turn)
+        return turn
+
+    @property
+    def last(self) -> Turn | None:
+        return self.turns[-1] if self.turns else None
+
+    def messages(self) -> tuple[ChatMessage, ...]:
+        """What the model sees: the system prompt and every turn with text.
+
+        An interrupted reply stays in the transcript and is sent as written so far, so the model
+        continues from what the user saw.
+        """
+        out = [ChatMessage("system", self.system_prompt)] if self.system_prompt.strip() else []
+        out.extend(ChatMessage(t.role, t.text) for t in self.turns if t.text)
+        return tuple(out)
+
+
+def format_stats(stats: ReplyStats) -> str:
+    """One line of per-reply figures, the way the chat pane and the CLI print them."""
+    parts = [
+        f"{stats.n_gen} tokens",
+        f"first token {stats.ttft_ms:.0f} ms",
+        f"prompt {stats.prompt_tok_s:.1f} tok/s ({stats.n_prompt_evaluated} of {stats.n_prompt} computed)",
+        f"generation {stats.gen_tok_s:.1f} tok/s",
+    ]
+    if stats.finish_reason not in ("stop",):
+        parts.append({"length": "hit max tokens", "context": "context full", "cancelled": "stopped"}.get(
+            stats.finish_reason, stats.finish_reason))
+    return " · ".join(parts)

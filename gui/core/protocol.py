@@ -1,0 +1,197 @@
+"""Messages between the window (or CLI) and the engine worker process.
+
+Every message is a frozen dataclass sent inside an Envelope that carries the protocol version, so a
+worker from another build is refused with a clear message instead of misbehaving.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+PROTOCOL_VERSION = 1
+
+
+@dataclass(frozen=True)
+class ChatMessage:
+    role: str  # "system", "user" or "assistant"
+    content: str
+
+
+@dataclass(frozen=True)
+class Sampling:
+    """llama.cpp's native sampler chain settings. temperature 0 means greedy."""
+
+    temperature: float = 0.7
+    top_k: int = 40
+    top_p: float = 0.95
+    min_p: float = 0.05
+    repeat_penalty: float = 1.1
+    repeat_last_n: int = 64
+    seed: int = 0xFFFFFFFF  # llama.cpp's "random seed"
+
+
+# ---- commands: client -> worker -------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Load:
+    model_path: str
+    settings: dict[str, Any]  # LoadSettings.to_dict()
+
+
+@dataclass(frozen=True)
+class Unload:
+    pass
+
+
+@dataclass(frozen=True)
+class Generate:
+    request_id: int
+    messages: tuple[ChatMessage, ...]
+    max_tokens: int = 512
+    sampling: Sampling = field(default_factory=Sampling)
+    ignore_eos: bool = False  # benchmarks only: generate exactly max_tokens
+
+
+@dataclass(frozen=True)
+class Stop:
+    request_id: int
+
+
+@dataclass(frozen=True)
+class Shutdown:
+    pass
+
+
+Command = Load | Unload | Generate | Stop | Shutdown
+
+# ---- events: worker -> client ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class EngineBuild:
+    backend: str  # "CPU", "CUDA", "Metal", ...
+    gpu_offload: bool  # False: n_gpu_layers is silently ignored by this build
+    llama_cpp_python: str
+    system_info: str
+
+    def describe(self) -> str:
+        offload = "GPU offload supported" if self.gpu_offload else "no GPU offload"
+        return f"llama.cpp {self.backend} build (llama-cpp-python {self.llama_cpp_python}), {offload}"
+
+
+@dataclass(frozen=True)
+class Hello:
+    protocol_version: int
+    build: EngineBuild
+    pid: int
+
+
+@dataclass(frozen=True)
+class LoadProgress:
+    fraction: float
+
+
+@dataclass(frozen=True)
+class Loaded:
+    model_path: str
+    n_ctx: int
+    n_layer: int
+    n_gpu_layers: int
+    load_ms: float
+    chat_template: str  # "model" (from the GGUF) or "chatml (fallback)"
+
+
+@dataclass(frozen=True)
+class LoadFailed:
+    model_path: str
+    error: str
+
+
+@dataclass(frozen=True)
+class Unloaded:
+    pass
+
+
+@dataclass(frozen=True)
+class Token:
+    request_id: int
+    text: str  # complete UTF-8 text; a character split across tokens arrives with its last token
+    index: int  # 0-based position of this token in the reply
+
+
+@dataclass(frozen=True)
+class ReplyStats:
+    n_prompt: int  # prompt tokens in the request
+    n_prompt_evaluated: int  # of those, how many had to be computed (the rest came from the cache)
+    n_gen: int
+    ttft_ms: float  # request received -> first token sampled
+    prompt_ms: float
+    gen_ms: float  # first token -> last token
+    engine_decode_tok_s: float  # llama.cpp's own figure: decoded tokens / decode time
+    finish_reason: str  # "stop" (end of turn), "length", "context", "cancelled"
+
+    @property
+    def prompt_tok_s(self) -> float:
+        return self.n_prompt_evaluated / (self.prompt_ms / 1000) if self.prompt_ms > 0 else 0.0
+
+    @property
+    def gen_tok_s(self) -> float:
+        # Rate between tokens: n-1 intervals after the first token.
+        return (self.n_gen - 1) / (self.gen_ms / 1000) if self.n_gen > 1 and self.gen_ms > 0 else 0.0
+
+
+@dataclass(frozen=True)
+class Done:
+    request_id: int
+    stats: ReplyStats
+
+
+@dataclass(frozen=True)
+class GenerateFailed:
+    request_id: int
+    error: str
+
+
+@dataclass(frozen=True)
+class CommandRejected:
+    error: str
+
+
+Event = (
+    Hello
+    | LoadProgress
+    | Loaded
+    | LoadFailed
+    | Unloaded
+    | Token
+    | Done
+    | GenerateFailed
+    | CommandRejected
+)
+
+
+@dataclass(frozen=True)
+class Envelope:
+    version: int
+    payload: Any
+
+
+def wrap(message: Command | Event) -> Envelope:
+    return Envelope(PROTOCOL_VERSION, message)
+
+
+class ProtocolError(RuntimeError):
+    pass
+
+
+def unwrap(envelope: object) -> Any:
+    if not isinstance(envelope, Envelope):
+        raise ProtocolError(f"unexpected message from the engine: {type(envelope).__name__}")
+    if envelope.version != PROTOCOL_VERSION:
+        raise ProtocolError(
+            f"engine speaks protocol v{envelope.version}, this window speaks v{PROTOCOL_VERSION}; "
+            "reinstall Tightfit so both come from the same version"
+        )
+    return envelope.payload

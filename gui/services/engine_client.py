@@ -1,0 +1,261 @@
+"""Client side of the engine: spawns the worker process and relays its events.
+
+Events are delivered to a listener on a reader thread; the window wraps the listener in a Qt adapter,
+the CLI in a queue. If the worker dies, the listener gets a WorkerExited event that says why in plain
+words, with the last lines llama.cpp wrote, and the client can start a fresh worker.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import multiprocessing as mp
+import os
+import queue
+import signal
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import Any
+
+import platformdirs
+
+from gui.core import protocol as p
+from gui.core.params import LoadSettings
+
+log = logging.getLogger(__name__)
+
+Listener = Callable[[Any], None]
+
+SIGNAL_WORDS = {
+    signal.SIGKILL: "was killed (SIGKILL): the system ran out of memory, or someone ended it",
+    signal.SIGABRT: "aborted (SIGABRT): llama.cpp stops this way when an allocation fails or a check trips",
+    signal.SIGSEGV: "crashed (SIGSEGV, a memory access error)",
+    signal.SIGTERM: "was terminated (SIGTERM)",
+    signal.SIGBUS: "crashed (SIGBUS): the model file may have changed or shrunk while mapped",
+}
+LOG_HINTS = ("error", "failed", "out of memory", "ggml_assert", "abort", "cannot", "unable")
+
+
+@dataclass(frozen=True)
+class WorkerExited:
+    """Not a wire message: the client synthesises it when the worker's pipe closes."""
+
+    exitcode: int | None
+    reason: str  # plain words for the window
+    log_tail: tuple[str, ...]
+    expected: bool  # True after an orderly shutdown
+
+
+class EngineUnavailable(RuntimeError):
+    pass
+
+
+def describe_exit(exitcode: int | None) -> str:
+    if exitcode is None:
+        return "stopped answering"
+    if exitcode == 0:
+        return "exited"
+    if exitcode < 0:
+        try:
+            sig = signal.Signals(-exitcode)
+        except ValueError:
+            return f"was ended by signal {-exitcode}"
+        return SIGNAL_WORDS.get(sig, f"was ended by {sig.name}")
+    return f"exited with status {exitcode}"
+
+
+def default_log_dir() -> Path:
+    return Path(platformdirs.user_log_dir("tightfit", appauthor=False))
+
+
+class EngineClient:
+    _serial = itertools.count(1)
+
+    def __init__(self, listener: Listener, log_dir: Path | None = None) -> None:
+        self._listener = listener
+        self._log_dir = log_dir or default_log_dir()
+        self._process: Any = None
+        self._commands: Connection | None = None
+        self._reader: threading.Thread | None = None
+        self._send_lock = threading.Lock()
+        self._closing = False
+        self._request_ids = itertools.count(1)
+        self.log_path: Path | None = None
+        self.build: p.EngineBuild | None = None
+
+    # ---- lifecycle ----------------------------------------------------------------------
+
+    @property
+    def alive(self) -> bool:
+        return self._process is not None and self._process.is_alive()
+
+    @property
+    def pid(self) -> int | None:
+        return self._process.pid if self._process is not None else None
+
+    def start(self) -> None:
+        """Spawn a fresh worker. Its Hello event arrives on the listener when it is ready."""
+        if self.alive:
+            return
+        from gui.services.engine_worker import run_worker
+
+        self._log_dir.mkdir(parents=True, exist_ok=True)
+        self.log_path = self._log_dir / f"engine-{os.getpid()}-{next(self._serial)}.log"
+        self.log_path.write_bytes(b"")
+        ctx = mp.get_context("spawn")
+        cmd_recv, cmd_send = ctx.Pipe(duplex=False)
+        evt_recv, evt_send = ctx.Pipe(duplex=False)
+        process = ctx.Process(
+            target=run_worker,
+            args=(cmd_recv, evt_send, str(self.log_path)),
+            name="tightfit-engine",
+            daemon=True,
+        )
+        process.start()
+        # Close our copies of the child's ends so a dead worker reads as EOF here.
+        cmd_recv.close()
+        evt_send.close()
+        self._closing = False
+        self._process = process
+        self._commands = cmd_send
+        self._reader = threading.Thread(
+            target=self._read_events, args=(evt_recv, process), name="engine-events", daemon=True
+        )
+        self._reader.start()
+
+    def close(self, timeout: float = 5.0) -> None:
+        """Ask the worker to shut down; kill it if it does not within timeout."""
+        process = self._process
+        if process is None:
+            return
+        self._closing = True
+        try:
+            self._send(p.Shutdown())
+        except EngineUnavailable:
+            pass
+        process.join(timeout)
+        if process.is_alive():
+            process.kill()
+            process.join(timeout)
+        if self._reader is not None and self._reader is not threading.current_thread():
+            self._reader.join(timeout)
+        if self._commands is not None:
+            self._commands.close()
+        self._process = None
+        self._commands = None
+        if self.log_path is not None and process.exitcode == 0:
+            self.log_path.unlink(missing_ok=True)
+
+    def kill(self) -> None:
+        """End the worker abruptly (used by tests and by 'force stop')."""
+        if self._process is not None and self._process.pid:
+            os.kill(self._process.pid, signal.SIGKILL)
+
+    # ---- commands -------------------------------------------------------------------------
+
+    def _send(self, command: Any) -> None:
+        with self._send_lock:
+            if self._commands is None:
+                raise EngineUnavailable("the engine is not running")
+            try:
+                self._commands.send(p.wrap(command))
+            except (BrokenPipeError, OSError) as exc:
+                raise EngineUnavailable("the engine is not running") from exc
+
+    def load(self, model_path: str | os.PathLike[str], settings: LoadSettings) -> None:
+        self._send(p.Load(str(model_path), settings.validated().to_dict()))
+
+    def unload(self) -> None:
+        self._send(p.Unload())
+
+    def generate(
+        self,
+        messages: tuple[p.ChatMessage, ...],
+        max_tokens: int = 512,
+        sampling: p.Sampling | None = None,
+        ignore_eos: bool = False,
+    ) -> int:
+        request_id = next(self._request_ids)
+        self._send(p.Generate(request_id, messages, max_tokens, sampling or p.Sampling(), ignore_eos))
+        return request_id
+
+    def stop(self, request_id: int) -> None:
+        self._send(p.Stop(request_id))
+
+    # ---- events ---------------------------------------------------------------------------
+
+    def _read_events(self, events: Connection, process: Any) -> None:
+        try:
+            while True:
+                try:
+                    message = p.unwrap(events.recv())
+                except (EOFError, OSError):
+                    break
+                except p.ProtocolError as exc:
+                    log.error("%s", exc)
+                    process.kill()
+                    break
+                if isinstance(message, p.Hello):
+                    self.build = message.build
+                self._listener(message)
+        finally:
+            events.close()
+            process.join(5.0)
+            code = process.exitcode
+            expected = self._closing and code == 0
+            self._listener(
+                WorkerExited(code, f"The engine process {describe_exit(code)}.", self.log_tail(), expected)
+            )
+
+    def log_tail(self, lines: int = 12) -> tuple[str, ...]:
+        """The last lines llama.cpp wrote, preferring the ones that say what went wrong."""
+        if self.log_path is None or not self.log_path.exists():
+            return ()
+        with self.log_path.open("rb") as fh:
+            fh.seek(0, os.SEEK_END)
+            size = fh.tell()
+            fh.seek(max(0, size - 64 * 1024))
+            text = fh.read().decode("utf-8", "replace")
+        all_lines = [line.rstrip() for line in text.splitlines() if line.strip()]
+        telling = [line for line in all_lines if any(h in line.lower() for h in LOG_HINTS)]
+        chosen = telling[-lines:] if telling else all_lines[-lines:]
+        return tuple(chosen)
+
+
+class SyncEngine:
+    """A blocking wrapper for the CLI and benchmarks: events go to a queue that the caller drains."""
+
+    def __init__(self, log_dir: Path | None = None) -> None:
+        self.events: queue.Queue[Any] = queue.Queue()
+        self.client = EngineClient(self.events.put, log_dir)
+
+    def __enter__(self) -> SyncEngine:
+        self.client.start()
+        self.expect(p.Hello, timeout=120)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.client.close()
+
+    def next_event(self, timeout: float) -> Any:
+        try:
+            event = self.events.get(timeout=timeout)
+        except queue.Empty:
+            raise EngineUnavailable(f"the engine did not answer within {timeout:.0f} s") from None
+        if isinstance(event, WorkerExited):
+            detail = f" Last log lines: {' | '.join(event.log_tail[-3:])}" if event.log_tail else ""
+            raise EngineUnavailable(event.reason + detail)
+        return event
+
+    def expect(self, kind: type, timeout: float) -> Any:
+        deadline = time.monotonic() + timeout
+        while True:
+            event = self.next_event(max(0.1, deadline - time.monotonic()))
+            if isinstance(event, kind):
+                return event
+            if isinstance(event, (p.LoadFailed, p.GenerateFailed, p.CommandRejected)):
+                raise EngineUnavailable(event.error)

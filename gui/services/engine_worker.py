@@ -1,0 +1,410 @@
+"""The engine worker: a child process that owns the llama.cpp model and context.
+
+This is the only module that imports llama_cpp. It runs in a spawned process so that anything
+llama.cpp does to the process (a CUDA out-of-memory abort, a crash in a driver) ends the worker, not
+the window. Commands arrive on one pipe, events leave on another. The decode loop talks to
+llama.cpp's C API directly with its native sampler chain: the high-level Python generate path
+costs noticeably more per token on small models.
+"""
+
+from __future__ import annotations
+
+import codecs
+import ctypes
+import os
+import sys
+import time
+from collections import deque
+from multiprocessing.connection import Connection
+from typing import Any
+
+from gui.core import protocol as p
+from gui.core.params import LoadSettings, llama_gpu_layers
+
+# Imported in run_worker() so that importing this module stays cheap and side-effect free.
+llama: Any = None
+
+FLASH_ATTN = {"auto": -1, "off": 0, "on": 1}
+FALLBACK_TEMPLATE = b"chatml"
+
+
+def _redirect_stderr(log_path: str | None) -> None:
+    """Send fd 1 and 2 to the log file: llama.cpp and ggml abort messages go there, even on a crash."""
+    if not log_path:
+        return
+    fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    os.dup2(fd, 2)
+    os.dup2(fd, 1)
+    os.close(fd)
+
+
+def _engine_build() -> p.EngineBuild:
+    info = llama.llama_print_system_info().decode("utf-8", "replace")
+    offload = bool(llama.llama_supports_gpu_offload())
+    backend = "CPU"
+    for name in ("CUDA", "ROCm", "HIP", "Metal", "Vulkan", "SYCL"):
+        if f"{name} :" in info or f"{name.upper()} :" in info:
+            backend = name
+            break
+    else:
+        if offload:
+            backend = "GPU"
+    return p.EngineBuild(
+        backend=backend,
+        gpu_offload=offload,
+        llama_cpp_python=getattr(sys.modules.get("llama_cpp"), "__version__", "?"),
+        system_info=info.strip(),
+    )
+
+
+class Engine:
+    def __init__(self, commands: Connection, events: Connection) -> None:
+        self.commands = commands
+        self.events = events
+        self.model: Any = None
+        self.ctx: Any = None
+        self.vocab: Any = None
+        self.template: bytes | None = None
+        self.template_source = ""
+        self.model_path = ""
+        self.n_ctx = 0
+        self.n_batch = 512
+        self.cached: list[int] = []  # tokens whose KV is in the context, in order
+        self.pending: deque[Any] = deque()  # commands that arrived while generating
+        self._progress_cb: Any = None
+        self._one_token = (llama.llama_token * 1)()
+        self._piece_buf = ctypes.create_string_buffer(256)
+
+    def send(self, message: Any) -> None:
+        self.events.send(p.wrap(message))
+
+    # ---- command loop -------------------------------------------------------------------
+
+    def serve(self) -> None:
+        while True:
+            if self.pending:
+                command = self.pending.popleft()
+            else:
+                try:
+                    command = p.unwrap(self.commands.recv())
+                except EOFError:
+                    return  # the client went away
+            if isinstance(command, p.Shutdown):
+                self.unload()
+                return
+            try:
+                self.dispatch(command)
+            except Exception as exc:  # keep serving; the client shows the message
+                self.send(p.CommandRejected(f"{type(exc).__name__}: {exc}"))
+
+    def dispatch(self, command: Any) -> None:
+        if isinstance(command, p.Load):
+            self.load(command)
+        elif isinstance(command, p.Unload):
+            self.unload()
+            self.send(p.Unloaded())
+        elif isinstance(command, p.Generate):
+            self.generate(command)
+        elif isinstance(command, p.Stop):
+            pass  # nothing is running; a late stop is harmless
+        else:
+            self.send(p.CommandRejected(f"unknown command {type(command).__name__}"))
+
+    # ---- load / unload --------------------------------------------------------------------
+
+    def unload(self) -> None:
+        if self.ctx is not None:
+            llama.llama_free(self.ctx)
+            self.ctx = None
+        if self.model is not None:
+            llama.llama_model_free(self.model)
+            self.model = None
+        self.cached = []
+        self.vocab = None
+
+    def load(self, command: p.Load) -> None:
+        self.unload()
+        started = time.perf_counter()
+        try:
+            settings = LoadSettings.from_dict(command.settings).validated()
+        except ValueError as exc:
+            self.send(p.LoadFailed(command.model_path, str(exc)))
+            return
+        if not os.path.isfile(command.model_path):
+            self.send(p.LoadFailed(command.model_path, f"no such file: {command.model_path}"))
+            return
+
+        last_sent = [-1.0]
+
+        def on_progress(fraction: float, _user: Any) -> bool:
+            # Called by llama.cpp while tensors load; a few dozen updates are plenty.
+            if fraction - last_sent[0] >= 0.02 or fraction >= 1.0:
+                last_sent[0] = fraction
+                self.send(p.LoadProgress(float(fraction)))
+            return True
+
+        self._progress_cb = llama.llama_progress_callback(on_progress)
+        mparams = llama.llama_model_default_params()
+        mparams.n_gpu_layers = llama_gpu_layers(settings.n_gpu_layers, None)
+        mparams.load_mode = llama.LLAMA_LOAD_MODE_MMAP if settings.use_mmap else llama.LLAMA_LOAD_MODE_NONE
+        mparams.progress_callback = self._progress_cb
+        model = llama.llama_model_load_from_file(command.model_path.encode(), mparams)
+        if not model:
+            self.send(p.LoadFailed(command.model_path, "llama.cpp could not load the model (see the log)"))
+            return
+        n_layer = int(llama.llama_model_n_layer(model))
+
+        cparams = llama.llama_context_default_params()
+        cparams.n_ctx = settings.n_ctx
+        cparams.n_batch = settings.n_batch
+        cparams.n_ubatch = settings.n_ubatch
+        cparams.n_seq_max = settings.n_parallel
+        cparams.n_threads = settings.n_threads
+        cparams.n_threads_batch = settings.n_threads
+        cparams.flash_attn_type = FLASH_ATTN[settings.flash_attn]
+        cparams.no_perf = False
+        ctx = llama.llama_init_from_model(model, cparams)
+        if not ctx:
+            llama.llama_model_free(model)
+            self.send(
+                p.LoadFailed(
+                    command.model_path,
+                    "llama.cpp could not create the context (usually not enough memory for this context "
+                    "size; see the log)",
+                )
+            )
+            return
+
+        self.model, self.ctx = model, ctx
+        self.vocab = llama.llama_model_get_vocab(model)
+        self.model_path = command.model_path
+        self.n_ctx = int(llama.llama_n_ctx(ctx))
+        self.n_batch = settings.n_batch
+        self.template = llama.llama_model_chat_template(model, None)
+        self.template_source = "model" if self.template else "chatml (fallback: the model has none)"
+        self.send(
+            p.Loaded(
+                model_path=command.model_path,
+                n_ctx=self.n_ctx,
+                n_layer=n_layer,
+                n_gpu_layers=settings.n_gpu_layers,
+                load_ms=(time.perf_counter() - started) * 1000,
+                chat_template=self.template_source,
+            )
+        )
+
+    # ---- prompt ---------------------------------------------------------------------------
+
+    def apply_template(self, messages: tuple[p.ChatMessage, ...]) -> str:
+        keep = [(m.role.encode(), m.content.encode()) for m in messages]
+        chat = (llama.llama_chat_message * len(keep))()
+        for slot, (role, content) in zip(chat, keep, strict=True):
+            slot.role, slot.content = role, content
+        for template in (self.template, FALLBACK_TEMPLATE):
+            if template is None:
+                continue
+            size = 4096 + sum(len(c) + len(r) for r, c in keep) * 2
+            buf = ctypes.create_string_buffer(size)
+            n = llama.llama_chat_apply_template(template, chat, len(keep), True, buf, size)
+            if n > size:
+                buf = ctypes.create_string_buffer(n + 1)
+                n = llama.llama_chat_apply_template(template, chat, len(keep), True, buf, n + 1)
+            if n >= 0:
+                if template is FALLBACK_TEMPLATE and self.template is not None:
+                    self.template_source = "chatml (fallback: the model's template is not supported)"
+                return buf.raw[:n].decode("utf-8", "replace")
+        raise RuntimeError("no chat template could format this conversation")
+
+    def tokenize(self, text: str) -> list[int]:
+        raw = text.encode()
+        capacity = len(raw) + 8
+        tokens = (llama.llama_token * capacity)()
+        n = llama.llama_tokenize(self.vocab, raw, len(raw), tokens, capacity, True, True)
+        if n < 0:
+            capacity = -n
+            tokens = (llama.llama_token * capacity)()
+            n = llama.llama_tokenize(self.vocab, raw, len(raw), tokens, capacity, True, True)
+        return list(tokens[:n])
+
+    def piece(self, token: int) -> bytes:
+        n = llama.llama_token_to_piece(self.vocab, token, self._piece_buf, len(self._piece_buf), 0, False)
+        if n < 0:
+            self._piece_buf = ctypes.create_string_buffer(-n)
+            n = llama.llama_token_to_piece(self.vocab, token, self._piece_buf, -n, 0, False)
+        return self._piece_buf.raw[:n]
+
+    def reuse_prefix(self, prompt: list[int]) -> int:
+        """Keep the KV of the longest common prefix with the last request; return how many tokens."""
+        common = 0
+        for a, b in zip(self.cached, prompt, strict=False):
+            if a != b:
+                break
+            common += 1
+        common = min(common, len(prompt) - 1)  # at least one token must be computed for logits
+        memory = llama.llama_get_memory(self.ctx)
+        if common < len(self.cached) and not llama.llama_memory_seq_rm(memory, 0, common, -1):
+            # Recurrent state cannot be rolled back part-way: start over.
+            llama.llama_memory_clear(memory, True)
+            common = 0
+        self.cached = prompt[:common]
+        return common
+
+    def decode(self, tokens: list[int]) -> int:
+        array = (llama.llama_token * len(tokens))(*tokens)
+        status = int(llama.llama_decode(self.ctx, llama.llama_batch_get_one(array, len(tokens))))
+        if status == 0:
+            self.cached.extend(tokens)
+        return status
+
+    # ---- generation -----------------------------------------------------------------------
+
+    def make_sampler(self, s: p.Sampling) -> Any:
+        chain = llama.llama_sampler_chain_init(llama.llama_sampler_chain_default_params())
+        add = llama.llama_sampler_chain_add
+        # top-k first: the penalty sampler is slow on the whole vocabulary.
+        add(chain, llama.llama_sampler_init_top_k(s.top_k if s.top_k > 0 else 40))
+        if s.repeat_penalty != 1.0:
+            n_vocab = llama.llama_vocab_n_tokens(self.vocab)
+            add(chain, llama.llama_sampler_init_penalties(n_vocab, s.repeat_last_n, s.repeat_penalty, 0.0, 0.0))
+        if s.temperature <= 0:
+            add(chain, llama.llama_sampler_init_greedy())
+            return chain
+        add(chain, llama.llama_sampler_init_top_p(s.top_p, 1))
+        add(chain, llama.llama_sampler_init_min_p(s.min_p, 1))
+        add(chain, llama.llama_sampler_init_temp(s.temperature))
+        add(chain, llama.llama_sampler_init_dist(s.seed))
+        return chain
+
+    def stop_requested(self, request_id: int) -> bool:
+        """Drain the command pipe without blocking. Any command but a stranger's Stop ends the reply."""
+        stop = False
+        while self.commands.poll():
+            try:
+                command = p.unwrap(self.commands.recv())
+            except EOFError:
+                return True
+            if isinstance(command, p.Stop):
+                stop = stop or command.request_id == request_id
+            else:
+                self.pending.append(command)
+                stop = True
+        return stop
+
+    def generate(self, command: p.Generate) -> None:
+        rid = command.request_id
+        received = time.perf_counter()
+        if self.ctx is None:
+            self.send(p.GenerateFailed(rid, "no model is loaded"))
+            return
+        try:
+            prompt = self.tokenize(self.apply_template(command.messages))
+        except RuntimeError as exc:
+            self.send(p.GenerateFailed(rid, str(exc)))
+            return
+        if len(prompt) >= self.n_ctx:
+            self.send(
+                p.GenerateFailed(
+                    rid,
+                    f"the conversation is {len(prompt)} tokens, the context holds {self.n_ctx}: "
+                    "start a new chat or load with a larger context",
+                )
+            )
+            return
+
+        reused = self.reuse_prefix(prompt)
+        todo = prompt[reused:]
+        for start in range(0, len(todo), self.n_batch):
+            status = self.decode(todo[start : start + self.n_batch])
+            if status != 0:
+                self.cached = []
+                llama.llama_memory_clear(llama.llama_get_memory(self.ctx), True)
+                self.send(p.GenerateFailed(rid, f"llama_decode failed on the prompt (status {status})"))
+                return
+            if self.stop_requested(rid):
+                self.send(p.Done(rid, self._stats(prompt, reused, 0, received, received, received, 0.0)))
+                return
+        prompt_done = time.perf_counter()
+
+        sampler = self.make_sampler(command.sampling)
+        llama.llama_perf_context_reset(self.ctx)
+        decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        n_gen = 0
+        first = last = prompt_done
+        finish = "length"
+        one = self._one_token
+        try:
+            while n_gen < command.max_tokens:
+                token = int(llama.llama_sampler_sample(sampler, self.ctx, -1))
+                if not command.ignore_eos and llama.llama_vocab_is_eog(self.vocab, token):
+                    finish = "stop"
+                    break
+                text = decoder.decode(self.piece(token))
+                last = time.perf_counter()
+                if n_gen == 0:
+                    first = last
+                self.send(p.Token(rid, text, n_gen))
+                n_gen += 1
+                if self.stop_requested(rid):
+                    finish = "cancelled"
+                    break
+                if len(self.cached) >= self.n_ctx:
+                    finish = "context"
+                    break
+                if n_gen >= command.max_tokens:
+                    break
+                one[0] = token
+                status = int(llama.llama_decode(self.ctx, llama.llama_batch_get_one(one, 1)))
+                if status != 0:
+                    finish = "context" if status == 1 else f"error (llama_decode status {status})"
+                    break
+                self.cached.append(token)
+            tail = decoder.decode(b"", final=True)
+            if tail:
+                self.send(p.Token(rid, tail, n_gen))
+        finally:
+            llama.llama_sampler_free(sampler)
+        perf = llama.llama_perf_context(self.ctx)
+        decode_rate = perf.n_eval / (perf.t_eval_ms / 1000) if perf.t_eval_ms > 0 and n_gen > 1 else 0.0
+        stats = self._stats(prompt, reused, n_gen, received, first, last, decode_rate, prompt_done, finish)
+        self.send(p.Done(rid, stats))
+
+    @staticmethod
+    def _stats(
+        prompt: list[int],
+        reused: int,
+        n_gen: int,
+        received: float,
+        first: float,
+        last: float,
+        decode_rate: float,
+        prompt_done: float | None = None,
+        finish: str = "cancelled",
+    ) -> p.ReplyStats:
+        prompt_end = prompt_done if prompt_done is not None else last
+        return p.ReplyStats(
+            n_prompt=len(prompt),
+            n_prompt_evaluated=len(prompt) - reused,
+            n_gen=n_gen,
+            ttft_ms=(first - received) * 1000 if n_gen else 0.0,
+            prompt_ms=(prompt_end - received) * 1000,
+            gen_ms=(last - first) * 1000,
+            engine_decode_tok_s=decode_rate,
+            finish_reason=finish,
+        )
+
+
+def run_worker(commands: Connection, events: Connection, log_path: str | None) -> None:
+    """Process entry point (spawned)."""
+    global llama
+    _redirect_stderr(log_path)
+    import llama_cpp
+
+    llama = llama_cpp
+    llama.llama_backend_init()
+    engine = Engine(commands, events)
+    engine.send(p.Hello(p.PROTOCOL_VERSION, _engine_build(), os.getpid()))
+    try:
+        engine.serve()
+    finally:
+        engine.unload()
+        events.close()

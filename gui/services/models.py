@@ -1,0 +1,68 @@
+"""Model files on disk: what the picker lists, read from GGUF headers only."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from gui.core.gguf_reader import GGUFError, read_model
+
+SPLIT_PART = re.compile(r"-(\d{5})-of-(\d{5})\.gguf$", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class ModelEntry:
+    path: Path
+    name: str
+    size_bytes: int
+    quant: str | None = None
+    n_layer: int | None = None
+    context_length: int | None = None
+    architecture: str | None = None
+    n_parts: int = 1
+    error: str | None = None  # why the file cannot be used; the entry is still listed
+
+    @property
+    def usable(self) -> bool:
+        return self.error is None
+
+
+def describe_file(path: Path) -> ModelEntry:
+    try:
+        header = read_model(path)
+    except GGUFError as exc:
+        size = path.stat().st_size if path.exists() else 0
+        return ModelEntry(path=path, name=path.name, size_bytes=size, error=str(exc))
+    except OSError as exc:
+        return ModelEntry(path=path, name=path.name, size_bytes=0, error=f"{path.name}: {exc.strerror or exc}")
+    match = SPLIT_PART.search(path.name)
+    return ModelEntry(
+        path=path,
+        name=header.name or path.stem,
+        size_bytes=header.file_size or path.stat().st_size,
+        quant=header.quant_name,
+        n_layer=header.n_layer,
+        context_length=header.context_length,
+        architecture=header.architecture,
+        n_parts=int(match.group(2)) if match else 1,
+    )
+
+
+def list_model_files(folder: Path) -> list[Path]:
+    """GGUF files in folder; of a split model only its first part stands for the whole."""
+    if not folder.is_dir():
+        return []
+    files = []
+    for path in sorted(folder.iterdir(), key=lambda p: p.name.lower()):
+        if not path.is_file() or path.suffix.lower() != ".gguf":
+            continue
+        match = SPLIT_PART.search(path.name)
+        if match and int(match.group(1)) != 1:
+            continue
+        files.append(path)
+    return files
+
+
+def scan_folder(folder: Path) -> list[ModelEntry]:
+    return [describe_file(path) for path in list_model_files(folder)]

@@ -1,0 +1,1 @@
+"""Qt widgets and the adapters that turn service events into Qt signals."""

@@ -1,0 +1,49 @@
+"""Turns engine events (arriving on the client's reader thread) into Qt signals on the UI thread.
+
+Tokens are coalesced: the reader thread appends them to a buffer and signals only when the buffer was
+empty, so a fast model never floods the event loop with one queued call per token.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+from PySide6.QtCore import QObject, Signal
+
+from gui.core import protocol as p
+from gui.services.engine_client import EngineClient, WorkerExited
+
+
+class EngineBridge(QObject):
+    event = Signal(object)  # every event except Token
+    tokens_ready = Signal()  # drain with take_tokens()
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._lock = threading.Lock()
+        self._tokens: list[tuple[p.Token, float]] = []
+        self.client = EngineClient(self._on_event)
+
+    def _on_event(self, message: Any) -> None:  # reader thread
+        if isinstance(message, p.Token):
+            with self._lock:
+                first = not self._tokens
+                self._tokens.append((message, time.perf_counter()))
+            if first:
+                self.tokens_ready.emit()
+            return
+        self.event.emit(message)
+
+    def take_tokens(self) -> list[tuple[p.Token, float]]:
+        """Tokens received since the last call, each with the time the reader thread got it."""
+        with self._lock:
+            tokens, self._tokens = self._tokens, []
+        return tokens
+
+    def shutdown(self) -> None:
+        self.client.close()
+
+
+__all__ = ["EngineBridge", "WorkerExited"]
