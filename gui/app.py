@@ -27,50 +27,48 @@ def _prepare_environment(offscreen: bool) -> None:
     os.environ.setdefault("QT_API", "pyside6")
 
 
-async def wait_signal(signal: Any, timeout: float) -> Any:
-    """Resolve with the first emission of a Qt signal (its first argument, if any)."""
-    future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+def signal_future(signal: Any) -> asyncio.Future[Any]:
+    """A future resolved by the next emission of a Qt signal (its first argument, if any).
+
+    It connects at once, not when first awaited, so an emission that comes before the await is kept.
+    """
+    future: asyncio.Future[Any] = asyncio.get_event_loop().create_future()
 
     def fire(*args: Any) -> None:
         if not future.done():
             future.set_result(args[0] if args else None)
 
     signal.connect(fire)
-    try:
-        return await asyncio.wait_for(future, timeout)
-    finally:
-        signal.disconnect(fire)
+    future.add_done_callback(lambda _: signal.disconnect(fire))
+    return future
+
+
+async def wait_signal(signal: Any, timeout: float) -> Any:
+    return await asyncio.wait_for(signal_future(signal), timeout)
 
 
 async def start_up(window: Any, args: argparse.Namespace) -> None:
     """Wait for the engine and the first scan; then --load and --prompt if asked."""
     from gui.core import protocol as p
 
-    ready = wait_signal(window.engine_ready, SETTLE_TIMEOUT_S)
-    scanned = wait_signal(window.picker.scanned, SETTLE_TIMEOUT_S)
+    ready = signal_future(window.engine_ready)
+    scanned = signal_future(window.picker.scanned)
     window.start(select=args.model.resolve() if args.model else None)
-    await asyncio.gather(ready, scanned)
+    await asyncio.wait_for(asyncio.gather(ready, scanned), SETTLE_TIMEOUT_S)
     if not (args.load or args.prompt):
         return
     if window.picker.current() is None:
         window.load_status.setText(f"Nothing to load: no usable GGUF file in {window.picker.folder}")
         return
-    loaded = asyncio.ensure_future(wait_signal(window.model_loaded, SETTLE_TIMEOUT_S))
-    failed = asyncio.ensure_future(wait_signal(window.bridge.event, SETTLE_TIMEOUT_S))
+    outcome = signal_future(window.load_finished)
     window.load_selected()
-    while not loaded.done():
-        await asyncio.wait({loaded, failed}, return_when=asyncio.FIRST_COMPLETED)
-        if failed.done():
-            if isinstance(failed.result(), p.LoadFailed):
-                loaded.cancel()
-                return
-            failed = asyncio.ensure_future(wait_signal(window.bridge.event, SETTLE_TIMEOUT_S))
-    failed.cancel()
+    if not await asyncio.wait_for(outcome, SETTLE_TIMEOUT_S):
+        return  # the window already says why
     if args.prompt:
         window.chat.input.setPlainText(args.prompt)
-        finished = wait_signal(window.chat.reply_finished, SETTLE_TIMEOUT_S)
+        finished = signal_future(window.chat.reply_finished)
         window.chat.send()
-        await finished
+        await asyncio.wait_for(finished, SETTLE_TIMEOUT_S)
 
 
 def install_excepthook(parent: Any) -> None:

@@ -33,6 +33,7 @@ from gui.ui.param_panel import ParamPanel
 class MainWindow(QMainWindow):
     engine_ready = Signal()  # the worker said hello
     model_loaded = Signal(object)  # p.Loaded
+    load_finished = Signal(object)  # after every load attempt: True loaded, False failed
     engine_died = Signal(object)  # WorkerExited
 
     def __init__(self, models_dir: Path, settings: LoadSettings, bridge: EngineBridge | None = None) -> None:
@@ -94,7 +95,7 @@ class MainWindow(QMainWindow):
         splitter.addWidget(chat_box)
         splitter.setStretchFactor(0, 0)
         splitter.setStretchFactor(1, 1)
-        splitter.setSizes([440, 740])
+        splitter.setSizes([500, 680])
         self.setCentralWidget(splitter)
 
         self.engine_label = QLabel("Engine: starting…", self)
@@ -180,10 +181,12 @@ class MainWindow(QMainWindow):
             self.chat.set_ready(True)
             self.chat.show_notice("")
             self.model_loaded.emit(event)
+            self.load_finished.emit(True)
         elif isinstance(event, p.LoadFailed):
             self.loading = None
             self.progress.setValue(0)
             self.load_status.setText(f"Load failed: {event.error}")
+            self.load_finished.emit(False)
         elif isinstance(event, p.Unloaded):
             self.load_status.setText("No model loaded.")
             self.progress.setValue(0)
@@ -195,6 +198,8 @@ class MainWindow(QMainWindow):
 
     def _engine_died(self, event: WorkerExited) -> None:
         was = self.loaded or self.loading
+        if self.loading:
+            self.load_finished.emit(False)
         self.loaded = None
         self.loading = None
         self.progress.setValue(0)

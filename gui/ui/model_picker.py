@@ -63,14 +63,18 @@ class ModelPicker(QTreeWidget):
         for entry in entries:
             item = QTreeWidgetItem(
                 [
-                    entry.name if entry.usable else entry.path.name,
+                    entry.path.name,
                     entry.quant or "",
                     human_size(entry.size_bytes),
                     str(entry.n_layer) if entry.n_layer else "",
                 ]
             )
             item.setData(0, Qt.ItemDataRole.UserRole, entry)
-            tip = str(entry.path) if entry.usable else f"Cannot use this file: {entry.error}"
+            tip = (
+                f"{entry.name} ({entry.architecture}, {entry.n_parts} file(s))\n{entry.path}"
+                if entry.usable
+                else f"Cannot use this file: {entry.error}"
+            )
             for col in range(len(self.COLUMNS)):
                 item.setToolTip(col, tip)
             if not entry.usable:

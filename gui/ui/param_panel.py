@@ -32,9 +32,9 @@ class ParamRow:
             widget.setToolTip(spec.help)
         self.slider.setAccessibleName(f"{spec.label} slider")
         self.spin.setAccessibleName(spec.label)
-        self.set_maximum(spec.maximum)
         self.slider.valueChanged.connect(self._slider_moved)
         self.spin.valueChanged.connect(self._spin_changed)
+        self.set_maximum(spec.maximum)
 
     def _to_slider(self, value: int) -> int:
         if self.spec.log_scale:
@@ -50,6 +50,7 @@ class ParamRow:
         self.spin.setRange(self.spec.minimum, self.maximum)
         self.slider.setRange(self._to_slider(self.spec.minimum), self._to_slider(self.maximum))
         self.set_value(min(value, self.maximum) if value else self.spec.default)
+        self._spin_changed(self.spin.value())  # a clamped value emits nothing; place the handle anyway
 
     def set_value(self, value: int) -> None:
         self.spin.setValue(self.spec.clamp(value, self.maximum))

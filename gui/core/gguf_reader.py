@@ -1,0 +1,896 @@
+"""GGUF header reader: metadata and tensor infos only, never the weights.
+
+The header is untrusted input (a download, a half-copied file, an HTTP range response), so every
+count and length it claims is checked against :class:`Limits` and against the bytes that can
+actually exist before anything is allocated or looped over. Memory stays bounded by the largest
+single item allowed plus a read chunk, and long arrays (a 250k-token vocabulary) are skipped
+without building Python objects for them.
+
+Layout (llama.cpp ``docs/gguf.md``), all little-endian::
+
+    "GGUF"  u32 version  u64 n_tensors  u64 n_kv
+    n_kv   x  (string key, u32 value_type, value)
+    n_tensors x (string name, u32 n_dims, u64 dims[n_dims], u32 ggml_type, u64 offset)
+    padding to general.alignment, then the tensor data section
+
+where a string is ``u64 length`` + UTF-8 bytes and an array is ``u32 item_type, u64 count``
+followed by the items.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+import struct
+from dataclasses import dataclass, field, replace
+from functools import cached_property
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from gui.core.ggml_types import (
+    GGMLTypeError,
+    ggml_type_name,
+    llama_ftype_name,
+    n_elements,
+    tensor_nbytes,
+)
+
+__all__ = [
+    "DEFAULT_LIMITS",
+    "GGUF_DEFAULT_ALIGNMENT",
+    "GGUF_MAGIC",
+    "SUPPORTED_VERSIONS",
+    "ArraySummary",
+    "GGUFError",
+    "GGUFHeader",
+    "HeaderIncomplete",
+    "Limits",
+    "TensorInfo",
+    "ValueType",
+    "read_header",
+    "read_header_from_bytes",
+    "read_model",
+    "split_parts",
+]
+
+GGUF_MAGIC = b"GGUF"
+GGUF_DEFAULT_ALIGNMENT = 32
+SUPPORTED_VERSIONS = (2, 3)
+
+_MiB = 1 << 20
+_INT64_MAX = (1 << 63) - 1
+# Read granularity for files: big enough that a multi-megabyte vocabulary costs a handful of
+# reads, small enough to be irrelevant next to the model being inspected.
+_CHUNK = 1 * _MiB
+# First retry size suggested for a bytes prefix that was too short to even judge.
+_MIN_RETRY = 64 * 1024
+
+
+class GGUFError(Exception):
+    """The file is not a readable GGUF header. ``str(e)`` is a one-line message for the user.
+
+    ``source`` is the file name or label the message starts with.
+    """
+
+    def __init__(self, message: str, *, source: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.source = source
+
+    def __str__(self) -> str:
+        return self.message
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Keyword-only fields would be lost (or break unpickling) with Exception's default, and
+        # headers may well be read in a worker process that sends its errors back.
+        return (_rebuild_error, (type(self), self.message, dict(self.__dict__)))
+
+
+class HeaderIncomplete(GGUFError):
+    """A bytes prefix ended before the header did; retry with at least ``needed`` bytes.
+
+    ``have`` is how many bytes were given. ``needed`` is always more than ``have``, at most the
+    file size when it is known, and at most ``Limits.max_header_bytes``.
+    """
+
+    def __init__(self, message: str, *, needed: int, have: int, source: str | None = None) -> None:
+        super().__init__(message, source=source)
+        self.needed = needed
+        self.have = have
+
+
+def _rebuild_error(cls: type[GGUFError], message: str, state: dict[str, Any]) -> GGUFError:
+    err = Exception.__new__(cls, message)
+    Exception.__init__(err, message)
+    err.__dict__.update(state)
+    return err
+
+
+class ValueType:
+    """GGUF metadata value type ids (``enum gguf_type``)."""
+
+    UINT8 = 0
+    INT8 = 1
+    UINT16 = 2
+    INT16 = 3
+    UINT32 = 4
+    INT32 = 5
+    FLOAT32 = 6
+    BOOL = 7
+    STRING = 8
+    ARRAY = 9
+    UINT64 = 10
+    INT64 = 11
+    FLOAT64 = 12
+
+    NAMES: dict[int, str] = {  # noqa: RUF012 - a constant table, never mutated
+        0: "uint8",
+        1: "int8",
+        2: "uint16",
+        3: "int16",
+        4: "uint32",
+        5: "int32",
+        6: "float32",
+        7: "bool",
+        8: "string",
+        9: "array",
+        10: "uint64",
+        11: "int64",
+        12: "float64",
+    }
+
+
+# struct format character and size for each fixed-size value type
+_SCALAR_FORMATS: dict[int, tuple[str, int]] = {
+    ValueType.UINT8: ("B", 1),
+    ValueType.INT8: ("b", 1),
+    ValueType.UINT16: ("H", 2),
+    ValueType.INT16: ("h", 2),
+    ValueType.UINT32: ("I", 4),
+    ValueType.INT32: ("i", 4),
+    ValueType.FLOAT32: ("f", 4),
+    ValueType.BOOL: ("?", 1),
+    ValueType.UINT64: ("Q", 8),
+    ValueType.INT64: ("q", 8),
+    ValueType.FLOAT64: ("d", 8),
+}
+_SCALAR_STRUCTS = {t: struct.Struct("<" + fmt) for t, (fmt, _) in _SCALAR_FORMATS.items()}
+# The fewest bytes one array item of each type can occupy: used to reject an impossible count
+# before looping over it. A string is at least its length prefix, an array its type + count.
+_MIN_ITEM_BYTES = {t: size for t, (_, size) in _SCALAR_FORMATS.items()}
+_MIN_ITEM_BYTES[ValueType.STRING] = 8
+_MIN_ITEM_BYTES[ValueType.ARRAY] = 12
+# Smallest key/value pair (empty key, uint8 value) and tensor info (empty name, 0 dims).
+_MIN_KV_BYTES = 8 + 4 + 1
+_MIN_TENSOR_INFO_BYTES = 8 + 4 + 4 + 8
+
+_U32 = struct.Struct("<I")
+_U64 = struct.Struct("<Q")
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Upper bounds a header may claim before it is rejected as corrupt or hostile."""
+
+    max_header_bytes: int = 256 * _MiB
+    max_tensors: int = 1_000_000
+    max_kv: int = 100_000
+    max_array_len: int = 50_000_000
+    max_string_bytes: int = 16 * _MiB
+    max_dims: int = 8
+    # Arrays longer than this are skipped and stand as an ArraySummary in the metadata.
+    max_array_keep: int = 4096
+    # Arrays of arrays: bounds the recursion, real files use at most one level.
+    max_nesting: int = 8
+    # Total array elements kept as Python objects across the whole header, so many short arrays
+    # cannot add up to a large memory footprint either.
+    max_kept_items: int = 1_000_000
+
+    def __post_init__(self) -> None:
+        for name in self.__dataclass_fields__:
+            value = getattr(self, name)
+            if not isinstance(value, int) or value < 0:
+                raise ValueError(f"Limits.{name} must be a non-negative int, got {value!r}")
+
+
+DEFAULT_LIMITS = Limits()
+
+
+@dataclass(frozen=True)
+class TensorInfo:
+    """One tensor's entry in the header. ``shape`` is in GGUF order: row length (ne[0]) first."""
+
+    name: str
+    shape: tuple[int, ...]
+    ggml_type: int
+    offset: int  # relative to the start of its file's data section
+    part: int = 0  # index into the split model's parts; 0 for a single file
+
+    @property
+    def n_elements(self) -> int:
+        try:
+            return n_elements(self.shape)
+        except GGMLTypeError as e:
+            raise GGUFError(f"tensor {self.name!r}: {e}") from e
+
+    @property
+    def nbytes(self) -> int:
+        try:
+            return tensor_nbytes(self.ggml_type, self.shape)
+        except GGMLTypeError as e:
+            raise GGUFError(f"tensor {self.name!r}: {e}") from e
+
+    @property
+    def type_name(self) -> str:
+        return ggml_type_name(self.ggml_type)
+
+
+@dataclass(frozen=True)
+class ArraySummary:
+    """Stands in for an array too long to keep (e.g. ``tokenizer.ggml.tokens``)."""
+
+    item_type: int
+    length: int
+
+    @property
+    def item_type_name(self) -> str:
+        return ValueType.NAMES.get(self.item_type, f"type {self.item_type}")
+
+    def __len__(self) -> int:
+        return self.length
+
+
+@dataclass
+class GGUFHeader:
+    """A parsed GGUF header. Treat as read-only: the derived values below are computed once."""
+
+    source: str
+    version: int
+    metadata: dict[str, Any]
+    tensors: list[TensorInfo]
+    alignment: int
+    data_offset: int
+    header_size: int
+    file_size: int | None
+    # For a split model read with read_model: one header per part, in order (part 1 first).
+    parts: list[GGUFHeader] = field(default_factory=list, repr=False)
+
+    # -- metadata shortcuts -------------------------------------------------------------------
+
+    @property
+    def architecture(self) -> str | None:
+        return _as_str(self.metadata.get("general.architecture"))
+
+    @property
+    def name(self) -> str | None:
+        return _as_str(self.metadata.get("general.name"))
+
+    def arch_value(self, suffix: str, default: Any = None) -> Any:
+        """``metadata["{arch}.{suffix}"]``, e.g. ``arch_value("block_count")``."""
+        arch = self.architecture
+        if arch is None:
+            return default
+        return self.metadata.get(f"{arch}.{suffix}", default)
+
+    @property
+    def n_layer(self) -> int | None:
+        return _as_int(self.arch_value("block_count"))
+
+    @property
+    def context_length(self) -> int | None:
+        return _as_int(self.arch_value("context_length"))
+
+    @property
+    def file_type(self) -> int | None:
+        return _as_int(self.metadata.get("general.file_type"))
+
+    @property
+    def has_chat_template(self) -> bool:
+        return "tokenizer.chat_template" in self.metadata
+
+    @property
+    def split_count(self) -> int:
+        """Parts the model says it is split into (``split.count``); 1 when not split."""
+        count = _as_int(self.metadata.get("split.count"))
+        return count if count is not None and count > 0 else 1
+
+    def tensor(self, name: str) -> TensorInfo | None:
+        return self._tensors_by_name.get(name)
+
+    @cached_property
+    def _tensors_by_name(self) -> dict[str, TensorInfo]:
+        return {t.name: t for t in self.tensors}
+
+    # -- quantisation --------------------------------------------------------------------------
+
+    @cached_property
+    def quant_name(self) -> str:
+        """The file type's name ("Q4_K_M"), or the dominant weight type marked "(guessed)"."""
+        ftype = self.file_type
+        if ftype is not None:
+            named = llama_ftype_name(ftype)
+            if named is not None:
+                return named
+        dominant = self._dominant_weight_type()
+        return f"{dominant} (guessed)" if dominant is not None else "unknown"
+
+    def _dominant_weight_type(self) -> str | None:
+        # Matrices carry the quantisation; 1-D norms and biases stay F32 in every file type.
+        # Within the repeated blocks is preferred because embedding and output matrices are often
+        # stored at a higher precision and can dominate a small model by bytes.
+        matrices = [t for t in self.tensors if len(t.shape) >= 2]
+        in_blocks = [t for t in matrices if t.name.startswith("blk.")]
+        pool = in_blocks or matrices or self.tensors
+        if not pool:
+            return None
+        by_type: dict[str, int] = {}
+        for t in pool:
+            by_type[t.type_name] = by_type.get(t.type_name, 0) + t.nbytes
+        return max(by_type.items(), key=lambda kv: kv[1])[0]
+
+    # -- sizes ---------------------------------------------------------------------------------
+
+    @cached_property
+    def tensor_bytes(self) -> int:
+        return sum(t.nbytes for t in self.tensors)
+
+    @cached_property
+    def n_params(self) -> int:
+        return sum(t.n_elements for t in self.tensors)
+
+    @property
+    def bits_per_weight(self) -> float:
+        params = self.n_params
+        return self.tensor_bytes * 8 / params if params else 0.0
+
+    @cached_property
+    def type_mix(self) -> dict[str, int]:
+        """Bytes per ggml type name, largest first."""
+        mix: dict[str, int] = {}
+        for t in self.tensors:
+            mix[t.type_name] = mix.get(t.type_name, 0) + t.nbytes
+        return dict(sorted(mix.items(), key=lambda kv: (-kv[1], kv[0])))
+
+    @cached_property
+    def expected_file_size(self) -> int:
+        """Smallest size a complete file (all parts, for a split model) can have."""
+        if self.parts:
+            return sum(p.expected_file_size for p in self.parts)
+        if not self.tensors:
+            return self.header_size
+        # The last tensor's trailing alignment padding is optional, so it is not counted.
+        return self.data_offset + max(t.offset + t.nbytes for t in self.tensors)
+
+    @property
+    def is_truncated(self) -> bool:
+        """True when the file is known to be shorter than its tensors need (weights missing)."""
+        if self.parts:
+            return any(p.is_truncated for p in self.parts)
+        return self.file_size is not None and self.file_size < self.expected_file_size
+
+
+def _as_int(value: Any) -> int | None:
+    # bool is an int subclass, but a bool where a count is expected means a malformed key.
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _as_str(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _fmt_bytes(n: int) -> str:
+    if n >= _MiB and n % _MiB == 0:
+        return f"{n // _MiB} MiB"
+    if n >= 1024 and n % 1024 == 0:
+        return f"{n // 1024} KiB"
+    return f"{n} bytes"
+
+
+class _Cursor:
+    """Sequential reader over a file or a bytes prefix that enforces every limit.
+
+    ``pos`` is absolute. Bytes ``[buf_start, buf_end)`` are held in ``buf``; a file is refilled
+    a chunk at a time, a bytes object is the whole buffer. ``hard_end`` is the first byte nothing
+    may be read from: the end of the file or the header size limit, whichever comes first.
+    """
+
+    def __init__(
+        self,
+        label: str,
+        limits: Limits,
+        *,
+        data: bytes | bytearray | memoryview | None = None,
+        fp: BinaryIO | None = None,
+        file_size: int | None = None,
+    ) -> None:
+        self.label = label
+        self.limits = limits
+        self.fp = fp
+        self.pos = 0
+        self.what = "the header"  # what is being read, for error messages
+        self.kept_budget = limits.max_kept_items
+        self.buf: bytes | bytearray | memoryview
+        if data is not None:
+            self.buf = data
+            self.buf_start = 0
+            # Bytes past the header limit are never looked at, however many were passed in.
+            self.buf_end = min(len(data), limits.max_header_bytes)
+            if file_size is not None and file_size < len(data):
+                file_size = len(data)
+            # Whether more of the file exists beyond what we were given.
+            self.is_prefix = file_size is None or file_size > len(data)
+        else:
+            self.buf = b""
+            self.buf_start = 0
+            self.buf_end = 0
+            self.is_prefix = False
+        self.file_size = file_size
+        end = limits.max_header_bytes
+        if file_size is not None:
+            end = min(end, file_size)
+        self.hard_end = end
+
+    # -- bounds --------------------------------------------------------------------------------
+
+    def error(self, message: str) -> GGUFError:
+        return GGUFError(f"{self.label}: {message}", source=self.label)
+
+    def check_room(self, n: int, detail: str = "") -> None:
+        """Raise unless ``n`` bytes from ``pos`` can exist: the one place claims meet reality."""
+        end = self.pos + n
+        if end <= self.buf_end and end <= self.hard_end:
+            return
+        suffix = f": {detail}" if detail else ""
+        if end > self.limits.max_header_bytes:
+            raise self.error(
+                f"header is larger than the {_fmt_bytes(self.limits.max_header_bytes)} allowed "
+                f"(at byte {self.pos} reading {self.what}{suffix})"
+            )
+        if self.file_size is not None and end > self.file_size:
+            left = max(self.file_size - self.pos, 0)
+            raise self.error(
+                f"file ends inside the header (at byte {self.pos} reading {self.what}; "
+                f"needs {n} bytes, {left} left{suffix})"
+            )
+        if self.fp is None and self.is_prefix and end > self.buf_end:
+            have = self.buf_end
+            needed = max(2 * have, end, _MIN_RETRY)
+            needed = min(needed, self.limits.max_header_bytes)
+            if self.file_size is not None:
+                needed = min(needed, self.file_size)
+            raise HeaderIncomplete(
+                f"{self.label}: header continues past the {have} bytes read "
+                f"(at byte {self.pos} reading {self.what}); retry with {needed} bytes",
+                needed=needed,
+                have=have,
+                source=self.label,
+            )
+
+    def require(self, n: int) -> None:
+        """Make ``[pos, pos + n)`` available in ``buf``."""
+        if self.pos + n <= self.buf_end:
+            return
+        self.check_room(n)
+        if self.fp is None:
+            return  # check_room raised unless the bytes are there
+        want = min(max(n, _CHUNK), self.hard_end - self.pos)
+        try:
+            self.fp.seek(self.pos)
+            chunk = self.fp.read(want)
+        except OSError as e:
+            raise self.error(f"read failed at byte {self.pos} ({e.strerror or e})") from e
+        self.buf = chunk
+        self.buf_start = self.pos
+        self.buf_end = self.pos + len(chunk)
+        if len(chunk) < n:
+            # The file shrank after it was measured (still being copied or written).
+            raise self.error(f"file ends inside the header (at byte {self.buf_end} reading {self.what})")
+
+    def skip(self, n: int) -> None:
+        if self.pos + n <= self.buf_end:
+            self.pos += n
+            return
+        self.check_room(n)
+        # For a file the bytes are known to exist (check_room); the next read refills from here.
+        self.pos += n
+
+    # -- primitives ----------------------------------------------------------------------------
+
+    def u32(self) -> int:
+        self.require(4)
+        value: int = _U32.unpack_from(self.buf, self.pos - self.buf_start)[0]
+        self.pos += 4
+        return value
+
+    def u64(self) -> int:
+        self.require(8)
+        value: int = _U64.unpack_from(self.buf, self.pos - self.buf_start)[0]
+        self.pos += 8
+        return value
+
+    def scalar(self, vtype: int) -> Any:
+        s = _SCALAR_STRUCTS[vtype]
+        self.require(s.size)
+        value = s.unpack_from(self.buf, self.pos - self.buf_start)[0]
+        self.pos += s.size
+        return value
+
+    def string_length(self) -> int:
+        start = self.pos
+        n = self.u64()
+        if n > self.limits.max_string_bytes:
+            raise self.error(
+                f"string at byte {start} claims {n} bytes, more than the "
+                f"{_fmt_bytes(self.limits.max_string_bytes)} allowed (reading {self.what})"
+            )
+        return n
+
+    def string(self) -> str:
+        n = self.string_length()
+        self.require(n)
+        off = self.pos - self.buf_start
+        # Invalid UTF-8 happens in the wild (byte-level tokens); it must not abort the read.
+        text = str(self.buf[off : off + n], "utf-8", "replace")
+        self.pos += n
+        return text
+
+    def skip_string(self) -> None:
+        self.skip(self.string_length())
+
+    def skip_strings(self, count: int) -> None:
+        """Skip ``count`` strings: the hot loop for tokenizer vocabularies and merges."""
+        max_len = self.limits.max_string_bytes
+        unpack = _U64.unpack_from
+        while count > 0:
+            buf = self.buf
+            base = self.buf_start
+            p = self.pos - base
+            end = min(self.buf_end, self.hard_end) - base
+            last_prefix = end - 8
+            # Walk the length prefixes inside the buffer with locals only (a for loop over a
+            # range is about twice as fast as a counted while loop here). Anything unusual, the
+            # end of the buffer or an over-long string, drops to the checked slow path below.
+            done = 0
+            for done in range(count):  # noqa: B007 - `done` is read after the loop
+                if p > last_prefix:
+                    break
+                n = unpack(buf, p)[0]
+                if n > max_len:
+                    break
+                q = p + 8 + n
+                if q > end:
+                    break
+                p = q
+            else:
+                done = count
+            self.pos = base + p
+            count -= done
+            if count > 0:
+                self.skip_string()
+                count -= 1
+
+
+def _parse(cur: _Cursor, source: str) -> GGUFHeader:
+    limits = cur.limits
+
+    cur.what = "the file magic"
+    _check_magic(cur)
+    cur.pos = 4
+    cur.what = "the version"
+    version = cur.u32()
+    _check_version(cur, version)
+
+    cur.what = "the tensor and metadata counts"
+    n_tensors = cur.u64()
+    n_kv = cur.u64()
+    if n_tensors > limits.max_tensors:
+        raise cur.error(f"header claims {n_tensors} tensors, more than the {limits.max_tensors} allowed")
+    if n_kv > limits.max_kv:
+        raise cur.error(f"header claims {n_kv} metadata keys, more than the {limits.max_kv} allowed")
+    cur.check_room(
+        n_kv * _MIN_KV_BYTES + n_tensors * _MIN_TENSOR_INFO_BYTES,
+        f"{n_kv} metadata keys and {n_tensors} tensor infos cannot fit",
+    )
+
+    metadata: dict[str, Any] = {}
+    for i in range(n_kv):
+        cur.what = f"metadata key {i}"
+        key = cur.string()
+        cur.what = f"metadata key {i} {key!r}"
+        vtype = cur.u32()
+        if key in metadata:
+            raise cur.error(f"duplicate metadata key {key!r}")
+        metadata[key] = _read_value(cur, vtype, 0)
+
+    alignment = _alignment(cur, metadata)
+
+    tensors: list[TensorInfo] = []
+    seen: set[str] = set()
+    for i in range(n_tensors):
+        cur.what = f"tensor info {i}"
+        info = _read_tensor_info(cur, alignment)
+        if info.name in seen:
+            raise cur.error(f"duplicate tensor name {info.name!r}")
+        seen.add(info.name)
+        tensors.append(info)
+
+    header_size = cur.pos
+    data_offset = -(-header_size // alignment) * alignment
+    return GGUFHeader(
+        source=source,
+        version=version,
+        metadata=metadata,
+        tensors=tensors,
+        alignment=alignment,
+        data_offset=data_offset,
+        header_size=header_size,
+        file_size=cur.file_size,
+    )
+
+
+_FOREIGN_MAGICS: tuple[tuple[bytes, str], ...] = (
+    (b"PK\x03\x04", "a ZIP archive (a PyTorch checkpoint?)"),
+    (b"tjgg", "a legacy GGJT file; re-convert it to GGUF"),
+    (b"fmgg", "a legacy GGMF file; re-convert it to GGUF"),
+    (b"lmgg", "a legacy GGML file; re-convert it to GGUF"),
+    (b"vers", "a Git LFS pointer, not the model itself"),
+    (b"<!DO", "an HTML page (a login or error page saved instead of the model?)"),
+    (b"<htm", "an HTML page (a login or error page saved instead of the model?)"),
+    (b"\x1f\x8b", "a gzip archive"),
+    (b"\x89HDF", "an HDF5 (Keras) file"),
+)
+
+
+def _check_magic(cur: _Cursor) -> None:
+    # At this point the buffer starts at byte 0 for both files and bytes.
+    if cur.fp is not None:
+        avail = min(4, cur.hard_end)
+        if avail:
+            cur.require(avail)
+    else:
+        avail = min(4, cur.buf_end)
+    head = bytes(cur.buf[:avail])
+    if head == GGUF_MAGIC:
+        return
+    if not head and not cur.is_prefix:
+        raise cur.error("empty file (0 bytes), not a GGUF file")
+    if GGUF_MAGIC.startswith(head):
+        # Right so far but too short to tell: ask for more if there is more, else say so.
+        if cur.is_prefix:
+            cur.check_room(4)
+        raise cur.error(f"file is only {len(head)} bytes, too short to be a GGUF file")
+    hint = next((h for m, h in _FOREIGN_MAGICS if head.startswith(m)), None)
+    raise cur.error(f"not a GGUF file (magic {head!r}{'; looks like ' + hint if hint else ''})")
+
+
+def _check_version(cur: _Cursor, version: int) -> None:
+    if version in SUPPORTED_VERSIONS:
+        return
+    swapped = int.from_bytes(version.to_bytes(4, "little"), "big")
+    if swapped in (1, 2, 3):
+        # The magic is always written little-endian, so a big-endian file shows a byte-swapped
+        # version right after it.
+        raise cur.error(f"big-endian GGUF file (version {swapped}); only little-endian files are supported")
+    if version == 1:
+        raise cur.error("GGUF version 1 is not supported (too old: re-convert the model)")
+    raise cur.error(f"unsupported GGUF version {version} (this reader understands versions 2 and 3)")
+
+
+def _read_value(cur: _Cursor, vtype: int, depth: int) -> Any:
+    if vtype in _SCALAR_STRUCTS:
+        return cur.scalar(vtype)
+    if vtype == ValueType.STRING:
+        return cur.string()
+    if vtype == ValueType.ARRAY:
+        return _read_array(cur, depth + 1)
+    raise cur.error(f"unknown metadata value type {vtype} (reading {cur.what})")
+
+
+def _read_array(cur: _Cursor, depth: int) -> list[Any] | ArraySummary:
+    limits = cur.limits
+    if depth > limits.max_nesting:
+        raise cur.error(f"arrays nested more than {limits.max_nesting} deep (reading {cur.what})")
+    item_type = cur.u32()
+    if item_type not in _MIN_ITEM_BYTES:
+        raise cur.error(f"unknown array item type {item_type} (reading {cur.what})")
+    length = cur.u64()
+    if length > limits.max_array_len:
+        raise cur.error(
+            f"array claims {length} items, more than the {limits.max_array_len} allowed (reading {cur.what})"
+        )
+    item_name = ValueType.NAMES[item_type]
+    cur.check_room(length * _MIN_ITEM_BYTES[item_type], f"array of {length} {item_name} items")
+
+    if length > limits.max_array_keep or length > cur.kept_budget:
+        _skip_array_items(cur, item_type, length, depth)
+        return ArraySummary(item_type, length)
+    cur.kept_budget -= length
+
+    if item_type in _SCALAR_FORMATS:
+        fmt, size = _SCALAR_FORMATS[item_type]
+        cur.require(length * size)
+        values = struct.unpack_from(f"<{length}{fmt}", cur.buf, cur.pos - cur.buf_start)
+        cur.pos += length * size
+        return list(values)
+    if item_type == ValueType.STRING:
+        return [cur.string() for _ in range(length)]
+    return [_read_array(cur, depth + 1) for _ in range(length)]
+
+
+def _skip_array_items(cur: _Cursor, item_type: int, length: int, depth: int) -> None:
+    if item_type in _SCALAR_FORMATS:
+        cur.skip(length * _SCALAR_FORMATS[item_type][1])
+    elif item_type == ValueType.STRING:
+        cur.skip_strings(length)
+    else:
+        if depth + 1 > cur.limits.max_nesting:
+            raise cur.error(f"arrays nested more than {cur.limits.max_nesting} deep (reading {cur.what})")
+        for _ in range(length):
+            inner_type = cur.u32()
+            if inner_type not in _MIN_ITEM_BYTES:
+                raise cur.error(f"unknown array item type {inner_type} (reading {cur.what})")
+            inner_len = cur.u64()
+            if inner_len > cur.limits.max_array_len:
+                raise cur.error(
+                    f"array claims {inner_len} items, more than the {cur.limits.max_array_len} allowed "
+                    f"(reading {cur.what})"
+                )
+            cur.check_room(inner_len * _MIN_ITEM_BYTES[inner_type])
+            _skip_array_items(cur, inner_type, inner_len, depth + 1)
+
+
+def _alignment(cur: _Cursor, metadata: dict[str, Any]) -> int:
+    if "general.alignment" not in metadata:
+        return GGUF_DEFAULT_ALIGNMENT
+    value = metadata["general.alignment"]
+    if _as_int(value) is None or value <= 0 or value & (value - 1):
+        raise cur.error(f"general.alignment is {value!r}; it must be a power of two")
+    return int(value)
+
+
+def _read_tensor_info(cur: _Cursor, alignment: int) -> TensorInfo:
+    limits = cur.limits
+    index_what = cur.what
+    name = cur.string()
+    cur.what = f"{index_what} {name!r}"
+    n_dims = cur.u32()
+    if n_dims > limits.max_dims:
+        raise cur.error(
+            f"tensor {name!r} claims {n_dims} dimensions, more than the {limits.max_dims} allowed"
+        )
+    cur.require(8 * n_dims)
+    shape = struct.unpack_from(f"<{n_dims}Q", cur.buf, cur.pos - cur.buf_start)
+    cur.pos += 8 * n_dims
+    type_id = cur.u32()
+    offset = cur.u64()
+    try:
+        # Validates the type id, every dimension, overflow, and whole blocks per row.
+        nbytes = tensor_nbytes(type_id, shape)
+    except GGMLTypeError as e:
+        raise cur.error(f"tensor {name!r}: {e}") from e
+    if offset % alignment:
+        raise cur.error(f"tensor {name!r} has offset {offset}, not a multiple of the alignment {alignment}")
+    if offset + nbytes > _INT64_MAX:
+        raise cur.error(f"tensor {name!r} has offset {offset}, beyond any possible file")
+    return TensorInfo(name=name, shape=shape, ggml_type=type_id, offset=offset)
+
+
+def _label_for(path: str) -> str:
+    return os.path.basename(path) or path
+
+
+def read_header(path: str | os.PathLike[str], *, limits: Limits = DEFAULT_LIMITS) -> GGUFHeader:
+    """Read the header of a GGUF file on disk; the weights may be missing (truncated/sparse)."""
+    p = os.fspath(path)
+    label = _label_for(p)
+    try:
+        f = open(p, "rb")  # noqa: SIM115 - closed below; opening is separate to word its error
+    except OSError as e:
+        raise GGUFError(f"{label}: cannot open ({e.strerror or e})", source=label) from e
+    with f:
+        try:
+            st = os.fstat(f.fileno())
+        except OSError as e:
+            raise GGUFError(f"{label}: cannot read ({e.strerror or e})", source=label) from e
+        if not stat.S_ISREG(st.st_mode):
+            raise GGUFError(f"{label}: not a regular file", source=label)
+        cur = _Cursor(label, limits, fp=f, file_size=st.st_size)
+        return _parse(cur, p)
+
+
+def read_header_from_bytes(
+    data: bytes | bytearray | memoryview,
+    source: str,
+    *,
+    file_size: int | None = None,
+    limits: Limits = DEFAULT_LIMITS,
+) -> GGUFHeader:
+    """Parse a header from bytes, e.g. the start of a file fetched by an HTTP range request.
+
+    ``file_size`` is the size of the whole file if known. When ``data`` is a prefix that ends
+    inside the header, HeaderIncomplete says how many bytes to fetch instead.
+    """
+    if isinstance(data, memoryview):
+        # struct needs a flat, contiguous run of bytes.
+        if not data.c_contiguous:
+            data = data.tobytes()
+        elif data.format != "B" or data.ndim != 1:
+            data = data.cast("B")
+    cur = _Cursor(source, limits, data=data, file_size=file_size)
+    return _parse(cur, source)
+
+
+# "Name-00001-of-00003.gguf", as written by llama.cpp's gguf-split and gguf-py.
+_SPLIT_RE = re.compile(r"^(?P<stem>.+)-(?P<no>\d{5})-of-(?P<count>\d{5})(?P<ext>\.gguf)$", re.IGNORECASE)
+
+
+def split_parts(path: str | os.PathLike[str]) -> list[Path]:
+    """All parts of a split model in order, if ``path`` is named like one; else ``[path]``."""
+    p = Path(path)
+    m = _SPLIT_RE.match(p.name)
+    if m is None:
+        return [p]
+    no, count = int(m["no"]), int(m["count"])
+    if count < 1 or no < 1 or no > count:
+        raise GGUFError(f"{p.name}: part number {no} of {count} is not a valid split name", source=p.name)
+    parts = [p.with_name(f"{m['stem']}-{i:05d}-of-{count:05d}{m['ext']}") for i in range(1, count + 1)]
+    missing = [q for q in parts if not q.is_file()]
+    if missing:
+        shown = ", ".join(q.name for q in missing[:5]) + (", ..." if len(missing) > 5 else "")
+        noun = "part is" if len(missing) == 1 else f"{len(missing)} parts are"
+        raise GGUFError(
+            f"{p.name}: split model {noun} missing: {shown} (looked in {p.parent})", source=p.name
+        )
+    return parts
+
+
+def read_model(path: str | os.PathLike[str], *, limits: Limits = DEFAULT_LIMITS) -> GGUFHeader:
+    """One header for a whole model: a single file, or every part of a split model combined.
+
+    Metadata comes from part 1 (the others carry only split keys); tensors come from all parts,
+    each tagged with its part index; ``file_size`` is the total of the parts.
+    """
+    parts = split_parts(path)
+    if len(parts) == 1:
+        return read_header(parts[0], limits=limits)
+    headers = [read_header(q, limits=limits) for q in parts]
+    first = headers[0]
+    label = parts[0].name
+    declared = first.metadata.get("split.count")
+    if _as_int(declared) is not None and declared != len(parts):
+        raise GGUFError(
+            f"{label}: says it has {declared} parts, but its name says {len(parts)}", source=label
+        )
+    for i, h in enumerate(headers):
+        no = _as_int(h.metadata.get("split.no"))
+        if no is not None and no != i:
+            raise GGUFError(f"{parts[i].name}: is split part {no + 1}, expected part {i + 1}", source=label)
+
+    tensors: list[TensorInfo] = []
+    seen: set[str] = set()
+    for i, h in enumerate(headers):
+        for t in h.tensors:
+            if t.name in seen:
+                raise GGUFError(f"{parts[i].name}: tensor {t.name!r} appears in two parts", source=label)
+            seen.add(t.name)
+            tensors.append(replace(t, part=i))
+    declared_tensors = _as_int(first.metadata.get("split.tensors.count"))
+    if declared_tensors is not None and declared_tensors != len(tensors):
+        raise GGUFError(
+            f"{label}: split model declares {declared_tensors} tensors but its parts hold {len(tensors)}",
+            source=label,
+        )
+    sizes = [h.file_size for h in headers]
+    total: int | None = None if any(s is None for s in sizes) else sum(s for s in sizes if s is not None)
+    return GGUFHeader(
+        source=first.source,
+        version=first.version,
+        metadata=dict(first.metadata),
+        tensors=tensors,
+        alignment=first.alignment,
+        data_offset=first.data_offset,
+        header_size=first.header_size,
+        file_size=total,
+        parts=headers,
+    )
