@@ -49,7 +49,6 @@ async def wait_signal(signal: Any, timeout: float) -> Any:
 
 async def start_up(window: Any, args: argparse.Namespace) -> None:
     """Wait for the engine and the first scan; then --load and --prompt if asked."""
-    from gui.core import protocol as p
 
     ready = signal_future(window.engine_ready)
     scanned = signal_future(window.picker.scanned)
@@ -132,7 +131,12 @@ def run_gui(args: argparse.Namespace, settings: Any, models_dir: Path) -> int:
 
 async def _run_until_closed(app: Any, task: asyncio.Task[None]) -> None:
     closed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-    app.lastWindowClosed.connect(lambda: closed.done() or closed.set_result(None))
+
+    def window_closed() -> None:
+        if not closed.done():
+            closed.set_result(None)
+
+    app.lastWindowClosed.connect(window_closed)
     await closed
     if not task.done():
         task.cancel()

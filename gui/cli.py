@@ -7,9 +7,7 @@ names, ranges and defaults.
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -109,8 +107,3 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.exit(2, f"tightfit: error: {exc}\n")
     except KeyboardInterrupt:
         return 130
-
-
-def print_json(data: dict[str, Any]) -> None:
-    json.dump(data, sys.stdout, indent=2)
-    sys.stdout.write("\n")

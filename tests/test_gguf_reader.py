@@ -364,9 +364,7 @@ def test_unknown_and_removed_ggml_types_are_named(tmp_path: Path) -> None:
         ([_ti("w", (32,), 0, offset=(1 << 63) - 32)], [], r"tensor 'w' has offset \d+, beyond any"),
     ],
 )
-def test_corrupt_fields_are_reported(
-    tmp_path: Path, tensors: list[bytes], kvs: list[bytes], message: str
-) -> None:
+def test_corrupt_fields_are_reported(tmp_path: Path, tensors: list[bytes], kvs: list[bytes], message: str) -> None:
     path = _write(tmp_path / "bad.gguf", _raw(kvs, tensors))
     with pytest.raises(GGUFError, match=f"^bad.gguf: {message}"):
         read_header(path)
@@ -401,9 +399,7 @@ def test_sparse_header_only_file(tmp_path: Path) -> None:
     assert h.file_size == size
     assert h.expected_file_size <= size < h.expected_file_size + h.alignment
     assert not h.is_truncated
-    dense = read_header(
-        write_llama_like(tmp_path / "dense.gguf", n_layer=4, n_embd=512, n_ff=1024, sparse=False)
-    )
+    dense = read_header(write_llama_like(tmp_path / "dense.gguf", n_layer=4, n_embd=512, n_ff=1024, sparse=False))
     assert (dense.metadata, dense.tensors, dense.file_size) == (h.metadata, h.tensors, h.file_size)
 
 
@@ -441,9 +437,7 @@ def test_file_cut_inside_header_names_the_place(tmp_path: Path) -> None:
     with pytest.raises(GGUFError, match=r"reading the tensor and metadata counts; .* cannot fit"):
         read_header(path)
     _write(path, data[:10])
-    with pytest.raises(
-        GGUFError, match=r"file ends inside the header \(at byte 8 reading the tensor and metadata"
-    ):
+    with pytest.raises(GGUFError, match=r"file ends inside the header \(at byte 8 reading the tensor and metadata"):
         read_header(path)
     # Every cut inside the header is an error, never another exception and never a success.
     for cut in range(0, full.header_size, 97):
@@ -757,9 +751,7 @@ def test_quant_name_guessed_from_block_weights(tmp_path: Path) -> None:
     assert h.quant_name == "Q4_K (guessed)"
     unknown = read_header(write_llama_like(tmp_path / "u.gguf", quant="Q5_0", file_type=999))
     assert unknown.quant_name == "Q5_0 (guessed)"
-    flat = read_header(
-        write_gguf(tmp_path / "flat.gguf", tensors=[("w", (64, 64), "Q8_0"), ("n", (64,), "F32")])
-    )
+    flat = read_header(write_gguf(tmp_path / "flat.gguf", tensors=[("w", (64, 64), "Q8_0"), ("n", (64,), "F32")]))
     assert flat.quant_name == "Q8_0 (guessed)"
     empty = read_header(write_gguf(tmp_path / "e.gguf", tensors=[]))
     assert empty.quant_name == "unknown"

@@ -34,7 +34,7 @@ def test_clamp_respects_a_narrower_model_maximum() -> None:
 
 
 def test_validation_names_the_bad_field() -> None:
-    with pytest.raises(ValueError, match="Micro-batch .1024. cannot exceed batch .512."):
+    with pytest.raises(ValueError, match=r"Micro-batch \(1024\) cannot exceed batch \(512\)"):
         LoadSettings(n_batch=512, n_ubatch=1024).validated()
     with pytest.raises(ValueError, match="Context must be between 256"):
         LoadSettings(n_ctx=16).validated()

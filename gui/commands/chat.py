@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 
 from gui.core import protocol as p
@@ -25,9 +26,7 @@ def run_chat(args: argparse.Namespace, settings: LoadSettings) -> int:
     if args.max_tokens < 1:
         raise SystemExit("tightfit: error: --max-tokens must be at least 1")
 
-    messages = ((p.ChatMessage("system", args.system),) if args.system else ()) + (
-        p.ChatMessage("user", args.prompt),
-    )
+    messages = ((p.ChatMessage("system", args.system),) if args.system else ()) + (p.ChatMessage("user", args.prompt),)
     sampling = p.Sampling(temperature=args.temperature, seed=args.seed)
     pieces: list[str] = []
     try:
@@ -55,9 +54,7 @@ def run_chat(args: argparse.Namespace, settings: LoadSettings) -> int:
         sys.stdout.write("\n")
         print(format_stats(stats), file=sys.stderr)
         return 0
-    from gui.cli import print_json
-
-    print_json(
+    json.dump(
         {
             "model": str(model),
             "text": "".join(pieces),
@@ -76,6 +73,9 @@ def run_chat(args: argparse.Namespace, settings: LoadSettings) -> int:
                 "gpu_offload": build.gpu_offload if build else None,
                 "llama_cpp_python": build.llama_cpp_python if build else None,
             },
-        }
+        },
+        sys.stdout,
+        indent=2,
     )
+    sys.stdout.write("\n")
     return 0

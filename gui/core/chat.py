@@ -54,6 +54,9 @@ def format_stats(stats: ReplyStats) -> str:
         f"generation {stats.gen_tok_s:.1f} tok/s",
     ]
     if stats.finish_reason not in ("stop",):
-        parts.append({"length": "hit max tokens", "context": "context full", "cancelled": "stopped"}.get(
-            stats.finish_reason, stats.finish_reason))
+        parts.append(
+            {"length": "hit max tokens", "context": "context full", "cancelled": "stopped"}.get(
+                stats.finish_reason, stats.finish_reason
+            )
+        )
     return " · ".join(parts)

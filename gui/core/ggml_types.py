@@ -163,9 +163,7 @@ def tensor_nbytes(type_id: int, shape: tuple[int, ...]) -> int:
     # Blocks never straddle rows, so it is the row length (ne[0]) that must be whole blocks.
     row = shape[0] if shape else 1
     if row % info.block_size:
-        raise GGMLTypeError(
-            f"row length {row} is not a multiple of the {info.name} block size {info.block_size}"
-        )
+        raise GGMLTypeError(f"row length {row} is not a multiple of the {info.name} block size {info.block_size}")
     nbytes = count // info.block_size * info.type_size
     if nbytes > _INT64_MAX:
         raise GGMLTypeError("byte size overflows 64 bits")

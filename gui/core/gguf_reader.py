@@ -756,9 +756,7 @@ def _read_tensor_info(cur: _Cursor, alignment: int) -> TensorInfo:
     cur.what = f"{index_what} {name!r}"
     n_dims = cur.u32()
     if n_dims > limits.max_dims:
-        raise cur.error(
-            f"tensor {name!r} claims {n_dims} dimensions, more than the {limits.max_dims} allowed"
-        )
+        raise cur.error(f"tensor {name!r} claims {n_dims} dimensions, more than the {limits.max_dims} allowed")
     cur.require(8 * n_dims)
     shape = struct.unpack_from(f"<{n_dims}Q", cur.buf, cur.pos - cur.buf_start)
     cur.pos += 8 * n_dims
@@ -839,9 +837,7 @@ def split_parts(path: str | os.PathLike[str]) -> list[Path]:
     if missing:
         shown = ", ".join(q.name for q in missing[:5]) + (", ..." if len(missing) > 5 else "")
         noun = "part is" if len(missing) == 1 else f"{len(missing)} parts are"
-        raise GGUFError(
-            f"{p.name}: split model {noun} missing: {shown} (looked in {p.parent})", source=p.name
-        )
+        raise GGUFError(f"{p.name}: split model {noun} missing: {shown} (looked in {p.parent})", source=p.name)
     return parts
 
 
@@ -859,9 +855,7 @@ def read_model(path: str | os.PathLike[str], *, limits: Limits = DEFAULT_LIMITS)
     label = parts[0].name
     declared = first.metadata.get("split.count")
     if _as_int(declared) is not None and declared != len(parts):
-        raise GGUFError(
-            f"{label}: says it has {declared} parts, but its name says {len(parts)}", source=label
-        )
+        raise GGUFError(f"{label}: says it has {declared} parts, but its name says {len(parts)}", source=label)
     for i, h in enumerate(headers):
         no = _as_int(h.metadata.get("split.no"))
         if no is not None and no != i:

@@ -159,17 +159,7 @@ class CommandRejected:
     error: str
 
 
-Event = (
-    Hello
-    | LoadProgress
-    | Loaded
-    | LoadFailed
-    | Unloaded
-    | Token
-    | Done
-    | GenerateFailed
-    | CommandRejected
-)
+Event = Hello | LoadProgress | Loaded | LoadFailed | Unloaded | Token | Done | GenerateFailed | CommandRejected
 
 
 @dataclass(frozen=True)

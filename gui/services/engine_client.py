@@ -7,6 +7,7 @@ words, with the last lines llama.cpp wrote, and the client can start a fresh wor
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import logging
 import multiprocessing as mp
@@ -133,10 +134,8 @@ class EngineClient:
         if process is None:
             return
         self._closing = True
-        try:
+        with contextlib.suppress(EngineUnavailable):
             self._send(p.Shutdown())
-        except EngineUnavailable:
-            pass
         process.join(timeout)
         if process.is_alive():
             process.kill()
@@ -207,9 +206,7 @@ class EngineClient:
             process.join(5.0)
             code = process.exitcode
             expected = self._closing and code == 0
-            self._listener(
-                WorkerExited(code, f"The engine process {describe_exit(code)}.", self.log_tail(), expected)
-            )
+            self._listener(WorkerExited(code, f"The engine process {describe_exit(code)}.", self.log_tail(), expected))
 
     def log_tail(self, lines: int = 12) -> tuple[str, ...]:
         """The last lines llama.cpp wrote, preferring the ones that say what went wrong."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import html
 import time
 from typing import Any
@@ -85,9 +86,9 @@ class ChatPane(QWidget):
         self._flush_timer.setSingleShot(True)
         self._flush_timer.timeout.connect(self._flush)
         bridge.tokens_ready.connect(self._tokens_ready)
-        bridge.event.connect(self._on_event)
+        bridge.engine_event.connect(self._on_event)
         self._update_buttons()
-        self.render()
+        self.show_conversation()
 
     # ---- state ----------------------------------------------------------------------------
 
@@ -118,27 +119,23 @@ class ChatPane(QWidget):
         self.conversation.add_user(text)
         self._reply = self.conversation.start_reply()
         try:
-            self._request = self.bridge.client.generate(
-                self.conversation.messages(), self.max_tokens, self.sampling
-            )
+            self._request = self.bridge.client.generate(self.conversation.messages(), self.max_tokens, self.sampling)
         except EngineUnavailable as exc:
             self.conversation.turns.pop()
             self._reply = None
             self.show_notice(f"Cannot send: {exc}. Your message is kept in the box.")
-            self.render()
+            self.show_conversation()
             return
         self.input.clear()
         self.arrivals = []
         self.stats_label.setText("Waiting for the first token…")
-        self.render()
+        self.show_conversation()
         self._update_buttons()
 
     def stop(self) -> None:
         if self._request is not None:
-            try:
+            with contextlib.suppress(EngineUnavailable):
                 self.bridge.client.stop(self._request)
-            except EngineUnavailable:
-                pass
 
     # ---- streaming ------------------------------------------------------------------------
 
@@ -195,12 +192,12 @@ class ChatPane(QWidget):
     def _end_reply(self) -> None:
         self._request = None
         self._reply = None
-        self.render()
+        self.show_conversation()
         self._update_buttons()
 
     # ---- rendering ------------------------------------------------------------------------
 
-    def render(self) -> None:
+    def show_conversation(self) -> None:
         """Rebuild the transcript from the conversation (on turn boundaries, not per token)."""
         blocks = []
         for turn in self.conversation.turns:

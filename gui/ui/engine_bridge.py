@@ -17,16 +17,19 @@ from gui.services.engine_client import EngineClient, WorkerExited
 
 
 class EngineBridge(QObject):
-    event = Signal(object)  # every event except Token
+    engine_event = Signal(object)  # every event except Token
     tokens_ready = Signal()  # drain with take_tokens()
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._lock = threading.Lock()
         self._tokens: list[tuple[p.Token, float]] = []
+        self._closed = False
         self.client = EngineClient(self._on_event)
 
     def _on_event(self, message: Any) -> None:  # reader thread
+        if self._closed:
+            return  # the window is going away; nobody is left to tell
         if isinstance(message, p.Token):
             with self._lock:
                 first = not self._tokens
@@ -34,7 +37,7 @@ class EngineBridge(QObject):
             if first:
                 self.tokens_ready.emit()
             return
-        self.event.emit(message)
+        self.engine_event.emit(message)
 
     def take_tokens(self) -> list[tuple[p.Token, float]]:
         """Tokens received since the last call, each with the time the reader thread got it."""
@@ -43,6 +46,7 @@ class EngineBridge(QObject):
         return tokens
 
     def shutdown(self) -> None:
+        self._closed = True
         self.client.close()
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 from typing import Any
 
@@ -106,7 +107,7 @@ class MainWindow(QMainWindow):
         self.rescan_button.clicked.connect(lambda: self.picker.rescan())
         self.load_button.clicked.connect(self.load_selected)
         self.unload_button.clicked.connect(self.unload)
-        self.bridge.event.connect(self._on_event)
+        self.bridge.engine_event.connect(self._on_event)
         self._update_buttons()
 
     # ---- start-up -------------------------------------------------------------------------
@@ -144,10 +145,8 @@ class MainWindow(QMainWindow):
         self._update_buttons()
 
     def unload(self) -> None:
-        try:
+        with contextlib.suppress(EngineUnavailable):
             self.bridge.client.unload()
-        except EngineUnavailable:
-            pass
         self.loaded = None
         self.chat.set_ready(False)
         self._update_buttons()

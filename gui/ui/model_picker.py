@@ -45,7 +45,8 @@ class ModelPicker(QTreeWidget):
         return self._pending is not None and not self._pending.done()
 
     def rescan(self, select: Path | None = None) -> None:
-        self._want = select or (self.current().path if self.current() else None)
+        current = self.current()
+        self._want = select or (current.path if current else None)
         self._pending = self._pool.submit(scan_folder, self.folder)
         self._pending.add_done_callback(self._finished)
 

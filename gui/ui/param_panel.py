@@ -119,9 +119,7 @@ class ParamPanel(QWidget):
 
     def settings(self) -> LoadSettings:
         values = {key: row.value() for key, row in self.rows.items()}
-        return LoadSettings(
-            **values, flash_attn=self.flash_attn.currentText(), use_mmap=self.mmap.isChecked()
-        )
+        return LoadSettings(**values, flash_attn=self.flash_attn.currentText(), use_mmap=self.mmap.isChecked())
 
     def _emit(self, *_: object) -> None:
         self.changed.emit(self.settings())

@@ -1,0 +1,148 @@
+"""The real llama.cpp engine in its worker process, on the demo model."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from gui.core import protocol as p
+from gui.core.params import LoadSettings
+from gui.services.engine_client import EngineUnavailable, SyncEngine, WorkerExited
+
+pytestmark = pytest.mark.engine
+
+SETTINGS = LoadSettings(n_ctx=1024, n_batch=256, n_ubatch=256, n_threads=2)
+GREEDY = p.Sampling(temperature=0.0)
+
+
+@pytest.fixture(scope="module")
+def engine(demo_model: Path, tmp_path_factory: pytest.TempPathFactory):
+    with SyncEngine(log_dir=tmp_path_factory.mktemp("logs")) as eng:
+        eng.client.load(demo_model, SETTINGS)
+        eng.loaded = eng.expect(p.Loaded, 120)
+        yield eng
+
+
+def collect(eng: SyncEngine, request: int) -> tuple[list[tuple[p.Token, float]], p.ReplyStats]:
+    tokens = []
+    while True:
+        event = eng.next_event(60)
+        if isinstance(event, p.Token):
+            assert event.request_id == request
+            tokens.append((event, time.perf_counter()))
+        elif isinstance(event, p.Done):
+            assert event.request_id == request
+            return tokens, event.stats
+
+
+def test_hello_names_the_build(engine: SyncEngine) -> None:
+    build = engine.client.build
+    assert build is not None
+    assert build.backend == ("CPU" if not build.gpu_offload else build.backend)
+    assert build.llama_cpp_python.startswith("0.3.")
+    assert "CPU" in build.system_info
+
+
+def test_load_reports_the_model(engine: SyncEngine, demo_model: Path) -> None:
+    loaded = engine.loaded
+    assert loaded.model_path == str(demo_model)
+    assert loaded.n_ctx == 1024
+    assert loaded.n_layer == 30  # SmolLM2-135M has 30 blocks
+    assert loaded.chat_template == "model"
+
+
+def test_tokens_stream_as_they_are_produced(engine: SyncEngine) -> None:
+    request = engine.client.generate((p.ChatMessage("user", "Tell me about the sea."),), 48, GREEDY, True)
+    tokens, stats = collect(engine, request)
+    assert [t.index for t, _ in tokens] == list(range(48))
+    assert stats.n_gen == 48 and stats.finish_reason == "length"
+    # Streamed, not delivered at the end: arrivals spread over most of the generation time.
+    spread = tokens[-1][1] - tokens[0][1]
+    assert spread > 0.5 * stats.gen_ms / 1000
+    assert stats.ttft_ms > 0 and stats.engine_decode_tok_s > 0 and stats.gen_tok_s > 0
+    assert "".join(t.text for t, _ in tokens).strip()
+
+
+def test_greedy_replies_are_reproducible_and_reuse_the_prompt_cache(engine: SyncEngine) -> None:
+    question = (p.ChatMessage("user", "Name three colours."),)
+    first, stats1 = collect(engine, engine.client.generate(question, 24, GREEDY))
+    text1 = "".join(t.text for t, _ in first)
+    second, stats2 = collect(engine, engine.client.generate(question, 24, GREEDY))
+    assert "".join(t.text for t, _ in second) == text1
+    # The same prompt again: everything but the last token comes from the KV cache.
+    assert stats2.n_prompt == stats1.n_prompt
+    assert stats2.n_prompt_evaluated == 1
+    follow_up = (*question, p.ChatMessage("assistant", text1), p.ChatMessage("user", "And three more?"))
+    _, stats3 = collect(engine, engine.client.generate(follow_up, 8, GREEDY))
+    assert stats3.n_prompt_evaluated < stats3.n_prompt - stats1.n_prompt + 1
+
+
+def test_stop_takes_effect_within_a_token(engine: SyncEngine) -> None:
+    request = engine.client.generate((p.ChatMessage("user", "Write a long story."),), 500, GREEDY, True)
+    first = engine.expect(p.Token, 60)
+    assert first.index == 0
+    engine.client.stop(request)
+    after_stop = 0
+    while True:
+        event = engine.next_event(60)
+        if isinstance(event, p.Token):
+            after_stop += 1
+        elif isinstance(event, p.Done):
+            break
+    assert event.stats.finish_reason == "cancelled"
+    # Tokens already in the pipe when the stop was sent may still arrive; decoding ends at once.
+    assert after_stop <= 3
+    assert event.stats.n_gen <= 4
+
+
+def test_utf8_split_across_tokens_arrives_whole(engine: SyncEngine) -> None:
+    request = engine.client.generate((p.ChatMessage("user", "Repeat exactly: naïve café — 東京 ✓"),), 40, GREEDY)
+    tokens, _ = collect(engine, request)
+    text = "".join(t.text for t, _ in tokens)
+    assert "\ufffd" not in text
+
+
+def test_prompt_longer_than_context_is_refused_in_words(engine: SyncEngine) -> None:
+    huge = " ".join(["word"] * 3000)
+    request = engine.client.generate((p.ChatMessage("user", huge),), 8, GREEDY)
+    event = engine.next_event(60)
+    assert isinstance(event, p.GenerateFailed) and event.request_id == request
+    assert "context holds 1024" in event.error
+
+
+def test_missing_file_fails_the_load_and_keeps_the_worker(tmp_path: Path) -> None:
+    with SyncEngine(log_dir=tmp_path) as eng:
+        eng.client.load(tmp_path / "absent.gguf", SETTINGS)
+        with pytest.raises(EngineUnavailable, match="no such file"):
+            eng.expect(p.Loaded, 60)
+        assert eng.client.alive
+
+
+def test_generate_without_a_model_is_refused(tmp_path: Path) -> None:
+    with SyncEngine(log_dir=tmp_path) as eng:
+        eng.client.generate((p.ChatMessage("user", "hi"),))
+        with pytest.raises(EngineUnavailable, match="no model is loaded"):
+            eng.expect(p.Done, 60)
+
+
+def test_killed_worker_is_reported_with_the_reason(demo_model: Path, tmp_path: Path) -> None:
+    with SyncEngine(log_dir=tmp_path) as eng:
+        eng.client.load(demo_model, SETTINGS)
+        eng.expect(p.Loaded, 120)
+        eng.client.generate((p.ChatMessage("user", "Write a long story."),), 500, GREEDY, True)
+        eng.expect(p.Token, 60)
+        eng.client.kill()
+        while True:
+            event = eng.events.get(timeout=60)
+            if isinstance(event, WorkerExited):
+                break
+        assert not event.expected
+        assert event.exitcode == -9
+        assert "SIGKILL" in event.reason
+        # llama.cpp's own log of this worker is there for the window to quote.
+        assert eng.client.log_path is not None and eng.client.log_path.stat().st_size > 0
+        # A new worker can be started on the same client.
+        eng.client.start()
+        assert isinstance(eng.expect(p.Hello, 120), p.Hello)
