@@ -93,7 +93,22 @@ THREADS = ParamSpec(
     help="CPU threads. Physical cores, not hyper-threads, are usually fastest.",
 )
 
-SIZING_PARAMS: tuple[ParamSpec, ...] = (GPU_LAYERS, CONTEXT, BATCH, UBATCH, THREADS)
+PARALLEL = ParamSpec(
+    key="n_parallel",
+    label="Parallel slots",
+    flag="--parallel",
+    minimum=1,
+    maximum=64,
+    default=1,
+    step=1,
+    help="Sequences served at once. More than you really run splits the KV cache into useless slices.",
+)
+
+SIZING_PARAMS: tuple[ParamSpec, ...] = (GPU_LAYERS, CONTEXT, BATCH, UBATCH, THREADS, PARALLEL)
+
+# KV cache element types llama.cpp accepts for --cache-type-k / --cache-type-v.
+CACHE_TYPES: tuple[str, ...] = ("f16", "bf16", "f32", "q8_0", "q5_1", "q5_0", "q4_1", "q4_0", "iq4_nl")
+FLASH_ATTN_MODES: tuple[str, ...] = ("auto", "on", "off")
 PARAMS_BY_KEY: Mapping[str, ParamSpec] = {p.key: p for p in SIZING_PARAMS}
 
 
@@ -106,9 +121,12 @@ class LoadSettings:
     n_batch: int = BATCH.default
     n_ubatch: int = UBATCH.default
     n_threads: int = THREADS.default
+    n_parallel: int = PARALLEL.default
     use_mmap: bool = True
     flash_attn: str = "auto"  # on / off / auto, as llama.cpp's -fa
-    n_parallel: int = 1
+    cache_type_k: str = "f16"
+    cache_type_v: str = "f16"
+    swa_full: bool = False  # full-size cache for sliding-window layers (llama.cpp --swa-full)
 
     def validated(self) -> LoadSettings:
         """Check every field; raise ValueError naming the first bad one."""
@@ -116,10 +134,13 @@ class LoadSettings:
             spec.check(getattr(self, spec.key))
         if self.n_ubatch > self.n_batch:
             raise ValueError(f"Micro-batch ({self.n_ubatch}) cannot exceed batch ({self.n_batch})")
-        if self.flash_attn not in ("on", "off", "auto"):
+        if self.flash_attn not in FLASH_ATTN_MODES:
             raise ValueError(f"flash attention must be on, off or auto (got {self.flash_attn!r})")
-        if self.n_parallel < 1:
-            raise ValueError(f"parallel slots must be at least 1 (got {self.n_parallel})")
+        for which, value in (("K", self.cache_type_k), ("V", self.cache_type_v)):
+            if value not in CACHE_TYPES:
+                raise ValueError(f"{which} cache type must be one of {', '.join(CACHE_TYPES)} (got {value!r})")
+        if self.cache_type_v not in ("f16", "bf16", "f32") and self.flash_attn == "off":
+            raise ValueError(f"a {self.cache_type_v} V cache needs flash attention: set it to on or auto")
         return self
 
     def with_values(self, **values: Any) -> LoadSettings:

@@ -64,7 +64,16 @@ class Shutdown:
     pass
 
 
-Command = Load | Unload | Generate | Stop | Shutdown
+@dataclass(frozen=True)
+class DryRun:
+    """Ask llama.cpp what a load would allocate, without reading weights or allocating anything."""
+
+    request_id: int
+    model_path: str
+    settings: dict[str, Any]  # LoadSettings.to_dict()
+
+
+Command = Load | Unload | Generate | Stop | Shutdown | DryRun
 
 # ---- events: worker -> client ---------------------------------------------------------------
 
@@ -152,6 +161,24 @@ class Done:
 class GenerateFailed:
     request_id: int
     error: str
+
+
+@dataclass(frozen=True)
+class DryRunResult:
+    """llama.cpp's own figures for a load, read from its dry run (no_alloc). Sizes in MiB as it logs them."""
+
+    request_id: int
+    model_path: str
+    ok: bool
+    error: str  # empty when ok
+    weights_bytes: int  # llama_model_size: all weight tensors, exact
+    n_params: int
+    kv_mib: float  # every KV cache (an interleaved-SWA model has two)
+    recurrent_mib: float
+    compute_mib: dict[str, float]  # by buffer type, e.g. {"CPU": 98.25, "CUDA0": 412.5}
+    output_mib: dict[str, float]
+    elapsed_ms: float
+    log: tuple[str, ...]  # the lines the figures came from
 
 
 @dataclass(frozen=True)

@@ -182,6 +182,11 @@ class EngineClient:
         self._send(p.Generate(request_id, messages, max_tokens, sampling or p.Sampling(), ignore_eos))
         return request_id
 
+    def dry_run(self, model_path: str | os.PathLike[str], settings: LoadSettings) -> int:
+        request_id = next(self._request_ids)
+        self._send(p.DryRun(request_id, str(model_path), settings.validated().to_dict()))
+        return request_id
+
     def stop(self, request_id: int) -> None:
         self._send(p.Stop(request_id))
 

@@ -19,6 +19,8 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from gui.core import protocol as p
+from gui.core.ggml_types import GGML_TYPES_BY_NAME
+from gui.core.llama_log import parse_dry_run
 from gui.core.params import LoadSettings, llama_gpu_layers
 
 # Imported in run_worker() so that importing this module stays cheap and side-effect free.
@@ -57,6 +59,31 @@ def _engine_build() -> p.EngineBuild:
     )
 
 
+class LogTap:
+    """llama.cpp's log goes to stderr (the worker's log file) as before; a dry run also collects it."""
+
+    def __init__(self) -> None:
+        self.capture: list[str] | None = None
+        self._partial = ""
+        self.callback = llama.llama_log_callback(self._on_log)
+        llama.llama_log_set(self.callback, None)
+
+    def _on_log(self, _level: int, text: bytes, _user: Any) -> None:
+        os.write(2, text)
+        if self.capture is not None:
+            self._partial += text.decode("utf-8", "replace")
+            *complete, self._partial = self._partial.split("\n")
+            self.capture.extend(complete)
+
+    def start(self) -> None:
+        self.capture, self._partial = [], ""
+
+    def stop(self) -> list[str]:
+        lines = (self.capture or []) + ([self._partial] if self._partial else [])
+        self.capture = None
+        return lines
+
+
 class Engine:
     def __init__(self, commands: Connection, events: Connection) -> None:
         self.commands = commands
@@ -73,6 +100,7 @@ class Engine:
         self.pending: deque[Any] = deque()  # commands that arrived while generating
         self._progress_cb: Any = None
         self._one_token = (llama.llama_token * 1)()
+        self.log = LogTap()
         self._piece_buf = ctypes.create_string_buffer(256)
 
     def send(self, message: Any) -> None:
@@ -105,6 +133,8 @@ class Engine:
             self.send(p.Unloaded())
         elif isinstance(command, p.Generate):
             self.generate(command)
+        elif isinstance(command, p.DryRun):
+            self.send(self.dry_run(command))
         elif isinstance(command, p.Stop):
             pass  # nothing is running; a late stop is harmless
         else:
@@ -144,9 +174,7 @@ class Engine:
             return True
 
         self._progress_cb = llama.llama_progress_callback(on_progress)
-        mparams = llama.llama_model_default_params()
-        mparams.n_gpu_layers = llama_gpu_layers(settings.n_gpu_layers, None)
-        mparams.load_mode = llama.LLAMA_LOAD_MODE_MMAP if settings.use_mmap else llama.LLAMA_LOAD_MODE_NONE
+        mparams = model_params(settings)
         mparams.progress_callback = self._progress_cb
         model = llama.llama_model_load_from_file(command.model_path.encode(), mparams)
         if not model:
@@ -154,16 +182,7 @@ class Engine:
             return
         n_layer = int(llama.llama_model_n_layer(model))
 
-        cparams = llama.llama_context_default_params()
-        cparams.n_ctx = settings.n_ctx
-        cparams.n_batch = settings.n_batch
-        cparams.n_ubatch = settings.n_ubatch
-        cparams.n_seq_max = settings.n_parallel
-        cparams.n_threads = settings.n_threads
-        cparams.n_threads_batch = settings.n_threads
-        cparams.flash_attn_type = FLASH_ATTN[settings.flash_attn]
-        cparams.no_perf = False
-        ctx = llama.llama_init_from_model(model, cparams)
+        ctx = llama.llama_init_from_model(model, context_params(settings))
         if not ctx:
             llama.llama_model_free(model)
             self.send(
@@ -192,6 +211,55 @@ class Engine:
                 chat_template=self.template_source,
             )
         )
+
+    def dry_run(self, command: p.DryRun) -> p.DryRunResult:
+        started = time.perf_counter()
+
+        def result(ok: bool, error: str = "", weights: int = 0, n_params: int = 0) -> p.DryRunResult:
+            figures = parse_dry_run(lines)
+            return p.DryRunResult(
+                request_id=command.request_id,
+                model_path=command.model_path,
+                ok=ok,
+                error=error,
+                weights_bytes=weights,
+                n_params=n_params,
+                kv_mib=figures.kv_mib,
+                recurrent_mib=figures.recurrent_mib,
+                compute_mib=figures.compute_mib,
+                output_mib=figures.output_mib,
+                elapsed_ms=(time.perf_counter() - started) * 1000,
+                log=tuple(figures.lines),
+            )
+
+        lines: list[str] = []
+        try:
+            settings = LoadSettings.from_dict(command.settings).validated()
+        except ValueError as exc:
+            return result(False, str(exc))
+        mparams = model_params(settings)
+        mparams.no_alloc = True  # metadata only: no weights read, nothing allocated
+        mparams.load_mode = llama.LLAMA_LOAD_MODE_NONE
+        self.log.start()
+        model = ctx = None
+        try:
+            model = llama.llama_model_load_from_file(command.model_path.encode(), mparams)
+            if not model:
+                lines = self.log.stop()
+                return result(False, "llama.cpp could not read this model (see the log)")
+            weights, n_params = int(llama.llama_model_size(model)), int(llama.llama_model_n_params(model))
+            ctx = llama.llama_init_from_model(model, context_params(settings))
+            lines = self.log.stop()
+            if not ctx:
+                return result(False, "llama.cpp could not plan the context for these settings", weights, n_params)
+            return result(True, "", weights, n_params)
+        finally:
+            if self.log.capture is not None:
+                self.log.stop()
+            if ctx:
+                llama.llama_free(ctx)
+            if model:
+                llama.llama_model_free(model)
 
     # ---- prompt ---------------------------------------------------------------------------
 
@@ -391,6 +459,29 @@ class Engine:
             engine_decode_tok_s=decode_rate,
             finish_reason=finish,
         )
+
+
+def model_params(settings: LoadSettings) -> Any:
+    params = llama.llama_model_default_params()
+    params.n_gpu_layers = llama_gpu_layers(settings.n_gpu_layers, None)
+    params.load_mode = llama.LLAMA_LOAD_MODE_MMAP if settings.use_mmap else llama.LLAMA_LOAD_MODE_NONE
+    return params
+
+
+def context_params(settings: LoadSettings) -> Any:
+    params = llama.llama_context_default_params()
+    params.n_ctx = settings.n_ctx
+    params.n_batch = settings.n_batch
+    params.n_ubatch = settings.n_ubatch
+    params.n_seq_max = settings.n_parallel
+    params.n_threads = settings.n_threads
+    params.n_threads_batch = settings.n_threads
+    params.flash_attn_type = FLASH_ATTN[settings.flash_attn]
+    params.type_k = GGML_TYPES_BY_NAME[settings.cache_type_k.upper()].type_id
+    params.type_v = GGML_TYPES_BY_NAME[settings.cache_type_v.upper()].type_id
+    params.swa_full = settings.swa_full
+    params.no_perf = False
+    return params
 
 
 def run_worker(commands: Connection, events: Connection, log_path: str | None) -> None:
