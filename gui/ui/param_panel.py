@@ -112,6 +112,7 @@ class ParamPanel(QWidget):
             self.rows["n_ctx"].set_maximum(context_length)
 
     def set_settings(self, settings: LoadSettings) -> None:
+        self._base = settings  # keeps the fields this panel has no widget for
         for key, row in self.rows.items():
             row.set_value(getattr(settings, key))
         self.flash_attn.setCurrentText(settings.flash_attn)
