@@ -74,6 +74,7 @@ class ParamPanel(QWidget):
 
     def __init__(self, settings: LoadSettings, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self._base = settings
         grid = QGridLayout(self)
         grid.setContentsMargins(0, 0, 0, 0)
         self.rows: dict[str, ParamRow] = {}
@@ -119,8 +120,9 @@ class ParamPanel(QWidget):
         self.mmap.setChecked(settings.use_mmap)
 
     def settings(self) -> LoadSettings:
-        values = {key: row.value() for key, row in self.rows.items()}
-        return LoadSettings(**values, flash_attn=self.flash_attn.currentText(), use_mmap=self.mmap.isChecked())
+        values: dict[str, object] = {key: row.value() for key, row in self.rows.items()}
+        values.update(flash_attn=self.flash_attn.currentText(), use_mmap=self.mmap.isChecked())
+        return self._base.with_values(**values)
 
     def _emit(self, *_: object) -> None:
         self.changed.emit(self.settings())
