@@ -10,10 +10,9 @@ import argparse
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from gui import __version__
-from gui.core.params import CACHE_TYPES, FLASH_ATTN_MODES, SIZING_PARAMS, LoadSettings, default_settings
+from gui.commands.flags import add_sizing_flags, settings_from_args
 from gui.core.protocol import Sampling
 
 DEFAULT_MODELS_ENV = "TIGHTFIT_MODELS"
@@ -28,31 +27,6 @@ def default_models_dir() -> Path:
     import platformdirs
 
     return Path(platformdirs.user_data_dir("tightfit", appauthor=False)) / "models"
-
-
-def add_sizing_flags(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group("load settings")
-    for spec in SIZING_PARAMS:
-        group.add_argument(
-            spec.flag, dest=spec.key, type=int, default=None, metavar="N",
-            help=f"{spec.help} [{spec.minimum}-{spec.maximum}]",
-        )  # fmt: skip
-    group.add_argument("--flash-attn", choices=FLASH_ATTN_MODES, default=None, help="flash attention")
-    group.add_argument("--cache-type-k", choices=CACHE_TYPES, default=None, metavar="T", help="K cache type")
-    group.add_argument("--cache-type-v", choices=CACHE_TYPES, default=None, metavar="T", help="V cache type")
-    group.add_argument("--swa-full", action="store_true", default=None, help="full-size sliding-window cache")
-    group.add_argument("--no-mmap", dest="use_mmap", action="store_false", default=None,
-                       help="read the file into RAM instead of memory-mapping it")  # fmt: skip
-
-
-def settings_from_args(args: argparse.Namespace) -> LoadSettings:
-    from gui.services.system import physical_cores
-
-    values: dict[str, Any] = {}
-    for key in [s.key for s in SIZING_PARAMS] + ["flash_attn", "use_mmap", "cache_type_k", "cache_type_v", "swa_full"]:
-        if getattr(args, key, None) is not None:
-            values[key] = getattr(args, key)
-    return default_settings(physical_cores()).with_values(**values).validated()
 
 
 def build_parser() -> argparse.ArgumentParser:
