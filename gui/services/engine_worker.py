@@ -12,9 +12,10 @@ from __future__ import annotations
 import codecs
 import ctypes
 import os
+import queue
 import sys
+import threading
 import time
-from collections import deque
 from multiprocessing.connection import Connection
 from typing import Any
 
@@ -97,26 +98,53 @@ class Engine:
         self.n_ctx = 0
         self.n_batch = 512
         self.cached: list[int] = []  # tokens whose KV is in the context, in order
-        self.pending: deque[Any] = deque()  # commands that arrived while generating
+        # Pipe I/O runs on two small threads so the decode loop never waits on it: the reader files
+        # commands (a Stop only raises a flag) and the writer sends events while the next token decodes.
+        self.inbox: queue.Queue[Any] = queue.Queue()
+        self.outbox: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self.stop_id: int | None = None
+        self._reader = threading.Thread(target=self._read_commands, name="commands", daemon=True)
+        self._writer = threading.Thread(target=self._write_events, name="events", daemon=True)
+        self._reader.start()
+        self._writer.start()
         self._progress_cb: Any = None
         self._one_token = (llama.llama_token * 1)()
         self.log = LogTap()
         self._piece_buf = ctypes.create_string_buffer(256)
 
     def send(self, message: Any) -> None:
-        self.events.send(p.wrap(message))
+        self.outbox.put(message)
+
+    def _write_events(self) -> None:
+        while (message := self.outbox.get()) is not None:
+            try:
+                self.events.send(p.wrap(message))
+            except OSError:
+                return  # the client went away
+
+    def _read_commands(self) -> None:
+        while True:
+            try:
+                command = p.unwrap(self.commands.recv())
+            except (EOFError, OSError):
+                command = p.Shutdown()  # the client went away
+            if isinstance(command, p.Stop):
+                self.stop_id = command.request_id
+                continue
+            self.inbox.put(command)
+            if isinstance(command, p.Shutdown):
+                return
+
+    def close(self) -> None:
+        """Flush the events still queued, then end the writer."""
+        self.outbox.put(None)
+        self._writer.join(5.0)
 
     # ---- command loop -------------------------------------------------------------------
 
     def serve(self) -> None:
         while True:
-            if self.pending:
-                command = self.pending.popleft()
-            else:
-                try:
-                    command = p.unwrap(self.commands.recv())
-                except EOFError:
-                    return  # the client went away
+            command = self.inbox.get()
             if isinstance(command, p.Shutdown):
                 self.unload()
                 return
@@ -344,19 +372,8 @@ class Engine:
         return chain
 
     def stop_requested(self, request_id: int) -> bool:
-        """Drain the command pipe without blocking. Any command but a stranger's Stop ends the reply."""
-        stop = False
-        while self.commands.poll():
-            try:
-                command = p.unwrap(self.commands.recv())
-            except EOFError:
-                return True
-            if isinstance(command, p.Stop):
-                stop = stop or command.request_id == request_id
-            else:
-                self.pending.append(command)
-                stop = True
-        return stop
+        """A Stop for this reply, or any other command waiting, ends the reply."""
+        return self.stop_id == request_id or not self.inbox.empty()
 
     def generate(self, command: p.Generate) -> None:
         rid = command.request_id
@@ -400,6 +417,9 @@ class Engine:
         first = last = prompt_done
         finish = "length"
         one = self._one_token
+        # Built once: llama_batch_get_one points at `one`, refilled in place for each token. The next call
+        # that releases the GIL is then llama_decode, so the event writer sends this token during it.
+        batch_one = llama.llama_batch_get_one(one, 1)
         try:
             while n_gen < command.max_tokens:
                 token = int(llama.llama_sampler_sample(sampler, self.ctx, -1))
@@ -421,7 +441,7 @@ class Engine:
                 if n_gen >= command.max_tokens:
                     break
                 one[0] = token
-                status = int(llama.llama_decode(self.ctx, llama.llama_batch_get_one(one, 1)))
+                status = int(llama.llama_decode(self.ctx, batch_one))
                 if status != 0:
                     finish = "context" if status == 1 else f"error (llama_decode status {status})"
                     break
@@ -498,4 +518,5 @@ def run_worker(commands: Connection, events: Connection, log_path: str | None) -
         engine.serve()
     finally:
         engine.unload()
+        engine.close()
         events.close()

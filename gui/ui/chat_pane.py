@@ -38,6 +38,7 @@ class ChatPane(QWidget):
         self.conversation = Conversation()
         self.max_tokens = 512
         self.sampling = p.Sampling()
+        self.ignore_eos = False  # benchmarks: always generate max_tokens
         self._request: int | None = None
         self._reply: Turn | None = None
         self._ready = False

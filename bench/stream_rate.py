@@ -1,0 +1,99 @@
+"""Streaming rate: tokens/s as the chat pane receives them vs llama.cpp's own decode rate.
+
+One run, side by side, on the demo model with 2 threads: the real window's chat pane (offscreen) asks
+the real engine worker for replies of a fixed length; for each reply it records when tokens reach the
+pane, and llama.cpp reports its own decode rate (decoded tokens / decode time) for the same tokens.
+
+    .venv/bin/python bench/stream_rate.py [--tokens 256] [--replies 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+from pathlib import Path
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from PySide6.QtCore import QEventLoop, QTimer  # noqa: E402
+from PySide6.QtWidgets import QApplication  # noqa: E402
+
+from gui.core import protocol as p  # noqa: E402
+from gui.core.params import LoadSettings  # noqa: E402
+from gui.ui.main_window import MainWindow  # noqa: E402
+
+DEMO = ROOT / "models" / "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+
+def wait_for(signal: object, timeout_s: float = 300) -> list[object]:
+    loop = QEventLoop()
+    got: list[object] = []
+
+    def done(*args: object) -> None:
+        got.extend(args)
+        loop.quit()
+
+    signal.connect(done)  # type: ignore[attr-defined]
+    QTimer.singleShot(int(timeout_s * 1000), loop.quit)
+    loop.exec()
+    signal.disconnect(done)  # type: ignore[attr-defined]
+    if not got:
+        raise SystemExit(f"timed out waiting for {signal}")
+    return got
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tokens", type=int, default=256)
+    parser.add_argument("--replies", type=int, default=5)
+    parser.add_argument("--threads", type=int, default=2)
+    args = parser.parse_args()
+
+    app = QApplication.instance() or QApplication([])
+    window = MainWindow(DEMO.parent, LoadSettings(n_threads=args.threads, n_ctx=4096))
+    window.show()
+    window.start(select=DEMO)
+    wait_for(window.picker.scanned)
+    window.load_selected()
+    loaded = wait_for(window.model_loaded)[0]
+    assert isinstance(loaded, p.Loaded)
+    pane = window.chat
+    pane.max_tokens = args.tokens
+    pane.ignore_eos = True
+    pane.sampling = p.Sampling(temperature=0.7, seed=42)
+
+    print(f"model {DEMO.name}, {args.threads} threads, {args.tokens} tokens per reply, {args.replies} replies")
+    print(f"{'reply':>5} {'pane tok/s':>11} {'llama.cpp decode tok/s':>23} {'ratio':>7}")
+    ratios, pane_rates, engine_rates = [], [], []
+    for i in range(args.replies):
+        pane.conversation.turns.clear()
+        pane.input.setPlainText("Tell me a long story about a lighthouse keeper.")
+        pane.send()
+        stats = wait_for(pane.reply_finished)[0]
+        assert isinstance(stats, p.ReplyStats) and stats.n_gen == args.tokens, stats
+        arrivals = pane.arrivals
+        received = sum(n for _, n in arrivals)
+        assert received >= args.tokens, (received, args.tokens)
+        # Rate between the first and the last update the pane handled: tokens after the first update.
+        span = arrivals[-1][0] - arrivals[0][0]
+        pane_rate = (received - arrivals[0][1]) / span
+        ratio = pane_rate / stats.engine_decode_tok_s
+        pane_rates.append(pane_rate)
+        engine_rates.append(stats.engine_decode_tok_s)
+        ratios.append(ratio)
+        print(f"{i + 1:>5} {pane_rate:>11.1f} {stats.engine_decode_tok_s:>23.1f} {ratio:>7.3f}")
+    print(
+        f"median: pane {statistics.median(pane_rates):.1f} tok/s, llama.cpp {statistics.median(engine_rates):.1f} "
+        f"tok/s, ratio {statistics.median(ratios):.3f} (target >= 0.95)"
+    )
+    window.close()
+    app.processEvents()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
