@@ -32,6 +32,7 @@ class ModelPicker(QTreeWidget):
         self._want: Path | None = None
         self.setHeaderLabels(self.COLUMNS)
         self.setRootIsDecorated(False)
+        self.setTextElideMode(Qt.TextElideMode.ElideMiddle)  # keep the quant suffix of long file names
         self.setAccessibleName("Model files")
         header = self.header()
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
