@@ -79,6 +79,20 @@ def test_greedy_replies_are_reproducible_and_reuse_the_prompt_cache(engine: Sync
     assert stats3.n_prompt_evaluated < stats3.n_prompt - stats1.n_prompt + 1
 
 
+def test_stats_count_what_the_engine_did(engine: SyncEngine, demo_model: Path) -> None:
+    engine.client.request_stats()
+    before = engine.expect(p.EngineStats, 30)
+    assert before.model_path == str(demo_model) and before.n_ctx == 1024
+    _, reply = collect(engine, engine.client.generate((p.ChatMessage("user", "Count to five."),), 12, GREEDY, True))
+    engine.client.request_stats()
+    after = engine.expect(p.EngineStats, 30)
+    assert after.n_decoded_tokens_total - before.n_decoded_tokens_total == reply.n_gen - 1  # the last is not decoded
+    assert after.n_prompt_tokens_total - before.n_prompt_tokens_total == reply.n_prompt_evaluated
+    assert after.decode_ms_total > before.decode_ms_total
+    assert after.n_cached_tokens == reply.n_prompt + reply.n_gen - 1
+    assert after.rss_mib > 50  # the mapped model and the context
+
+
 def test_stop_takes_effect_within_a_token(engine: SyncEngine) -> None:
     request = engine.client.generate((p.ChatMessage("user", "Write a long story."),), 500, GREEDY, True)
     first = engine.expect(p.Token, 60)

@@ -73,7 +73,12 @@ class DryRun:
     settings: dict[str, Any]  # LoadSettings.to_dict()
 
 
-Command = Load | Unload | Generate | Stop | Shutdown | DryRun
+@dataclass(frozen=True)
+class GetStats:
+    pass
+
+
+Command = Load | Unload | Generate | Stop | Shutdown | DryRun | GetStats
 
 # ---- events: worker -> client ---------------------------------------------------------------
 
@@ -179,6 +184,20 @@ class DryRunResult:
     output_mib: dict[str, float]
     elapsed_ms: float
     log: tuple[str, ...]  # the lines the figures came from
+
+
+@dataclass(frozen=True)
+class EngineStats:
+    """The worker's state: what is loaded and what llama.cpp has counted since the load."""
+
+    model_path: str  # empty when nothing is loaded
+    n_ctx: int
+    n_cached_tokens: int  # tokens whose KV is in the context now
+    n_prompt_tokens_total: int  # llama.cpp's perf counters since the load
+    n_decoded_tokens_total: int
+    prompt_ms_total: float
+    decode_ms_total: float
+    rss_mib: float  # the worker process's resident memory
 
 
 @dataclass(frozen=True)

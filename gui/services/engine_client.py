@@ -187,6 +187,9 @@ class EngineClient:
         self._send(p.DryRun(request_id, str(model_path), settings.validated().to_dict()))
         return request_id
 
+    def request_stats(self) -> None:
+        self._send(p.GetStats())
+
     def stop(self, request_id: int) -> None:
         self._send(p.Stop(request_id))
 

@@ -110,6 +110,7 @@ class Engine:
         self._progress_cb: Any = None
         self._one_token = (llama.llama_token * 1)()
         self.log = LogTap()
+        self.totals: tuple[int, int, float, float] = (0, 0, 0.0, 0.0)
         self._piece_buf = ctypes.create_string_buffer(256)
 
     def send(self, message: Any) -> None:
@@ -161,6 +162,8 @@ class Engine:
             self.send(p.Unloaded())
         elif isinstance(command, p.Generate):
             self.generate(command)
+        elif isinstance(command, p.GetStats):
+            self.send(self.stats())
         elif isinstance(command, p.DryRun):
             self.send(self.dry_run(command))
         elif isinstance(command, p.Stop):
@@ -179,6 +182,7 @@ class Engine:
             self.model = None
         self.cached = []
         self.vocab = None
+        self.totals = (0, 0, 0.0, 0.0)
 
     def load(self, command: p.Load) -> None:
         self.unload()
@@ -239,6 +243,28 @@ class Engine:
                 chat_template=self.template_source,
             )
         )
+
+    def stats(self) -> p.EngineStats:
+        totals = self.totals
+        return p.EngineStats(
+            model_path=self.model_path if self.ctx is not None else "",
+            n_ctx=self.n_ctx if self.ctx is not None else 0,
+            n_cached_tokens=len(self.cached),
+            n_prompt_tokens_total=totals[0],
+            n_decoded_tokens_total=totals[1],
+            prompt_ms_total=totals[2],
+            decode_ms_total=totals[3],
+            rss_mib=_rss_bytes() / (1 << 20),
+        )
+
+    def _count_perf(self) -> None:
+        """Fold llama.cpp's perf counters into the totals since the load (they reset per reply)."""
+        perf = llama.llama_perf_context(self.ctx)
+        # llama.cpp reports a count of 0 as 1; a zero time tells the two apart.
+        n_p_eval = perf.n_p_eval if perf.t_p_eval_ms > 0 else 0
+        n_eval = perf.n_eval if perf.t_eval_ms > 0 else 0
+        n_p, n_e, t_p, t_e = self.totals
+        self.totals = (n_p + n_p_eval, n_e + n_eval, t_p + perf.t_p_eval_ms, t_e + perf.t_eval_ms)
 
     def dry_run(self, command: p.DryRun) -> p.DryRunResult:
         started = time.perf_counter()
@@ -398,6 +424,7 @@ class Engine:
 
         reused = self.reuse_prefix(prompt)
         todo = prompt[reused:]
+        llama.llama_perf_context_reset(self.ctx)
         for start in range(0, len(todo), self.n_batch):
             status = self.decode(todo[start : start + self.n_batch])
             if status != 0:
@@ -411,6 +438,7 @@ class Engine:
         prompt_done = time.perf_counter()
 
         sampler = self.make_sampler(command.sampling)
+        self._count_perf()  # the prompt's share; the decode rate below counts generated tokens only
         llama.llama_perf_context_reset(self.ctx)
         decoder = codecs.getincrementaldecoder("utf-8")("replace")
         n_gen = 0
@@ -452,6 +480,7 @@ class Engine:
         finally:
             llama.llama_sampler_free(sampler)
         perf = llama.llama_perf_context(self.ctx)
+        self._count_perf()
         decode_rate = perf.n_eval / (perf.t_eval_ms / 1000) if perf.t_eval_ms > 0 and n_gen > 1 else 0.0
         stats = self._stats(prompt, reused, n_gen, received, first, last, decode_rate, prompt_done, finish)
         self.send(p.Done(rid, stats))
@@ -479,6 +508,14 @@ class Engine:
             engine_decode_tok_s=decode_rate,
             finish_reason=finish,
         )
+
+
+def _rss_bytes() -> int:
+    try:
+        with open("/proc/self/statm") as fh:
+            return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
 
 
 def model_params(settings: LoadSettings) -> Any:
