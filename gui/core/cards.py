@@ -11,7 +11,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["CARDS", "Card", "custom_card", "find_card"]
+__all__ = ["CARDS", "Card", "UnknownCardError", "custom_card", "find_card"]
+
+
+class UnknownCardError(KeyError):
+    """No card by that key or name. Unlike a bare KeyError, ``str()`` is the plain message."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
 
 
 @dataclass(frozen=True)
@@ -60,4 +67,4 @@ def find_card(key_or_name: str) -> Card:
     for card in CARDS.values():
         if card.name.lower() == wanted:
             return card
-    raise KeyError(f"unknown GPU {key_or_name!r}; known cards: {', '.join(CARDS)}")
+    raise UnknownCardError(f"unknown GPU {key_or_name!r}; known cards: {', '.join(CARDS)}")

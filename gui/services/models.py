@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from gui.core.gguf_reader import GGUFError, read_model
+from gui.core.gguf_reader import GGUFError, GGUFHeader, read_model
 
 SPLIT_PART = re.compile(r"-(\d{5})-of-(\d{5})\.gguf$", re.IGNORECASE)
 
@@ -22,6 +22,7 @@ class ModelEntry:
     architecture: str | None = None
     n_parts: int = 1
     error: str | None = None  # why the file cannot be used; the entry is still listed
+    header: GGUFHeader | None = field(default=None, compare=False, repr=False)  # for the planner
 
     @property
     def usable(self) -> bool:
@@ -46,6 +47,7 @@ def describe_file(path: Path) -> ModelEntry:
         context_length=header.context_length,
         architecture=header.architecture,
         n_parts=int(match.group(2)) if match else 1,
+        header=header,
     )
 
 

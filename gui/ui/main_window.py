@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -13,8 +14,10 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QMainWindow,
+    QMessageBox,
     QProgressBar,
     QPushButton,
+    QScrollArea,
     QSplitter,
     QVBoxLayout,
     QWidget,
@@ -22,25 +25,48 @@ from PySide6.QtWidgets import (
 
 from gui import __version__
 from gui.core import protocol as p
+from gui.core.cards import Card
 from gui.core.params import LoadSettings, describe
+from gui.core.planner import Plan, auto_fit, plan
 from gui.services.engine_client import EngineUnavailable, WorkerExited
 from gui.services.models import ModelEntry
+from gui.services.nvml import GpuQuery, Nvml
 from gui.ui.chat_pane import ChatPane
 from gui.ui.engine_bridge import EngineBridge
 from gui.ui.model_picker import ModelPicker
 from gui.ui.param_panel import ParamPanel
+from gui.ui.plan_panel import PlanPanel
 
 
 class MainWindow(QMainWindow):
     engine_ready = Signal()  # the worker said hello
     model_loaded = Signal(object)  # p.Loaded
     load_finished = Signal(object)  # after every load attempt: True loaded, False failed
+    gpus_found = Signal(object)  # GpuQuery, from the detection thread
+    planned = Signal(object)  # Plan or None, after every re-plan
+    verified = Signal(object)  # p.DryRunResult
     engine_died = Signal(object)  # WorkerExited
 
-    def __init__(self, models_dir: Path, settings: LoadSettings, bridge: EngineBridge | None = None) -> None:
+    def __init__(
+        self,
+        models_dir: Path,
+        settings: LoadSettings,
+        bridge: EngineBridge | None = None,
+        simulate: Card | None = None,
+        nvml: Nvml | None = None,
+    ) -> None:
         super().__init__()
-        self.setWindowTitle(f"Tightfit {__version__}")
-        self.resize(1180, 760)
+        self.simulate = simulate
+        self.nvml = nvml or Nvml()
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gpu-detect")
+        self.plan: Plan | None = None
+        self._verify_request: int | None = None
+        self.overcommit_dialog: QMessageBox | None = None
+        title = f"Tightfit {__version__}"
+        if simulate is not None:
+            title += f" — SIMULATED {simulate.name}"
+        self.setWindowTitle(title)
+        self.resize(1280, 900)
         self.bridge = bridge or EngineBridge(self)
         self.loaded: p.Loaded | None = None
         self.loading: str | None = None
@@ -63,6 +89,9 @@ class MainWindow(QMainWindow):
         self.params = ParamPanel(settings, self)
         params_box = QGroupBox("Load settings", self)
         QVBoxLayout(params_box).addWidget(self.params)
+        self.plan_panel = PlanPanel(self, simulated=simulate)
+        plan_box = QGroupBox("Memory plan", self)
+        QVBoxLayout(plan_box).addWidget(self.plan_panel)
 
         self.load_button = QPushButton("Load", self)
         self.load_button.setAccessibleName("Load model")
@@ -81,22 +110,31 @@ class MainWindow(QMainWindow):
 
         left = QWidget(self)
         left_layout = QVBoxLayout(left)
-        left_layout.addWidget(models_box, 3)
+        left_layout.addWidget(models_box, 1)
         left_layout.addWidget(params_box)
+        left_layout.addWidget(plan_box)
         left_layout.addLayout(load_row)
         left_layout.addWidget(self.load_status)
-        left_layout.addStretch(1)
+        self.picker.setMinimumHeight(90)
+        self.picker.setMaximumHeight(170)
+        # On a small screen the column scrolls rather than squeezing the plan's text into itself.
+        left_scroll = QScrollArea(self)
+        left_scroll.setWidget(left)
+        left_scroll.setWidgetResizable(True)
+        left_scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+        left_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        left.setMinimumWidth(520)
 
         self.chat = ChatPane(self.bridge, self)
         chat_box = QGroupBox("Chat", self)
         QVBoxLayout(chat_box).addWidget(self.chat)
 
         splitter = QSplitter(Qt.Orientation.Horizontal, self)
-        splitter.addWidget(left)
+        splitter.addWidget(left_scroll)
         splitter.addWidget(chat_box)
         splitter.setStretchFactor(0, 0)
         splitter.setStretchFactor(1, 1)
-        splitter.setSizes([500, 680])
+        splitter.setSizes([560, 720])
         self.setCentralWidget(splitter)
 
         self.engine_label = QLabel("Engine: starting…", self)
@@ -108,6 +146,11 @@ class MainWindow(QMainWindow):
         self.load_button.clicked.connect(self.load_selected)
         self.unload_button.clicked.connect(self.unload)
         self.bridge.engine_event.connect(self._on_event)
+        self.params.changed.connect(self.replan)
+        self.plan_panel.target_changed.connect(self.replan)
+        self.plan_panel.auto_fit_requested.connect(self.auto_fit)
+        self.plan_panel.verify_requested.connect(self.verify)
+        self.gpus_found.connect(self._gpus_found)
         self._update_buttons()
 
     # ---- start-up -------------------------------------------------------------------------
@@ -116,23 +159,90 @@ class MainWindow(QMainWindow):
         """Start the engine process and the first scan; both finish in the background."""
         self.bridge.client.start()
         self.picker.rescan(select)
+        # NVML can take a while to answer (or time out on a sick driver): never on the UI thread.
+        self._pool.submit(self.nvml.query_gpus).add_done_callback(lambda f: self.gpus_found.emit(f.result()))
+
+    def _gpus_found(self, query: GpuQuery) -> None:
+        self.plan_panel.set_targets(list(query.gpus), query.error)
+
+    # ---- memory plan ----------------------------------------------------------------------
+
+    def replan(self, *_: object) -> None:
+        """Re-plan from the header already read; pure arithmetic, well under a frame."""
+        entry = self.picker.current()
+        if entry is None or entry.header is None:
+            self.plan = None
+            self.plan_panel.show_plan(None)
+        else:
+            try:
+                self.plan = plan(
+                    entry.header,
+                    self.params.settings(),
+                    self.plan_panel.devices(),
+                    margin_mib=float(self.plan_panel.margin.value()),
+                )
+            except ValueError as exc:
+                self.plan = None
+                self.plan_panel.show_plan(None, f"Cannot plan: {exc}")
+            else:
+                self.plan_panel.show_plan(self.plan)
+        self.planned.emit(self.plan)
+
+    def auto_fit(self) -> None:
+        entry = self.picker.current()
+        if entry is None or entry.header is None:
+            return
+        try:
+            fitted = auto_fit(
+                entry.header,
+                self.params.settings(),
+                self.plan_panel.devices(),
+                pinned=self.params.pinned(),
+                margin_mib=float(self.plan_panel.margin.value()),
+                max_ctx=entry.context_length,
+            )
+        except ValueError as exc:
+            self.plan_panel.show_plan(self.plan, f"Auto-fit failed: {exc}")
+            return
+        self.params.set_settings(fitted)
+
+    def verify(self) -> None:
+        entry = self.picker.current()
+        if entry is None:
+            return
+        try:
+            if not self.bridge.client.alive:
+                self.bridge.client.start()
+            self._verify_request = self.bridge.client.dry_run(entry.path, self.params.settings())
+        except (ValueError, EngineUnavailable) as exc:
+            self.plan_panel.verify_label.setText(f"Cannot verify: {exc}")
+            return
+        self.plan_panel.show_verify(None, pending=True)
 
     # ---- actions --------------------------------------------------------------------------
 
     def _model_selected(self, entry: ModelEntry | None) -> None:
         if entry is not None:
             self.params.set_model_limits(entry.n_layer, entry.context_length)
+        self.plan_panel.show_verify(None)
+        self.replan()
         self._update_buttons()
 
-    def load_selected(self) -> None:
+    def load_selected(self, *, anyway: bool = False) -> None:
         entry = self.picker.current()
         if entry is None or self.loading:
+            return
+        if not anyway and self.plan is not None and self.plan.verdict == "will not fit":
+            self._explain_overcommit(self.plan)
             return
         settings = self.params.settings()
         try:
             settings.validated()
             if not self.bridge.client.alive:
                 self.bridge.client.start()
+            # llama.cpp's own dry run first (tens of ms): its figures appear beside the estimate.
+            self._verify_request = self.bridge.client.dry_run(entry.path, settings)
+            self.plan_panel.show_verify(None, pending=True)
             self.bridge.client.load(entry.path, settings)
         except (ValueError, EngineUnavailable) as exc:
             self.load_status.setText(f"Cannot load: {exc}")
@@ -143,6 +253,29 @@ class MainWindow(QMainWindow):
         self.progress.setValue(0)
         self.load_status.setText(f"Loading {entry.path.name} ({describe(settings)})…")
         self._update_buttons()
+
+    def _explain_overcommit(self, plan: Plan) -> None:
+        """Stop a load the plan says will run out of memory; say what would fit; offer to load anyway."""
+        device = next((d for d in plan.devices if d.verdict == "will not fit"), None)
+        where = ""
+        if device is not None:
+            where = f"{device.name} would need {device.needed_mib:,.0f} MiB of {device.free_mib:,.0f} MiB free"
+        box = QMessageBox(QMessageBox.Icon.Warning, "This load will not fit", "", parent=self)
+        box.setText(f"The plan says this load runs out of memory. {where}.")
+        fixes = "\n".join(f"• {s}" for s in plan.suggestions) or "• a smaller quant of this model"
+        box.setInformativeText(f"Any of these would make it fit:\n{fixes}")
+        load_anyway = box.addButton("Load anyway", QMessageBox.ButtonRole.AcceptRole)
+        box.addButton(QMessageBox.StandardButton.Cancel)
+        box.setDefaultButton(QMessageBox.StandardButton.Cancel)
+
+        def finished() -> None:
+            self.overcommit_dialog = None
+            if box.clickedButton() is load_anyway:
+                self.load_selected(anyway=True)
+
+        box.finished.connect(finished)
+        self.overcommit_dialog = box
+        box.open()
 
     def unload(self) -> None:
         with contextlib.suppress(EngineUnavailable):
@@ -189,6 +322,10 @@ class MainWindow(QMainWindow):
         elif isinstance(event, p.Unloaded):
             self.load_status.setText("No model loaded.")
             self.progress.setValue(0)
+        elif isinstance(event, p.DryRunResult):
+            if event.request_id == self._verify_request:
+                self.plan_panel.show_verify(event)
+                self.verified.emit(event)
         elif isinstance(event, p.CommandRejected):
             self.load_status.setText(f"The engine refused a command: {event.error}")
         elif isinstance(event, WorkerExited) and not event.expected:
@@ -216,4 +353,5 @@ class MainWindow(QMainWindow):
     def closeEvent(self, event: QCloseEvent) -> None:
         self.bridge.shutdown()
         self.picker.shutdown()
+        self._pool.shutdown(wait=True, cancel_futures=True)
         super().closeEvent(event)

@@ -9,13 +9,15 @@ from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
     QGridLayout,
+    QHBoxLayout,
     QLabel,
     QSlider,
     QSpinBox,
+    QToolButton,
     QWidget,
 )
 
-from gui.core.params import GPU_LAYERS, SIZING_PARAMS, LoadSettings, ParamSpec
+from gui.core.params import CACHE_TYPES, GPU_LAYERS, SIZING_PARAMS, LoadSettings, ParamSpec
 
 
 class ParamRow:
@@ -32,6 +34,11 @@ class ParamRow:
             widget.setToolTip(spec.help)
         self.slider.setAccessibleName(f"{spec.label} slider")
         self.spin.setAccessibleName(spec.label)
+        self.pin = QToolButton(parent)
+        self.pin.setText("pin")
+        self.pin.setCheckable(True)
+        self.pin.setToolTip(f"Pinned: auto-fit leaves {spec.label.lower()} as it is.")
+        self.pin.setAccessibleName(f"Pin {spec.label}")
         self.slider.valueChanged.connect(self._slider_moved)
         self.spin.valueChanged.connect(self._spin_changed)
         self.set_maximum(spec.maximum)
@@ -75,6 +82,7 @@ class ParamPanel(QWidget):
     def __init__(self, settings: LoadSettings, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._base = settings
+        self._applying = False
         grid = QGridLayout(self)
         grid.setContentsMargins(0, 0, 0, 0)
         self.rows: dict[str, ParamRow] = {}
@@ -83,6 +91,7 @@ class ParamPanel(QWidget):
             grid.addWidget(row.label, i, 0)
             grid.addWidget(row.slider, i, 1)
             grid.addWidget(row.spin, i, 2)
+            grid.addWidget(row.pin, i, 3)
             row.spin.valueChanged.connect(self._emit)
             self.rows[spec.key] = row
         n = len(SIZING_PARAMS)
@@ -94,7 +103,21 @@ class ParamPanel(QWidget):
         self.mmap.setToolTip("Off reads the whole file into RAM: steadier when memory is tight.")
         grid.addWidget(QLabel("Flash attention", self), n, 0)
         grid.addWidget(self.flash_attn, n, 1, 1, 2)
-        grid.addWidget(self.mmap, n + 1, 0, 1, 3)
+        self.cache_k = QComboBox(self)
+        self.cache_v = QComboBox(self)
+        for combo, which in ((self.cache_k, "K"), (self.cache_v, "V")):
+            combo.addItems(list(CACHE_TYPES))
+            combo.setAccessibleName(f"{which} cache type")
+            combo.setToolTip(f"Element type of the {which} cache: q8_0 halves it at little cost in quality.")
+            combo.currentTextChanged.connect(self._emit)
+        cache_row = QHBoxLayout()
+        cache_row.addWidget(QLabel("K", self))
+        cache_row.addWidget(self.cache_k)
+        cache_row.addWidget(QLabel("V", self))
+        cache_row.addWidget(self.cache_v)
+        grid.addWidget(QLabel("KV cache type", self), n + 1, 0)
+        grid.addLayout(cache_row, n + 1, 1, 1, 2)
+        grid.addWidget(self.mmap, n + 2, 0, 1, 3)
         self.flash_attn.currentTextChanged.connect(self._emit)
         self.mmap.toggled.connect(self._emit)
         self.set_settings(settings)
@@ -114,15 +137,29 @@ class ParamPanel(QWidget):
 
     def set_settings(self, settings: LoadSettings) -> None:
         self._base = settings  # keeps the fields this panel has no widget for
+        self._applying = True  # one change signal for the whole set, not one per widget
         for key, row in self.rows.items():
             row.set_value(getattr(settings, key))
         self.flash_attn.setCurrentText(settings.flash_attn)
+        self.cache_k.setCurrentText(settings.cache_type_k)
+        self.cache_v.setCurrentText(settings.cache_type_v)
         self.mmap.setChecked(settings.use_mmap)
+        self._applying = False
+        self._emit()
 
     def settings(self) -> LoadSettings:
         values: dict[str, object] = {key: row.value() for key, row in self.rows.items()}
-        values.update(flash_attn=self.flash_attn.currentText(), use_mmap=self.mmap.isChecked())
+        values.update(
+            flash_attn=self.flash_attn.currentText(),
+            use_mmap=self.mmap.isChecked(),
+            cache_type_k=self.cache_k.currentText(),
+            cache_type_v=self.cache_v.currentText(),
+        )
         return self._base.with_values(**values)
 
+    def pinned(self) -> frozenset[str]:
+        return frozenset(key for key, row in self.rows.items() if row.pin.isChecked())
+
     def _emit(self, *_: object) -> None:
-        self.changed.emit(self.settings())
+        if not self._applying:
+            self.changed.emit(self.settings())

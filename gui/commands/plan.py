@@ -1,0 +1,127 @@
+"""`tightfit plan MODEL.gguf|URL [--gpu CARD|none] [--vram-mib N] [sizing flags] [--json]`.
+
+Prints the memory plan the VRAM bar shows, from the GGUF header alone: a truncated or sparse file, or a
+header read over HTTP with Range requests.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from gui.core.cards import CARDS, UnknownCardError, custom_card, find_card
+from gui.core.gguf_reader import GGUFError, GGUFHeader, read_model
+from gui.core.params import LoadSettings
+from gui.core.planner import Device, Plan, plan, plan_to_json
+from gui.services.devices import device_from_card, device_from_gpu
+from gui.services.nvml import Nvml
+
+
+def add_plan_parser(sub: Any, add_sizing_flags: Any) -> None:
+    parser = sub.add_parser("plan", help="the memory plan of a load, from the model's header alone")
+    parser.add_argument("model", metavar="MODEL.gguf|URL", help="a GGUF file (may be header-only) or an http(s) URL")
+    parser.add_argument(
+        "--gpu",
+        default=None,
+        metavar="CARD|none",
+        help=f"plan for a catalog card ({', '.join(CARDS)}) or 'none' for CPU only; default: the GPUs found",
+    )
+    parser.add_argument("--vram-mib", type=float, default=None, metavar="N", help="card memory, overriding --gpu")
+    parser.add_argument("--bandwidth-gbs", type=float, default=None, metavar="N", help="card bandwidth for --vram-mib")
+    parser.add_argument("--margin-mib", type=float, default=1024.0, metavar="N", help="memory to keep free per GPU")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    add_sizing_flags(parser)
+
+
+def fail(message: str) -> SystemExit:
+    return SystemExit(f"tightfit: error: {message}")
+
+
+def read_model_header(source: str) -> GGUFHeader:
+    if source.startswith(("http://", "https://")):
+        from gui.services.remote_header import RemoteHeaderError, fetch_header
+
+        try:
+            return fetch_header(source)
+        except RemoteHeaderError as exc:
+            raise fail(str(exc)) from exc
+    if not Path(source).is_file():
+        raise fail(f"no such model file: {source}")
+    return read_model(source)
+
+
+def resolve_devices(args: argparse.Namespace) -> tuple[list[Device], str]:
+    """The devices to plan for, and a note on where their figures come from."""
+    if args.gpu is not None and args.gpu.lower() == "none":
+        if args.vram_mib is not None:
+            raise fail("--vram-mib makes no sense with --gpu none")
+        return [], "CPU only"
+    if args.gpu is not None:
+        try:
+            card = find_card(args.gpu)
+        except UnknownCardError as exc:
+            raise fail(str(exc)) from exc
+        if args.vram_mib is not None:
+            card = custom_card(args.vram_mib, args.bandwidth_gbs or card.bandwidth_gbs, card.name)
+        return [device_from_card(card)], f"catalog card {card.name} (planning, not measuring)"
+    if args.vram_mib is not None:
+        if args.vram_mib <= 0:
+            raise fail(f"--vram-mib must be positive (got {args.vram_mib:g})")
+        card = custom_card(args.vram_mib, args.bandwidth_gbs or 1.0, f"Custom GPU {args.vram_mib:.0f} MiB")
+        device = device_from_card(card)
+        if args.bandwidth_gbs is None:
+            device = Device(device.name, device.total_mib, device.free_mib)  # unknown bandwidth: no speed ceiling
+        return [device], "custom card (planning, not measuring)"
+    query = Nvml().query_gpus()
+    if query.gpus:
+        return [device_from_gpu(g) for g in query.gpus], "measured by NVML"
+    return [], f"CPU only: no GPU found ({query.error}); pass --gpu CARD to plan for a card"
+
+
+def run_plan(args: argparse.Namespace, settings: LoadSettings) -> int:
+    try:
+        header = read_model_header(args.model)
+    except GGUFError as exc:
+        raise fail(str(exc)) from exc
+    devices, source = resolve_devices(args)
+    if args.margin_mib < 0:
+        raise fail(f"--margin-mib cannot be negative (got {args.margin_mib:g})")
+    try:
+        result = plan(header, settings, devices, margin_mib=args.margin_mib)
+    except ValueError as exc:
+        raise fail(str(exc)) from exc
+    if args.json:
+        data = plan_to_json(result)
+        data["model"] = args.model
+        data["devices_from"] = source
+        json.dump(data, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        print(format_plan(result, args.model, source))
+    return 0 if result.verdict != "will not fit" else 1
+
+
+def format_plan(result: Plan, model: str, source: str) -> str:
+    lines = [f"{model}: {result.verdict} ({source})"]
+    for d in result.devices:
+        lines.append(
+            f"  {d.name}: weights {d.weights_mib:,.0f} + KV {d.kv_mib:,.0f} + recurrent {d.recurrent_mib:,.0f} + "
+            f"compute {d.compute_mib:,.0f} + output {d.output_mib:,.0f} + CUDA {d.overhead_mib:,.0f} = "
+            f"{d.needed_mib:,.0f} MiB of {d.free_mib:,.0f} free ({d.free_after_mib:,.0f} left, margin "
+            f"{d.margin_mib:,.0f}) — {d.verdict}"
+        )
+    h = result.host
+    lines.append(
+        f"  host: weights {h.weights_mib:,.0f} + KV {h.kv_mib:,.0f} + recurrent {h.recurrent_mib:,.0f} + "
+        f"compute {h.compute_mib:,.0f} + output {h.output_mib:,.0f} = {h.total:,.0f} MiB"
+    )
+    lines.append(f"  layers on GPU: {result.layers_on_gpu} of {result.n_layer + 1}")
+    if result.predicted_tg_tok_s:
+        lines.append(f"  decode ceiling: {result.predicted_tg_tok_s:.1f} tok/s (memory bandwidth bound)")
+    lines += [f"  note: {n}" for n in result.notes]
+    if result.verdict != "fits":
+        lines += [f"  to fit: {s}" for s in result.suggestions]
+    return "\n".join(lines)

@@ -1,0 +1,898 @@
+"""Memory planner: where every MiB of each card goes for a load, before the load.
+
+Everything here follows the arithmetic of the llama.cpp vendored in llama-cpp-python 0.3.36
+(see docs/memory-model.md): layer placement (``llama-model.cpp: load_tensors``), KV cells and
+padding (``llama-context.cpp``, ``llama-kv-cache.cpp``, ``llama-kv-cache-iswa.cpp``), recurrent
+state (``llama-memory-recurrent.cpp``, ``llama-hparams.cpp: n_embd_r/n_embd_s``) and the output
+buffer (``llama_context::output_reserve``). The compute buffer has no closed form in llama.cpp (it
+is the peak of ggml's graph allocator), so it is a calibrated model of the few tensors that
+dominate it.
+
+Which blocks carry KV, recurrent state or a sliding window is read from the header: the tensors
+each block has (``ssm_*`` means recurrent, ``attn_k``/``attn_qkv`` otherwise means attention) and
+the metadata keys llama.cpp reads (``head_count_kv`` arrays, ``sliding_window``,
+``sliding_window_pattern``, ``full_attention_interval``, ``ssm.*``). The only per-architecture
+facts are llama.cpp's own defaults for the sliding-window pattern, which are not in the file.
+
+Pure Python: no Qt, llama_cpp, pynvml or psutil. ``plan()`` is arithmetic over facts derived
+once per header (:func:`model_shape`), so a slider drag costs well under a millisecond.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+import weakref
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, replace
+from typing import Any
+
+from gui.core.ggml_types import GGML_TYPES_BY_NAME
+from gui.core.gguf_reader import ArraySummary, GGUFHeader
+from gui.core.params import ALL_LAYERS, CONTEXT, LoadSettings
+
+__all__ = [
+    "Breakdown",
+    "Device",
+    "DevicePlan",
+    "ModelShape",
+    "Plan",
+    "auto_fit",
+    "cuda_overhead_mib",
+    "model_shape",
+    "plan",
+    "plan_to_json",
+]
+
+MiB = 1 << 20
+_F32 = 4
+# Every context size llama.cpp allocates is padded to this many cells (llama-context.cpp).
+_CTX_PAD = 256
+
+# llama.cpp's default sliding-window layout per architecture, used when the file has no
+# sliding_window_pattern key: (n_pattern, dense_first, default n_swa or 0 = "only if the file says").
+# From the load_swa_pattern / set_swa_pattern calls in src/models/*.cpp.
+_SWA_DEFAULTS: dict[str, tuple[int, bool, int]] = {
+    "gemma2": (2, False, 4096),
+    "gemma3": (6, False, 0),
+    "gemma-embedding": (6, False, 0),
+    "gemma3n": (5, False, 0),
+    "cohere2": (4, False, 0),
+    "cohere2moe": (4, True, 0),
+    "gpt-oss": (2, False, 0),
+    "exaone4": (4, False, 0),
+    "olmo2": (4, False, 0),
+    "llama4": (4, False, 0),
+    "afmoe": (4, False, 0),
+}
+# Architectures whose hybrid recurrent blocks default to "every Nth block is full attention".
+_FULL_ATTN_INTERVAL_DEFAULT = 4
+
+_BLOCK = re.compile(r"^blk\.(\d+)\.(.+)$")
+_ATTN_TENSORS = ("attn_k.", "attn_qkv.", "attn_kv_a_mqa.", "attn_k_b.")
+
+
+# ---- public data -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Device:
+    """One GPU as the planner sees it. ``free_mib < total_mib`` means other processes hold memory."""
+
+    name: str
+    total_mib: float
+    free_mib: float
+    bandwidth_gbs: float | None = None
+    sm_count: int | None = None
+    compute_capability: str | None = None
+
+
+@dataclass(frozen=True)
+class Breakdown:
+    weights_mib: float = 0.0
+    kv_mib: float = 0.0
+    recurrent_mib: float = 0.0
+    compute_mib: float = 0.0
+    output_mib: float = 0.0
+    overhead_mib: float = 0.0
+
+    @property
+    def total(self) -> float:
+        return (
+            self.weights_mib + self.kv_mib + self.recurrent_mib + self.compute_mib + self.output_mib + self.overhead_mib
+        )
+
+
+@dataclass(frozen=True)
+class DevicePlan:
+    name: str
+    total_mib: float
+    free_mib: float
+    other_mib: float  # held by other processes: total - free
+    weights_mib: float
+    kv_mib: float
+    recurrent_mib: float
+    compute_mib: float
+    output_mib: float
+    overhead_mib: float  # CUDA context and runtime
+    needed_mib: float
+    free_after_mib: float  # free - needed
+    margin_mib: float
+    verdict: str  # "fits" | "tight" | "will not fit"
+    layers: int  # repeating blocks placed here (the output layer not counted)
+    has_output: bool
+
+
+@dataclass(frozen=True)
+class Plan:
+    devices: tuple[DevicePlan, ...]
+    host: Breakdown
+    weights_mib: float
+    kv_mib: float
+    recurrent_mib: float
+    compute_mib: float
+    layers_on_gpu: int  # llama.cpp's count: blocks on a GPU + 1 for the output layer
+    n_layer: int
+    fits: bool
+    verdict: str
+    predicted_tg_tok_s: float | None
+    notes: tuple[str, ...]
+    suggestions: tuple[str, ...]
+    weights_bytes: int  # exact bytes of all placed weights (a tied output copied to a GPU counts twice)
+    settings: LoadSettings
+
+    @property
+    def output_mib(self) -> float:
+        return self.host.output_mib + sum(d.output_mib for d in self.devices)
+
+
+# ---- facts derived once per header -------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ModelShape:
+    """What the planner needs from a header, derived once. Sizes in bytes or elements."""
+
+    arch: str
+    n_layer: int  # n_layer_all: every block in the file (MTP/NextN blocks included)
+    n_embd: int
+    n_vocab: int
+    n_head_max: int
+    q_dim_max: int  # n_head * head_dim_k, the widest layer
+    n_ff_max: int
+    ctx_train: int
+    n_expert: int
+    n_expert_used: int
+    n_ff_exp: int
+    layer_bytes: tuple[int, ...]
+    layer_read_bytes: tuple[float, ...]  # bytes one decoded token reads (only the active experts)
+    embd_bytes: int
+    embd_row_bytes: int
+    output_bytes: int  # output + output_norm (+ token_embd when tied and placed on a GPU)
+    tied_output_bytes: int  # token_embd bytes duplicated as the output matrix; 0 when untied
+    other_bytes: int  # tensors outside blocks, input and output: kept on the host
+    total_bytes: int
+    # (block, K elements per cell, V elements per cell, sliding-window)
+    kv_layers: tuple[tuple[int, int, int, bool], ...]
+    v_max: int
+    v_variable: bool
+    n_swa: int
+    rec_layers: tuple[int, ...]
+    rs_floats: int  # n_embd_r + n_embd_s: F32 values of recurrent state per layer per row
+
+    @property
+    def has_swa(self) -> bool:
+        return any(swa for _, _, _, swa in self.kv_layers)
+
+
+_SHAPES: dict[int, tuple[weakref.ref[GGUFHeader], ModelShape]] = {}
+
+
+def model_shape(header: GGUFHeader) -> ModelShape:
+    """The header's :class:`ModelShape`, computed once per header object."""
+    key = id(header)
+    hit = _SHAPES.get(key)
+    if hit is not None and hit[0]() is header:
+        return hit[1]
+    shape = _derive_shape(header)
+
+    # Keyed by id() because a GGUFHeader is unhashable; the weak reference drops the entry when
+    # the header goes, so a recycled id can never return another file's shape.
+    def forget(_ref: weakref.ref[GGUFHeader], k: int = key) -> None:
+        _SHAPES.pop(k, None)
+
+    _SHAPES[key] = (weakref.ref(header, forget), shape)
+    return shape
+
+
+def _int(value: Any, default: int = 0) -> int:
+    if isinstance(value, bool):
+        return default
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return default
+
+
+def _per_layer(value: Any, n: int, default: int) -> list[int]:
+    """A metadata value that is either one number or one per block (llama.cpp get_key_or_arr)."""
+    if isinstance(value, list):
+        vals = [_int(v, default) for v in value[:n]]
+        return vals + [default] * (n - len(vals))
+    if isinstance(value, ArraySummary):
+        return [default] * n
+    return [_int(value, default)] * n
+
+
+def _derive_shape(h: GGUFHeader) -> ModelShape:
+    arch = h.architecture or "llama"
+    n_layer = h.n_layer or 0
+    n_embd = _int(h.arch_value("embedding_length"))
+    embd = h.tensor("token_embd.weight")
+    n_vocab = embd.shape[1] if embd is not None and len(embd.shape) > 1 else 0
+    if n_vocab == 0:
+        tokens = h.metadata.get("tokenizer.ggml.tokens")
+        n_vocab = len(tokens) if isinstance(tokens, (list, ArraySummary)) else 0
+
+    n_head = _per_layer(h.arch_value("attention.head_count"), n_layer, 0)
+    kv_raw = h.arch_value("attention.head_count_kv")
+    n_head_kv = n_head[:] if kv_raw is None else _per_layer(kv_raw, n_layer, 0)
+    n_ff = _per_layer(h.arch_value("feed_forward_length"), n_layer, 0)
+    head0 = max(n_head) if n_head else 0
+    hd_k = _int(h.arch_value("attention.key_length"), n_embd // head0 if head0 else 0)
+    hd_v = _int(h.arch_value("attention.value_length"), n_embd // head0 if head0 else 0)
+    hd_k_swa = _int(h.arch_value("attention.key_length_swa"), hd_k)
+    hd_v_swa = _int(h.arch_value("attention.value_length_swa"), hd_v)
+
+    # Which tensors sit in which block.
+    layer_bytes = [0] * n_layer
+    layer_read = [0.0] * n_layer
+    has_attn = [False] * n_layer
+    has_ssm = [False] * n_layer
+    n_expert = _int(h.arch_value("expert_count"))
+    used = h.arch_value("expert_used_count")
+    n_expert_used = max(_per_layer(used, max(n_layer, 1), 0)) if used is not None else 0
+    embd_bytes = output_bytes = other_bytes = 0
+    has_output_matrix = False
+    for t in h.tensors:
+        m = _BLOCK.match(t.name)
+        nbytes = t.nbytes
+        if m is not None and int(m.group(1)) < n_layer:
+            il, rest = int(m.group(1)), m.group(2)
+            layer_bytes[il] += nbytes
+            # A token reads only its experts' slices of the merged expert tensors.
+            if "_exps." in rest and n_expert:
+                layer_read[il] += nbytes * n_expert_used / n_expert
+            else:
+                layer_read[il] += nbytes
+            if rest.startswith("ssm_"):
+                has_ssm[il] = True
+            elif rest.startswith(_ATTN_TENSORS):
+                has_attn[il] = True
+        elif t.name.startswith("token_embd."):
+            embd_bytes += nbytes
+        elif t.name.startswith(("output.", "output_norm.")):
+            output_bytes += nbytes
+            has_output_matrix = has_output_matrix or t.name == "output.weight"
+        else:
+            other_bytes += nbytes
+    tied = 0 if has_output_matrix else (embd.nbytes if embd is not None else 0)
+    embd_row = embd.nbytes // max(n_vocab, 1) if embd is not None else 0
+
+    # Sliding-window layers: the file's pattern (array or period), else llama.cpp's default.
+    n_swa = _int(h.arch_value("attention.sliding_window"))
+    default = _SWA_DEFAULTS.get(arch)
+    is_swa = [False] * n_layer
+    pattern = h.arch_value("attention.sliding_window_pattern")
+    if default is not None and default[2] and not n_swa:
+        n_swa = default[2]
+    if n_swa > 0:
+        if isinstance(pattern, list):
+            is_swa = [bool(v) for v in pattern[:n_layer]] + [False] * max(0, n_layer - len(pattern))
+        elif default is not None or pattern is not None:
+            period = _int(pattern, default[0] if default else 0)
+            dense_first = default[1] if default else False
+            for il in range(n_layer):
+                if period == 0:
+                    is_swa[il] = True
+                elif dense_first:
+                    is_swa[il] = il % period != 0
+                else:
+                    is_swa[il] = il % period < period - 1
+    # MTP/NextN blocks at the end never slide (llama-hparams.cpp: set_swa_pattern).
+    n_nextn = _int(h.arch_value("nextn_predict_layers"))
+    for il in range(max(0, n_layer - n_nextn), n_layer):
+        is_swa[il] = False
+
+    # Recurrent blocks: those with ssm_* tensors. A hybrid file may also list them or give the
+    # full-attention interval; the tensors are what llama.cpp ends up building, so they win.
+    rec = [il for il in range(n_layer) if has_ssm[il]]
+    if not rec and h.arch_value("full_attention_interval") is not None and h.arch_value("ssm.state_size"):
+        interval = _int(h.arch_value("full_attention_interval"), _FULL_ATTN_INTERVAL_DEFAULT) or 1
+        rec = [il for il in range(n_layer - n_nextn) if (il + 1) % interval != 0]
+    rec_set = set(rec)
+
+    def hd(il: int) -> tuple[int, int]:
+        return (hd_k_swa, hd_v_swa) if is_swa[il] else (hd_k, hd_v)
+
+    # Attention KV: every non-recurrent block in a hybrid; every block otherwise (llama.cpp
+    # gives all layers a cache unless a filter says no; a layer with no KV heads costs nothing).
+    kv_layers: list[tuple[int, int, int, bool]] = []
+    for il in range(n_layer):
+        if il in rec_set:
+            continue
+        if rec and not has_attn[il]:
+            continue
+        if il >= n_layer - n_nextn:
+            continue  # the main context filters MTP blocks out of its cache
+        k, v = hd(il)
+        kv_layers.append((il, n_head_kv[il] * k, n_head_kv[il] * v, is_swa[il]))
+    v_all = [n_head_kv[il] * hd(il)[1] for il in range(n_layer)]
+    v_max = max(v_all) if v_all else 0
+    v_variable = len(set(v_all)) > 1
+
+    # Recurrent state widths (llama-hparams.cpp n_embd_r / n_embd_s, Mamba and Gated DeltaNet).
+    d_conv = _int(h.arch_value("ssm.conv_kernel"))
+    d_inner = _int(h.arch_value("ssm.inner_size"))
+    d_state = _int(h.arch_value("ssm.state_size"))
+    n_group = _int(h.arch_value("ssm.group_count"))
+    n_embd_r = (d_conv - 1 if d_conv > 0 else 0) * (d_inner + 2 * n_group * d_state)
+    n_embd_s = d_state * d_inner
+
+    q_dims = [n_head[il] * hd(il)[0] for il in range(n_layer)]
+    return ModelShape(
+        arch=arch,
+        n_layer=n_layer,
+        n_embd=n_embd,
+        n_vocab=n_vocab,
+        n_head_max=head0,
+        q_dim_max=max(q_dims) if q_dims else 0,
+        n_ff_max=max(n_ff) if n_ff else 0,
+        ctx_train=h.context_length or 0,
+        n_expert=n_expert,
+        n_expert_used=n_expert_used,
+        n_ff_exp=_int(h.arch_value("expert_feed_forward_length")),
+        layer_bytes=tuple(layer_bytes),
+        layer_read_bytes=tuple(layer_read),
+        embd_bytes=embd_bytes,
+        embd_row_bytes=embd_row,
+        output_bytes=output_bytes,
+        tied_output_bytes=tied,
+        other_bytes=other_bytes,
+        total_bytes=h.tensor_bytes,
+        kv_layers=tuple(kv_layers),
+        v_max=v_max,
+        v_variable=v_variable,
+        n_swa=n_swa,
+        rec_layers=tuple(rec),
+        rs_floats=n_embd_r + n_embd_s,
+    )
+
+
+# ---- llama.cpp's arithmetic --------------------------------------------------------------------
+
+
+def _pad(x: int, n: int = _CTX_PAD) -> int:
+    return -(-x // n) * n
+
+
+def _row_bytes(type_name: str, n: int) -> int:
+    t = GGML_TYPES_BY_NAME[type_name.upper()]
+    return n // t.block_size * t.type_size
+
+
+@dataclass(frozen=True)
+class _Context:
+    """The context sizes llama.cpp derives from the settings (llama_context constructor)."""
+
+    n_seq: int
+    n_stream: int
+    cells: int  # per stream, full-attention layers
+    swa_cells: int  # per stream, sliding-window layers
+    n_ubatch: int
+    flash_attn: bool
+
+
+def _context(shape: ModelShape, s: LoadSettings) -> _Context:
+    n_seq = max(1, s.n_parallel)
+    n_ctx = s.n_ctx if s.n_ctx > 0 else shape.ctx_train
+    n_batch = min(n_ctx, s.n_batch)  # causal attention: a batch never exceeds the context
+    n_ubatch = min(n_batch, s.n_ubatch)
+    n_ctx = _pad(n_ctx)
+    # kv_unified is llama.cpp's default (false): one stream per sequence, each padded to 256.
+    cells = _pad(n_ctx // n_seq)
+    swa_cells = cells if s.swa_full else min(cells, _pad(shape.n_swa + n_ubatch))
+    # "auto" resolves to on wherever the backend has the kernel; both CPU and CUDA do for the
+    # head sizes of the families covered, and a quantized V cache forces it on.
+    fa = s.flash_attn != "off"
+    return _Context(n_seq, n_seq, cells, swa_cells, n_ubatch, fa)
+
+
+def _layer_kv_bytes(shape: ModelShape, c: _Context, s: LoadSettings) -> dict[int, int]:
+    out: dict[int, int] = {}
+    for il, k, v, swa in shape.kv_layers:
+        cells = (c.swa_cells if swa else c.cells) * c.n_stream
+        # Without flash attention V is stored transposed and padded to the widest layer.
+        v_width = shape.v_max if (not c.flash_attn and shape.v_variable) else v
+        out[il] = (_row_bytes(s.cache_type_k, k) + _row_bytes(s.cache_type_v, v_width)) * cells
+    return out
+
+
+def _rs_bytes_per_layer(shape: ModelShape, c: _Context) -> int:
+    # rows = mem_size * (1 + n_rs_seq); llama-cpp-python leaves n_rs_seq at 0.
+    return shape.rs_floats * _F32 * max(1, c.n_seq)
+
+
+def _compute_bytes(shape: ModelShape, c: _Context, *, with_output: bool, with_layers: bool) -> float:
+    """The compute buffer: the peak of the tensors live at once during the worst-case ubatch.
+
+    Calibrated against the installed llama.cpp's dry runs (CPU) and published CUDA logs; see
+    docs/memory-model.md. Terms: H the hidden state, Q the query, L the logits (the reserve pass
+    asks for an output per token), M the attention masks (F16 with flash attention, F32
+    without), KQ the attention scores without flash attention.
+    """
+    ub = c.n_ubatch
+    h = shape.n_embd * ub * _F32
+    q = max(shape.q_dim_max, shape.n_embd) * ub * _F32
+    mask_elt = 2 if c.flash_attn else 4
+    has_full = any(not swa for _, _, _, swa in shape.kv_layers)
+    n_kv_max = c.cells if has_full else c.swa_cells
+    masks = 0
+    if shape.kv_layers:
+        masks += (c.cells if has_full else 0) * ub * mask_elt
+        masks += (c.swa_cells if shape.has_swa else 0) * ub * mask_elt
+    moe = shape.n_expert_used * shape.n_ff_exp * ub * _F32 if shape.n_expert else 0
+    peak = 0.0
+    if with_output:
+        logits = shape.n_vocab * ub * _F32
+        # Interleaved sliding-window models keep two more hidden-sized tensors live here
+        # (measured on gemma2/gemma3 shapes).
+        swa_extra = 2 * h if shape.has_swa else 0
+        peak = logits + 2 * q + (0.5 if c.flash_attn else 1.0) * masks + moe + swa_extra
+    if with_layers:
+        ffn = 3 * shape.n_ff_max * ub * _F32 + 2 * h if not shape.n_expert else 3 * moe + 4 * h
+        peak = max(peak, ffn + masks)
+        if not c.flash_attn and shape.kv_layers:
+            kq = n_kv_max * ub * shape.n_head_max * _F32
+            peak = max(peak, kq + masks + 2 * h + 3 * q)
+    return peak
+
+
+def _host_compute_with_gpu(shape: ModelShape, c: _Context) -> float:
+    # With the layers on a GPU the host buffer holds the graph inputs: the embedded tokens and
+    # the masks (matches CUDA_Host compute buffer lines in published logs).
+    ub = c.n_ubatch
+    masks = 0
+    if shape.kv_layers:
+        elt = 2 if c.flash_attn else 4
+        masks = c.cells * ub * elt + (c.swa_cells * ub * elt if shape.has_swa else 0)
+    return shape.n_embd * ub * _F32 + masks
+
+
+def cuda_overhead_mib(device: Device) -> float:
+    """CUDA context + cuBLAS/runtime workspace llama.cpp's process holds on a card.
+
+    An assumption, not a measurement: ~200 MiB base plus ~3 MiB per SM, which gives ~440 MiB on a
+    V100 (80 SMs), ~320 MiB on a T4 and ~580 MiB on a 4090. Unknown SM count: 400 MiB.
+    """
+    if device.sm_count is None:
+        return 400.0
+    return 200.0 + 3.0 * device.sm_count
+
+
+# ---- placement -------------------------------------------------------------------------------
+
+
+def _gpu_layers(settings: LoadSettings, n_layer: int, n_devices: int) -> int:
+    if n_devices == 0:
+        return 0
+    if settings.n_gpu_layers >= ALL_LAYERS or settings.n_gpu_layers < 0:
+        return n_layer + 1
+    return min(settings.n_gpu_layers, n_layer + 1)
+
+
+def _placement(n_layer: int, ngl: int, devices: Sequence[Device]) -> list[int]:
+    """Device index for every block and, last, for the output layer; -1 is the host.
+
+    llama.cpp: i_gpu_start = max(n_layer + 1 - ngl, 0); blocks from there and the output layer
+    are spread over the GPUs in proportion to their free memory.
+    """
+    where = [-1] * (n_layer + 1)
+    if ngl <= 0 or not devices:
+        return where
+    start = max(n_layer + 1 - ngl, 0)
+    act = min(ngl, n_layer + 1)
+    free = [max(d.free_mib, 0.0) for d in devices]
+    total = sum(free) or float(len(devices))
+    cum: list[float] = []
+    run = 0.0
+    for f in free if sum(free) else [1.0] * len(devices):
+        run += f
+        cum.append(run / total)
+    for il in range(start, n_layer + 1):
+        idx = bisect.bisect_right(cum, (il - start) / act)
+        where[il] = min(idx, len(devices) - 1)
+    return where
+
+
+# ---- the plan -------------------------------------------------------------------------------
+
+
+@dataclass
+class _Tally:
+    weights: int = 0
+    kv: int = 0
+    rs: int = 0
+    compute: float = 0.0
+    output: int = 0
+    layers: int = 0
+    has_output: bool = False
+    read_bytes: float = 0.0
+
+
+def _tally(shape: ModelShape, s: LoadSettings, devices: Sequence[Device]) -> tuple[list[_Tally], _Tally, _Context]:
+    c = _context(shape, s)
+    n = shape.n_layer
+    ngl = _gpu_layers(s, n, len(devices))
+    where = _placement(n, ngl, devices)
+    gpus = [_Tally() for _ in devices]
+    host = _Tally()
+
+    def slot(idx: int) -> _Tally:
+        return host if idx < 0 else gpus[idx]
+
+    kv = _layer_kv_bytes(shape, c, s)
+    rs_layer = _rs_bytes_per_layer(shape, c)
+    rec = set(shape.rec_layers)
+    for il in range(n):
+        t = slot(where[il])
+        t.weights += shape.layer_bytes[il]
+        t.read_bytes += shape.layer_read_bytes[il]
+        t.kv += kv.get(il, 0)
+        if il in rec:
+            t.rs += rs_layer
+        if where[il] >= 0:
+            t.layers += 1
+    out = slot(where[n])
+    out.has_output = True
+    out.weights += shape.output_bytes
+    out.read_bytes += shape.output_bytes
+    if where[n] >= 0:
+        # A tied output matrix is token_embd, duplicated onto the GPU; on the host it is shared.
+        out.weights += shape.tied_output_bytes
+    out.read_bytes += shape.tied_output_bytes
+    host.weights += shape.embd_bytes + shape.other_bytes
+    host.read_bytes += shape.embd_row_bytes  # a lookup: one row per token
+
+    # Output buffer: logits for n_seq outputs, in host memory (pinned when a GPU is used).
+    host.output = shape.n_vocab * c.n_seq * _F32
+
+    if devices:
+        for t in gpus:
+            # Every GPU backend reserves a compute buffer; the one holding the output layer also
+            # holds the logits. With no layers at all it still gets the offloaded big matmuls.
+            t.compute = _compute_bytes(shape, c, with_output=t.has_output, with_layers=True)
+        host.compute = _host_compute_with_gpu(shape, c)
+        if host.layers or any(where[il] < 0 for il in range(n)) or host.has_output:
+            host.compute = max(
+                host.compute,
+                _compute_bytes(shape, c, with_output=host.has_output, with_layers=True),
+            )
+    else:
+        host.compute = _compute_bytes(shape, c, with_output=True, with_layers=True)
+    return gpus, host, c
+
+
+def _verdict(free_after: float, margin: float) -> str:
+    if free_after < 0:
+        return "will not fit"
+    if free_after < margin:
+        return "tight"
+    return "fits"
+
+
+_ORDER = {"fits": 0, "tight": 1, "will not fit": 2}
+
+
+def _evaluate(shape: ModelShape, s: LoadSettings, devices: Sequence[Device], margin: float) -> list[float]:
+    """free_after_mib per device: the inner loop of every search."""
+    gpus, _, _ = _tally(shape, s, devices)
+    return [
+        d.free_mib - ((t.weights + t.kv + t.rs) / MiB + t.compute / MiB + cuda_overhead_mib(d))
+        for d, t in zip(devices, gpus, strict=True)
+    ]
+
+
+def _fits(shape: ModelShape, s: LoadSettings, devices: Sequence[Device], margin: float) -> bool:
+    return all(f >= margin for f in _evaluate(shape, s, devices, margin))
+
+
+def _speed(
+    shape: ModelShape, gpus: list[_Tally], host: _Tally, devices: Sequence[Device], ram_bandwidth_gbs: float | None
+) -> float | None:
+    """Decode ceiling: every byte a token reads, at each memory's bandwidth (GB = 10^9 bytes)."""
+    seconds = 0.0
+    for d, t in zip(devices, gpus, strict=True):
+        if t.read_bytes <= 0:
+            continue
+        if not d.bandwidth_gbs:
+            return None
+        seconds += t.read_bytes / (d.bandwidth_gbs * 1e9)
+    if ram_bandwidth_gbs:
+        seconds += host.read_bytes / (ram_bandwidth_gbs * 1e9)
+    elif host.read_bytes > shape.embd_row_bytes:
+        # Weights are read from host memory and its bandwidth is unknown. (The embedding row
+        # alone is negligible and is left out when the RAM figure is missing.)
+        return None
+    return 1.0 / seconds if seconds > 0 else None
+
+
+def plan(
+    header: GGUFHeader,
+    settings: LoadSettings,
+    devices: Sequence[Device],
+    *,
+    margin_mib: float = 1024.0,
+    ram_bandwidth_gbs: float | None = None,
+) -> Plan:
+    """Where every MiB goes for ``settings`` on ``devices`` (empty: a CPU-only load)."""
+    shape = model_shape(header)
+    return _plan(shape, settings, tuple(devices), margin_mib, ram_bandwidth_gbs, with_suggestions=True)
+
+
+def _plan(
+    shape: ModelShape,
+    s: LoadSettings,
+    devices: tuple[Device, ...],
+    margin: float,
+    ram_bw: float | None,
+    *,
+    with_suggestions: bool,
+) -> Plan:
+    gpus, host, c = _tally(shape, s, devices)
+    dplans: list[DevicePlan] = []
+    for d, t in zip(devices, gpus, strict=True):
+        overhead = cuda_overhead_mib(d)
+        needed = (t.weights + t.kv + t.rs) / MiB + t.compute / MiB + overhead
+        free_after = d.free_mib - needed
+        dplans.append(
+            DevicePlan(
+                name=d.name,
+                total_mib=d.total_mib,
+                free_mib=d.free_mib,
+                other_mib=d.total_mib - d.free_mib,
+                weights_mib=t.weights / MiB,
+                kv_mib=t.kv / MiB,
+                recurrent_mib=t.rs / MiB,
+                compute_mib=t.compute / MiB,
+                output_mib=0.0,
+                overhead_mib=overhead,
+                needed_mib=needed,
+                free_after_mib=free_after,
+                margin_mib=margin,
+                verdict=_verdict(free_after, margin),
+                layers=t.layers,
+                has_output=t.has_output,
+            )
+        )
+    hb = Breakdown(
+        weights_mib=host.weights / MiB,
+        kv_mib=host.kv / MiB,
+        recurrent_mib=host.rs / MiB,
+        compute_mib=host.compute / MiB,
+        output_mib=host.output / MiB,
+    )
+    verdict = max((p.verdict for p in dplans), key=_ORDER.__getitem__, default="fits")
+    fits = verdict == "fits"
+    all_t = [*gpus, host]
+    notes = _notes(shape, s, c, devices, gpus)
+    p = Plan(
+        devices=tuple(dplans),
+        host=hb,
+        weights_mib=sum(t.weights for t in all_t) / MiB,
+        kv_mib=sum(t.kv for t in all_t) / MiB,
+        recurrent_mib=sum(t.rs for t in all_t) / MiB,
+        compute_mib=sum(t.compute for t in all_t) / MiB,
+        layers_on_gpu=sum(t.layers for t in gpus) + (1 if any(t.has_output for t in gpus) else 0),
+        n_layer=shape.n_layer,
+        fits=fits,
+        verdict=verdict,
+        predicted_tg_tok_s=_speed(shape, gpus, host, devices, ram_bw),
+        notes=notes,
+        suggestions=(),
+        weights_bytes=sum(t.weights for t in all_t),
+        settings=s,
+    )
+    if with_suggestions and not fits and devices:
+        p = replace(p, suggestions=_suggestions(shape, s, devices, margin, ram_bw, p))
+    return p
+
+
+def _notes(
+    shape: ModelShape, s: LoadSettings, c: _Context, devices: Sequence[Device], gpus: list[_Tally]
+) -> tuple[str, ...]:
+    notes: list[str] = []
+    if shape.rec_layers:
+        notes.append(
+            f"{len(shape.kv_layers)} of {shape.n_layer} blocks use attention KV; "
+            f"{len(shape.rec_layers)} keep a fixed recurrent state per sequence"
+        )
+    if shape.has_swa and not s.swa_full:
+        notes.append(f"sliding-window layers keep {c.swa_cells} cells (window {shape.n_swa})")
+    if c.n_seq > 1:
+        notes.append(f"{c.n_seq} parallel slots: each sequence gets {c.cells} cells of context")
+    if shape.tied_output_bytes and any(t.has_output for t in gpus):
+        notes.append("the output layer shares token_embd; the GPU holds its own copy of it")
+    if not devices:
+        notes.append("CPU-only: everything is in host memory")
+    if devices and s.n_ctx > 0 and shape.ctx_train and s.n_ctx > shape.ctx_train:
+        notes.append(f"context {s.n_ctx} is past the trained {shape.ctx_train}")
+    return tuple(notes)
+
+
+# ---- suggestions and auto-fit -------------------------------------------------------------------
+
+
+def _max_gpu_layers(shape: ModelShape, s: LoadSettings, devices: Sequence[Device], margin: float) -> int:
+    """Most layers (llama.cpp count, 0..n_layer+1) that fit; fitting shrinks as layers grow."""
+    lo, hi = 0, shape.n_layer + 1
+    if not _fits(shape, s.with_values(n_gpu_layers=lo), devices, margin):
+        return -1
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if _fits(shape, s.with_values(n_gpu_layers=mid), devices, margin):
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def _max_ctx(shape: ModelShape, s: LoadSettings, devices: Sequence[Device], margin: float, top: int) -> int | None:
+    """Largest context (a multiple of 256, at least 256) that fits, or None."""
+    step = CONTEXT.step
+    lo, hi = 1, max(1, top // step)
+    if not _fits(shape, s.with_values(n_ctx=lo * step), devices, margin):
+        return None
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if _fits(shape, s.with_values(n_ctx=mid * step), devices, margin):
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo * step
+
+
+def _suggestions(
+    shape: ModelShape,
+    s: LoadSettings,
+    devices: Sequence[Device],
+    margin: float,
+    ram_bw: float | None,
+    current: Plan,
+) -> tuple[str, ...]:
+    out: list[str] = []
+    n_all = shape.n_layer + 1
+    ngl = _gpu_layers(s, shape.n_layer, len(devices))
+    best = _max_gpu_layers(shape, s, devices, margin)
+    if 0 <= best < ngl:
+        p = _plan(shape, s.with_values(n_gpu_layers=best), tuple(devices), margin, ram_bw, with_suggestions=False)
+        speed = f", decode ceiling ~{p.predicted_tg_tok_s:.0f} tok/s" if p.predicted_tg_tok_s else ""
+        out.append(f"Put {best} of {n_all} layers on the GPU (--ngl {best}) to keep the margin{speed}")
+    ctx = _max_ctx(shape, s, devices, margin, min(s.n_ctx, shape.ctx_train or s.n_ctx) - 1)
+    if ctx is not None and ctx < s.n_ctx:
+        out.append(f"Lower the context to {ctx} (--ctx {ctx}) with everything else unchanged")
+    if s.cache_type_k in ("f16", "bf16", "f32") or s.cache_type_v in ("f16", "bf16", "f32"):
+        q8 = s.with_values(
+            cache_type_k="q8_0", cache_type_v="q8_0", flash_attn="on" if s.flash_attn == "off" else s.flash_attn
+        )
+        if _fits(shape, q8, devices, margin):
+            out.append("Use a q8_0 K/V cache (--cache-type-k q8_0 --cache-type-v q8_0; needs flash attention)")
+    if s.n_parallel > 1 and _fits(shape, s.with_values(n_parallel=1), devices, margin):
+        out.append(f"Serve one sequence instead of {s.n_parallel} (--parallel 1)")
+    worst = min(d.free_after_mib - margin for d in current.devices)
+    if worst < 0:
+        total_gib = shape.total_bytes / (1 << 30)
+        target = total_gib + worst / 1024
+        if target > 0:
+            out.append(
+                f"A smaller quant: this file is {total_gib:.1f} GiB; about {target:.1f} GiB or less would fit "
+                "fully offloaded at these settings"
+            )
+    return tuple(out)
+
+
+def auto_fit(
+    header: GGUFHeader,
+    settings: LoadSettings,
+    devices: Sequence[Device],
+    *,
+    pinned: frozenset[str] = frozenset(),
+    margin_mib: float = 1024.0,
+    max_ctx: int | None = None,
+) -> LoadSettings:
+    """The most GPU layers, then the largest context (steps of 256), that keep the margin.
+
+    Fields named in ``pinned`` are left as given. Context never goes past ``max_ctx`` or the
+    trained context. If nothing fits, the result is the least demanding setting (no GPU layers,
+    the smallest context) so the caller can show why.
+    """
+    shape = model_shape(header)
+    devs = tuple(devices)
+    s = settings
+    top_ctx = max_ctx or shape.ctx_train or CONTEXT.maximum
+    if shape.ctx_train:
+        top_ctx = min(top_ctx, shape.ctx_train)
+    top_ctx = max(CONTEXT.minimum, min(top_ctx, CONTEXT.maximum))
+    if not devs:
+        if "n_ctx" not in pinned:
+            s = s.with_values(n_ctx=top_ctx // CONTEXT.step * CONTEXT.step)
+        return s
+    if "n_gpu_layers" not in pinned:
+        probe = s if "n_ctx" in pinned else s.with_values(n_ctx=CONTEXT.minimum)
+        best = _max_gpu_layers(shape, probe, devs, margin_mib)
+        n_all = shape.n_layer + 1
+        s = s.with_values(n_gpu_layers=ALL_LAYERS if best >= n_all else max(best, 0))
+    if "n_ctx" not in pinned:
+        ctx = _max_ctx(shape, s, devs, margin_mib, top_ctx)
+        s = s.with_values(n_ctx=ctx if ctx is not None else CONTEXT.minimum)
+    return s
+
+
+# ---- JSON --------------------------------------------------------------------------------------
+
+
+def _r(x: float) -> float:
+    return round(float(x), 2)
+
+
+def plan_to_json(p: Plan) -> dict[str, Any]:
+    """The ``tightfit plan --json`` document (design.md). Sizes in MiB."""
+    devices = []
+    for d in p.devices:
+        devices.append(
+            {
+                "name": d.name,
+                "total_mib": _r(d.total_mib),
+                "free_mib": _r(d.free_mib),
+                "other_mib": _r(d.other_mib),
+                "weights_mib": _r(d.weights_mib),
+                "kv_mib": _r(d.kv_mib),
+                "recurrent_mib": _r(d.recurrent_mib),
+                "compute_mib": _r(d.compute_mib),
+                "output_mib": _r(d.output_mib),
+                "overhead_mib": _r(d.overhead_mib),
+                "needed_mib": _r(d.needed_mib),
+                "free_after_mib": _r(d.free_after_mib),
+                "margin_mib": _r(d.margin_mib),
+                "verdict": d.verdict,
+                "layers": d.layers,
+                "has_output": d.has_output,
+            }
+        )
+    h = p.host
+    return {
+        "weights_mib": _r(p.weights_mib),
+        "kv_mib": _r(p.kv_mib),
+        "recurrent_mib": _r(p.recurrent_mib),
+        "compute_mib": _r(p.compute_mib),
+        "output_mib": _r(p.output_mib),
+        "devices": devices,
+        "host": {
+            "weights_mib": _r(h.weights_mib),
+            "kv_mib": _r(h.kv_mib),
+            "recurrent_mib": _r(h.recurrent_mib),
+            "compute_mib": _r(h.compute_mib),
+            "output_mib": _r(h.output_mib),
+            "overhead_mib": _r(h.overhead_mib),
+            "needed_mib": _r(h.total),
+        },
+        "layers_on_gpu": p.layers_on_gpu,
+        "n_layer": p.n_layer,
+        "fits": p.fits,
+        "verdict": p.verdict,
+        "predicted_tg_tok_s": None if p.predicted_tg_tok_s is None else round(p.predicted_tg_tok_s, 1),
+        "notes": list(p.notes),
+        "suggestions": list(p.suggestions),
+        "settings": asdict(p.settings),
+    }

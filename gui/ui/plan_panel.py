@@ -1,0 +1,260 @@
+"""The memory plan beside the sliders: target device, VRAM bars, verdict, speed ceiling, auto-fit, verify."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDoubleSpinBox,
+    QGridLayout,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
+
+from gui.core import protocol as p
+from gui.core.cards import CARDS, Card, custom_card
+from gui.core.planner import Device, Plan
+from gui.services.devices import device_from_card, device_from_gpu
+from gui.services.nvml import GpuInfo
+from gui.ui.vram_bar import SEGMENTS, VERDICT_COLOURS, VramBar
+
+CPU_ONLY = "cpu"
+CUSTOM = "custom"
+
+
+@dataclass(frozen=True)
+class Target:
+    """What the plan is for: measured GPUs, a catalog card, a custom card, or the CPU alone."""
+
+    key: str
+    label: str
+    devices: tuple[Device, ...]
+    measured: bool
+    simulated: bool = False
+
+
+def format_verify(result: p.DryRunResult, plan: Plan | None) -> str:
+    if not result.ok:
+        return f"llama.cpp dry run failed: {result.error}"
+    compute = sum(result.compute_mib.values())
+    parts = [f"weights {result.weights_bytes / (1 << 20):,.1f} MiB"]
+    if plan is not None:
+        parts = [
+            f"weights {result.weights_bytes / (1 << 20):,.1f} MiB (plan {plan.weights_mib:,.1f})",
+            f"KV {result.kv_mib:,.2f} MiB (plan {plan.kv_mib:,.2f})",
+            f"compute {compute:,.1f} MiB (plan {plan.compute_mib:,.1f})",
+        ]
+        if result.recurrent_mib or plan.recurrent_mib:
+            parts.append(f"recurrent {result.recurrent_mib:,.2f} MiB (plan {plan.recurrent_mib:,.2f})")
+    else:
+        parts += [f"KV {result.kv_mib:,.2f} MiB", f"compute {compute:,.1f} MiB"]
+    where = ", ".join(result.compute_mib) or "host"
+    return f"llama.cpp's own dry run ({where}, {result.elapsed_ms:.0f} ms): " + "; ".join(parts)
+
+
+class PlanPanel(QWidget):
+    target_changed = Signal()
+    auto_fit_requested = Signal()
+    verify_requested = Signal()
+
+    def __init__(self, parent: QWidget | None = None, simulated: Card | None = None) -> None:
+        super().__init__(parent)
+        self.simulated = simulated
+        self.targets: list[Target] = []
+        self._user_chose = False  # once the user picks a target, refreshes keep it
+        self.plan: Plan | None = None
+        self.target_combo = QComboBox(self)
+        self.target_combo.setAccessibleName("Plan for device")
+        self.custom_vram = QSpinBox(self)
+        self.custom_vram.setRange(256, 1 << 20)
+        self.custom_vram.setSingleStep(1024)
+        self.custom_vram.setValue(16384)
+        self.custom_vram.setSuffix(" MiB")
+        self.custom_vram.setAccessibleName("Custom card memory")
+        self.custom_bw = QDoubleSpinBox(self)
+        self.custom_bw.setRange(10, 10000)
+        self.custom_bw.setValue(900)
+        self.custom_bw.setSuffix(" GB/s")
+        self.custom_bw.setAccessibleName("Custom card bandwidth")
+        self.mode_label = QLabel(self)
+        self.mode_label.setWordWrap(True)
+        self.mode_label.setAccessibleName("Planning mode")
+        self.bars: list[VramBar] = []
+        self.bars_box = QVBoxLayout()
+        self.host_label = QLabel(self)
+        self.host_label.setWordWrap(True)
+        self.verdict_label = QLabel(self)
+        self.verdict_label.setWordWrap(True)
+        self.verdict_label.setAccessibleName("Plan verdict")
+        self.verdict_label.setTextFormat(Qt.TextFormat.RichText)
+        self.margin = QSpinBox(self)
+        self.margin.setRange(0, 8192)
+        self.margin.setSingleStep(256)
+        self.margin.setValue(1024)
+        self.margin.setSuffix(" MiB")
+        self.margin.setToolTip("Memory kept free on each GPU, as llama.cpp's --fit does (1024 MiB by default).")
+        self.margin.setAccessibleName("Safety margin")
+        self.auto_fit_button = QPushButton("Auto-fit", self)
+        self.auto_fit_button.setToolTip("Most GPU layers, then the largest context, that fit with the margin. "
+                                        "Pinned settings stay.")  # fmt: skip
+        self.verify_button = QPushButton("Verify", self)
+        self.verify_button.setToolTip("Ask llama.cpp for its own dry run of these settings (reads no weights).")
+        self.verify_label = QLabel(self)
+        self.verify_label.setWordWrap(True)
+        self.verify_label.setAccessibleName("Verify result")
+        self.verify_label.setStyleSheet("color: #444")
+
+        top = QGridLayout()
+        top.addWidget(QLabel("Plan for", self), 0, 0)
+        top.addWidget(self.target_combo, 0, 1, 1, 3)
+        top.addWidget(self.custom_vram, 1, 1)
+        top.addWidget(self.custom_bw, 1, 2)
+        legend = QLabel(self)
+        legend.setTextFormat(Qt.TextFormat.RichText)
+        legend.setText(
+            " ".join(f'<span style="color:{s.colour}">■</span>&nbsp;{s.label}' for s in SEGMENTS)
+            + ' <span style="color:#555">▒</span>&nbsp;margin'
+        )
+        legend.setWordWrap(True)
+        legend.setStyleSheet("font-size: 8pt")
+        buttons = QHBoxLayout()
+        buttons.addWidget(QLabel("Margin", self))
+        buttons.addWidget(self.margin)
+        buttons.addStretch(1)
+        buttons.addWidget(self.verify_button)
+        buttons.addWidget(self.auto_fit_button)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addLayout(top)
+        layout.addWidget(self.mode_label)
+        layout.addLayout(self.bars_box)
+        layout.addWidget(legend)
+        layout.addWidget(self.host_label)
+        layout.addWidget(self.verdict_label)
+        layout.addLayout(buttons)
+        layout.addWidget(self.verify_label)
+
+        self.target_combo.currentIndexChanged.connect(self._target_changed)
+        self.target_combo.activated.connect(self._chosen_by_user)
+        self.custom_vram.valueChanged.connect(self._target_changed)
+        self.custom_bw.valueChanged.connect(self._target_changed)
+        self.margin.valueChanged.connect(lambda _: self.target_changed.emit())
+        self.auto_fit_button.clicked.connect(self.auto_fit_requested)
+        self.verify_button.clicked.connect(self.verify_requested)
+        self.set_targets([], "looking for GPUs…")
+
+    # ---- targets --------------------------------------------------------------------------
+
+    def set_targets(self, gpus: list[GpuInfo], why_none: str) -> None:
+        simulated = self.simulated
+        targets: list[Target] = []
+        if simulated is not None:
+            label = f"SIMULATED {simulated.name}"
+            targets.append(
+                Target(f"sim:{simulated.key}", label, (device_from_card(simulated, name=label),), False, True)
+            )
+        if gpus:
+            devices = tuple(device_from_gpu(g) for g in gpus)
+            label = ", ".join(d.name for d in devices) + " (measured)"
+            targets.append(Target("detected", label, devices, True))
+        targets += [Target(k, f"{c.name} (catalog)", (device_from_card(c),), False) for k, c in CARDS.items()]
+        targets.append(Target(CUSTOM, "Custom card…", (), False))
+        targets.append(Target(CPU_ONLY, "CPU only (no GPU offload)", (), False))
+        self.why_none = why_none
+        previous = self.current_target().key if self.targets else None
+        self.targets = targets
+        self.target_combo.blockSignals(True)
+        self.target_combo.clear()
+        for target in targets:
+            self.target_combo.addItem(target.label, target.key)
+        keys = [t.key for t in targets]
+        default = previous if self._user_chose and previous in keys else keys[0]
+        self.target_combo.setCurrentIndex(keys.index(default))
+        self.target_combo.blockSignals(False)
+        self._target_changed()
+
+    def _chosen_by_user(self, *_: object) -> None:
+        self._user_chose = True
+
+    def current_target(self) -> Target:
+        target = self.targets[max(0, self.target_combo.currentIndex())]
+        if target.key == CUSTOM:
+            card = custom_card(self.custom_vram.value(), self.custom_bw.value())
+            return Target(CUSTOM, target.label, (device_from_card(card),), False)
+        return target
+
+    def select_target(self, key: str) -> None:
+        keys = [t.key for t in self.targets]
+        self.target_combo.setCurrentIndex(keys.index(key))
+
+    def devices(self) -> tuple[Device, ...]:
+        return self.current_target().devices
+
+    def _target_changed(self, *_: object) -> None:
+        target = self.current_target()
+        custom = target.key == CUSTOM
+        self.custom_vram.setVisible(custom)
+        self.custom_bw.setVisible(custom)
+        if target.simulated:
+            mode = "SIMULATED card: planning against a simulated GPU, not a real one."
+            style = "color: #8a2be2; font-weight: bold"
+        elif target.measured:
+            mode = "Measured: free memory read from the driver just now."
+            style = "color: #2e7d32"
+        elif target.key == CPU_ONLY:
+            mode = "Planning a CPU-only load."
+            style = "color: #444"
+        else:
+            why = f" — {self.why_none}" if self.why_none else ""
+            mode = f"Planning, not measuring{why}: these are catalog figures for the card you pick."
+            style = "color: #b26a00"
+        self.mode_label.setText(mode)
+        self.mode_label.setStyleSheet(style)
+        self.target_changed.emit()
+
+    # ---- plan ---------------------------------------------------------------------------------
+
+    def show_plan(self, plan: Plan | None, problem: str = "") -> None:
+        self.plan = plan
+        devices = plan.devices if plan else ()
+        while len(self.bars) < len(devices):
+            bar = VramBar(self)
+            self.bars.append(bar)
+            self.bars_box.addWidget(bar)
+        for i, bar in enumerate(self.bars):
+            bar.setVisible(i < len(devices))
+            bar.set_plan(devices[i] if i < len(devices) else None)
+        if plan is None:
+            self.host_label.setText("")
+            self.verdict_label.setText(problem or "Select a model to see its memory plan.")
+            return
+        host = plan.host
+        self.host_label.setText(
+            f"Host RAM: weights {host.weights_mib / 1024:.2f} GiB, KV {host.kv_mib:,.0f} MiB, "
+            f"compute {host.compute_mib:,.0f} MiB — {host.total / 1024:.2f} GiB in all. "
+            f"{plan.layers_on_gpu} of {plan.n_layer + 1} layers on the GPU."
+        )
+        colour = VERDICT_COLOURS.get(plan.verdict, "#202124")
+        speed = (
+            f" Decode ceiling ≈ <b>{plan.predicted_tg_tok_s:.0f} tok/s</b> (memory bandwidth bound)."
+            if plan.predicted_tg_tok_s
+            else ""
+        )
+        text = f'<b style="color:{colour}">{plan.verdict.capitalize()}.</b>{speed}'
+        if plan.suggestions and plan.verdict != "fits":
+            text += "<br>To make it fit: " + "; ".join(plan.suggestions) + "."
+        self.verdict_label.setText(text)
+
+    def show_verify(self, result: p.DryRunResult | None, pending: bool = False) -> None:
+        if pending:
+            self.verify_label.setText("Asking llama.cpp for its dry run…")
+        elif result is None:
+            self.verify_label.setText("")
+        else:
+            self.verify_label.setText(format_verify(result, self.plan))

@@ -1,0 +1,122 @@
+"""The VRAM budget bar: where every MiB of a device goes, against its total, its free memory and the margin."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from PySide6.QtCore import QPoint, QRectF, QSize, Qt
+from PySide6.QtGui import QBrush, QColor, QFont, QMouseEvent, QPainter, QPaintEvent, QPen
+from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
+
+from gui.core.planner import DevicePlan
+
+VERDICT_COLOURS = {"fits": "#2e7d32", "tight": "#b26a00", "will not fit": "#c62828"}
+
+
+@dataclass(frozen=True)
+class Segment:
+    key: str
+    label: str
+    colour: str
+
+
+# Drawn left to right in this order; "other" (memory other processes hold) comes first, as it is taken already.
+SEGMENTS = (
+    Segment("other_mib", "Other processes", "#5f6368"),
+    Segment("overhead_mib", "CUDA context and runtime", "#9aa0a6"),
+    Segment("weights_mib", "Weights", "#3b6fd4"),
+    Segment("kv_mib", "KV cache", "#2e9d5b"),
+    Segment("recurrent_mib", "Recurrent state", "#17a2b8"),
+    Segment("compute_mib", "Compute buffer", "#e08a1e"),
+    Segment("output_mib", "Output buffer", "#b07cc6"),
+)
+
+
+def describe_device(plan: DevicePlan) -> str:
+    gib = 1024.0
+    if plan.free_after_mib >= plan.margin_mib:
+        room = f"{plan.free_after_mib / gib:.2f} GiB free after loading"
+    elif plan.free_after_mib >= 0:
+        room = f"only {plan.free_after_mib:.0f} MiB free after loading (margin {plan.margin_mib:.0f} MiB)"
+    else:
+        room = f"{-plan.free_after_mib / gib:.2f} GiB short"
+    return f"{plan.name}: needs {plan.needed_mib / gib:.2f} of {plan.total_mib / gib:.2f} GiB — {plan.verdict}, {room}"
+
+
+class VramBar(QWidget):
+    """One device. Hover shows each part in MiB."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.plan: DevicePlan | None = None
+        self._spans: list[tuple[float, float, str]] = []  # x0, x1, tooltip, in widget pixels
+        self.setMouseTracking(True)
+        self.setMinimumHeight(46)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+        self.setAccessibleName("VRAM budget")
+
+    def sizeHint(self) -> QSize:
+        return QSize(360, 46)
+
+    def set_plan(self, plan: DevicePlan | None) -> None:
+        self.plan = plan
+        self.setAccessibleDescription(describe_device(plan) if plan else "")
+        self.update()
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        plan = self.plan
+        painter = QPainter(self)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing, False)
+        rect = QRectF(self.rect()).adjusted(1, 14, -1, -12)
+        painter.fillRect(rect, QColor("#eef1f5"))
+        self._spans = []
+        if plan is None or plan.total_mib <= 0:
+            painter.end()
+            return
+        scale_mib = max(plan.total_mib, plan.other_mib + plan.needed_mib)
+        px_per_mib = rect.width() / scale_mib
+        x = rect.left()
+        for seg in SEGMENTS:
+            mib = float(getattr(plan, seg.key))
+            if mib <= 0:
+                continue
+            width = mib * px_per_mib
+            painter.fillRect(QRectF(x, rect.top(), width, rect.height()), QColor(seg.colour))
+            self._spans.append((x, x + width, f"{seg.label}: {mib:,.0f} MiB"))
+            x += width
+        total_x = rect.left() + plan.total_mib * px_per_mib
+        if x > total_x:  # what does not fit, hatched red past the end of the card
+            painter.fillRect(QRectF(total_x, rect.top(), x - total_x, rect.height()),
+                             QBrush(QColor("#c62828"), Qt.BrushStyle.BDiagPattern))  # fmt: skip
+        # The safety margin: the last margin_mib before the end of the card should stay free.
+        margin_x = total_x - plan.margin_mib * px_per_mib
+        painter.fillRect(QRectF(margin_x, rect.top(), total_x - margin_x, rect.height()),
+                         QBrush(QColor(0, 0, 0, 90), Qt.BrushStyle.Dense6Pattern))  # fmt: skip
+        self._spans.append((margin_x, total_x, f"Safety margin: {plan.margin_mib:,.0f} MiB kept free"))
+        painter.setPen(QPen(QColor("#202124"), 2))
+        painter.drawLine(int(total_x), int(rect.top()) - 3, int(total_x), int(rect.bottom()) + 3)
+        small = QFont(self.font())
+        small.setPointSizeF(max(7.0, small.pointSizeF() * 0.85))
+        painter.setFont(small)
+        painter.setPen(QColor(VERDICT_COLOURS.get(plan.verdict, "#202124")))
+        painter.drawText(QRectF(rect.left(), 0, rect.width(), 13), Qt.AlignmentFlag.AlignLeft, describe_device(plan))
+        painter.setPen(QColor("#5f6368"))
+        painter.drawText(
+            QRectF(rect.left(), rect.bottom() + 1, rect.width(), 12),
+            Qt.AlignmentFlag.AlignRight,
+            f"{plan.total_mib:,.0f} MiB",
+        )
+        painter.end()
+
+    def segment_at(self, x: float) -> str | None:
+        for x0, x1, text in reversed(self._spans):  # the margin overlay wins over what it covers
+            if x0 <= x < x1:
+                return text
+        return None
+
+    def mouseMoveEvent(self, event: QMouseEvent) -> None:
+        text = self.segment_at(event.position().x())
+        if text:
+            QToolTip.showText(event.globalPosition().toPoint() + QPoint(8, 8), text, self)
+        else:
+            QToolTip.hideText()

@@ -1,0 +1,150 @@
+"""The memory plan in the window: bar, verdict, auto-fit, verify, the load gate, planning without a GPU."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from fake_nvml import FakeGpu, FakeNvml
+from model_shapes import SHAPES, write_shape
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QColor
+
+from gui.core import protocol as p
+from gui.core.cards import find_card
+from gui.core.params import LoadSettings
+from gui.services.nvml import Nvml
+from gui.ui.main_window import MainWindow
+from gui.ui.vram_bar import SEGMENTS
+
+TIMEOUT = 120_000
+V100 = "v100-16gb"
+
+
+@pytest.fixture
+def models(tmp_path: Path, demo_model: Path) -> Path:
+    folder = tmp_path / "models"
+    folder.mkdir()
+    write_shape(folder / "Qwen3.5-27B-Q4_K_M.gguf", SHAPES["qwen35-27b"])
+    write_shape(folder / "Qwen3.5-27B-Q3_K_S.gguf", SHAPES["qwen35-27b-q3ks"])
+    shutil.copy(demo_model, folder / demo_model.name)
+    return folder
+
+
+def open_window(qtbot, folder: Path, select: Path, nvml: Nvml | None = None, **kw) -> MainWindow:
+    win = MainWindow(folder, LoadSettings(n_threads=2, n_ctx=8192), nvml=nvml or Nvml(), **kw)
+    qtbot.addWidget(win)
+    win.show()
+    with qtbot.waitSignals([win.engine_ready, win.picker.scanned, win.gpus_found], timeout=TIMEOUT):
+        win.start(select=select)
+    return win
+
+
+def test_without_a_gpu_the_window_plans_for_a_picked_card(qtbot, models: Path) -> None:
+    win = open_window(qtbot, models, models / "Qwen3.5-27B-Q4_K_M.gguf")
+    panel = win.plan_panel
+    assert panel.current_target().key == V100  # no driver here: the first catalog card
+    assert "Planning, not measuring" in panel.mode_label.text() and "driver" in panel.mode_label.text()
+    # Q4_K_M of a 27B at 8k, everything on a 16 GB V100: the plan says it will not fit, and why.
+    plan = win.plan
+    assert plan is not None and not plan.fits and plan.verdict == "will not fit"
+    assert "Will not fit" in panel.verdict_label.text() and "To make it fit" in panel.verdict_label.text()
+    bar = panel.bars[0]
+    assert bar.isVisible() and bar.plan is plan.devices[0]
+    win.close()
+
+
+def test_the_bar_follows_the_sliders_and_shows_mib_on_hover(qtbot, models: Path) -> None:
+    win = open_window(qtbot, models, models / "Qwen3.5-27B-Q3_K_S.gguf")
+    bar = win.plan_panel.bars[0]
+    assert win.plan is not None and win.plan.fits
+    kv_before = win.plan.devices[0].kv_mib
+    with qtbot.waitSignal(win.planned, timeout=5000):
+        win.params.rows["n_ctx"].set_value(32768)
+    assert win.plan.devices[0].kv_mib == pytest.approx(kv_before * 4, rel=1e-6)
+    assert win.plan.fits  # Q3_K_S fits at 32k as well
+    # Hover: the first pixels past "other" and the CUDA context are weights.
+    image = bar.grab().toImage()
+    blue = QColor(next(s.colour for s in SEGMENTS if s.key == "weights_mib"))
+    weights_x = next(x for x in range(image.width()) if image.pixelColor(x, bar.height() // 2) == blue)
+    assert bar.segment_at(weights_x + 2).startswith("Weights: ")
+    assert "MiB" in bar.segment_at(weights_x + 2)
+    win.close()
+
+
+def test_auto_fit_keeps_pins_and_the_margin(qtbot, models: Path) -> None:
+    win = open_window(qtbot, models, models / "Qwen3.5-27B-Q4_K_M.gguf")
+    win.params.rows["n_ctx"].pin.setChecked(True)
+    with qtbot.waitSignal(win.planned, timeout=5000):
+        qtbot.mouseClick(win.plan_panel.auto_fit_button, Qt.MouseButton.LeftButton)
+    settings = win.params.settings()
+    assert settings.n_ctx == 8192  # pinned
+    assert settings.n_gpu_layers < 65  # fewer layers is the only way left
+    assert win.plan is not None and win.plan.fits
+    assert win.plan.devices[0].free_after_mib >= win.plan_panel.margin.value()
+    win.close()
+
+
+def test_measured_gpus_are_planned_with_their_free_memory(qtbot, models: Path) -> None:
+    fake = FakeNvml([FakeGpu(total_mib=16160.0, used_mib=2048.0)])
+    win = open_window(qtbot, models, models / "Qwen3.5-27B-Q3_K_S.gguf", nvml=Nvml(fake))
+    panel = win.plan_panel
+    assert panel.current_target().key == "detected"
+    assert "Measured" in panel.mode_label.text()
+    device = win.plan.devices[0]
+    assert device.other_mib == pytest.approx(2048.0)
+    assert device.free_mib == pytest.approx(16160.0 - 2048.0)
+    win.close()
+
+
+def test_simulated_card_is_labelled(qtbot, models: Path) -> None:
+    win = open_window(qtbot, models, models / "Qwen3.5-27B-Q3_K_S.gguf", simulate=find_card("p40"))
+    assert win.plan_panel.current_target().simulated
+    assert "SIMULATED" in win.plan_panel.mode_label.text()
+    assert "SIMULATED" in win.windowTitle()
+    assert win.plan.devices[0].name.startswith("SIMULATED")
+    win.close()
+
+
+@pytest.mark.engine
+def test_verify_shows_llama_cpp_figures_beside_the_estimate(qtbot, models: Path) -> None:
+    win = open_window(qtbot, models, models / "Qwen3.5-27B-Q3_K_S.gguf")
+    win.plan_panel.select_target("cpu")
+    with qtbot.waitSignal(win.verified, timeout=TIMEOUT) as got:
+        qtbot.mouseClick(win.plan_panel.verify_button, Qt.MouseButton.LeftButton)
+    result: p.DryRunResult = got.args[0]
+    assert result.ok, result.error
+    text = win.plan_panel.verify_label.text()
+    assert "llama.cpp's own dry run" in text
+    assert f"KV {result.kv_mib:,.2f} MiB (plan {win.plan.kv_mib:,.2f})" in text
+    assert result.kv_mib == pytest.approx(win.plan.kv_mib, abs=0.01)
+    assert result.recurrent_mib == pytest.approx(win.plan.recurrent_mib, abs=0.01)
+    win.close()
+
+
+@pytest.mark.engine
+def test_a_load_that_will_not_fit_is_stopped_with_a_way_out(qtbot, models: Path, demo_model: Path) -> None:
+    win = open_window(qtbot, models, models / demo_model.name)
+    panel = win.plan_panel
+    panel.select_target("custom")
+    panel.margin.setValue(0)
+    panel.custom_vram.setValue(640)  # the demo model needs about 775 MiB at 8k context
+    assert win.plan is not None and win.plan.verdict == "will not fit"
+    qtbot.mouseClick(win.load_button, Qt.MouseButton.LeftButton)
+    dialog = win.overcommit_dialog
+    assert dialog is not None and dialog.isVisible()
+    assert "will not fit" in dialog.windowTitle()
+    assert "--ngl" in dialog.informativeText() and "--ctx" in dialog.informativeText()
+    assert win.loading is None  # nothing was sent to the engine
+    # Cancel keeps everything as it was ...
+    dialog.reject()
+    assert win.overcommit_dialog is None and win.loading is None
+    # ... "Load anyway" loads, after llama.cpp's own dry run.
+    qtbot.mouseClick(win.load_button, Qt.MouseButton.LeftButton)
+    dialog = win.overcommit_dialog
+    anyway = next(b for b in dialog.buttons() if b.text() == "Load anyway")
+    with qtbot.waitSignals([win.verified, win.model_loaded], timeout=TIMEOUT):
+        anyway.click()
+    assert win.loaded is not None
+    win.close()
