@@ -32,6 +32,13 @@ def add_plan_parser(sub: Any, add_sizing_flags: Any) -> None:
     parser.add_argument("--vram-mib", type=float, default=None, metavar="N", help="card memory, overriding --gpu")
     parser.add_argument("--bandwidth-gbs", type=float, default=None, metavar="N", help="card bandwidth for --vram-mib")
     parser.add_argument("--margin-mib", type=float, default=1024.0, metavar="N", help="memory to keep free per GPU")
+    parser.add_argument(
+        "--ram-gbs",
+        type=float,
+        default=None,
+        metavar="N",
+        help="host memory bandwidth for the decode ceiling (default: measured when needed)",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     add_sizing_flags(parser)
 
@@ -90,7 +97,13 @@ def run_plan(args: argparse.Namespace, settings: LoadSettings) -> int:
     if args.margin_mib < 0:
         raise fail(f"--margin-mib cannot be negative (got {args.margin_mib:g})")
     try:
-        result = plan(header, settings, devices, margin_mib=args.margin_mib)
+        result = plan(header, settings, devices, margin_mib=args.margin_mib, ram_bandwidth_gbs=args.ram_gbs)
+        if result.predicted_tg_tok_s is None and result.host.weights_mib > 0 and args.ram_gbs is None:
+            # Weights read from host memory: the ceiling needs its bandwidth; measure it (~0.5 s).
+            from gui.services.system import measure_ram_bandwidth_gbs
+
+            ram = measure_ram_bandwidth_gbs()
+            result = plan(header, settings, devices, margin_mib=args.margin_mib, ram_bandwidth_gbs=ram)
     except ValueError as exc:
         raise fail(str(exc)) from exc
     if args.json:

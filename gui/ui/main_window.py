@@ -31,6 +31,7 @@ from gui.core.planner import Plan, auto_fit, plan
 from gui.services.engine_client import EngineUnavailable, WorkerExited
 from gui.services.models import ModelEntry
 from gui.services.nvml import GpuQuery, Nvml
+from gui.services.system import measure_ram_bandwidth_gbs
 from gui.ui.chat_pane import ChatPane
 from gui.ui.engine_bridge import EngineBridge
 from gui.ui.model_picker import ModelPicker
@@ -43,6 +44,7 @@ class MainWindow(QMainWindow):
     model_loaded = Signal(object)  # p.Loaded
     load_finished = Signal(object)  # after every load attempt: True loaded, False failed
     gpus_found = Signal(object)  # GpuQuery, from the detection thread
+    ram_measured = Signal(object)  # float GB/s, from the detection thread
     planned = Signal(object)  # Plan or None, after every re-plan
     verified = Signal(object)  # p.DryRunResult
     engine_died = Signal(object)  # WorkerExited
@@ -60,6 +62,7 @@ class MainWindow(QMainWindow):
         self.nvml = nvml or Nvml()
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gpu-detect")
         self.plan: Plan | None = None
+        self.ram_bandwidth_gbs: float | None = None  # measured once at start, for the decode ceiling
         self._verify_request: int | None = None
         self.overcommit_dialog: QMessageBox | None = None
         title = f"Tightfit {__version__}"
@@ -151,6 +154,7 @@ class MainWindow(QMainWindow):
         self.plan_panel.auto_fit_requested.connect(self.auto_fit)
         self.plan_panel.verify_requested.connect(self.verify)
         self.gpus_found.connect(self._gpus_found)
+        self.ram_measured.connect(self._ram_measured)
         self._update_buttons()
 
     # ---- start-up -------------------------------------------------------------------------
@@ -161,6 +165,11 @@ class MainWindow(QMainWindow):
         self.picker.rescan(select)
         # NVML can take a while to answer (or time out on a sick driver): never on the UI thread.
         self._pool.submit(self.nvml.query_gpus).add_done_callback(lambda f: self.gpus_found.emit(f.result()))
+        self._pool.submit(measure_ram_bandwidth_gbs).add_done_callback(lambda f: self.ram_measured.emit(f.result()))
+
+    def _ram_measured(self, gbs: float) -> None:
+        self.ram_bandwidth_gbs = gbs
+        self.replan()
 
     def _gpus_found(self, query: GpuQuery) -> None:
         self.plan_panel.set_targets(list(query.gpus), query.error)
@@ -180,6 +189,7 @@ class MainWindow(QMainWindow):
                     self.params.settings(),
                     self.plan_panel.devices(),
                     margin_mib=float(self.plan_panel.margin.value()),
+                    ram_bandwidth_gbs=self.ram_bandwidth_gbs,
                 )
             except ValueError as exc:
                 self.plan = None
