@@ -148,3 +148,20 @@ def test_a_load_that_will_not_fit_is_stopped_with_a_way_out(qtbot, models: Path,
         anyway.click()
     assert win.loaded is not None
     win.close()
+
+
+def test_cpu_only_ceiling_uses_the_measured_ram_bandwidth(qtbot, models: Path) -> None:
+    win = MainWindow(models, LoadSettings(n_threads=2, n_ctx=4096))
+    qtbot.addWidget(win)
+    win.show()
+    with qtbot.waitSignals([win.picker.scanned, win.gpus_found, win.ram_measured], timeout=TIMEOUT):
+        win.start(select=models / "Qwen3.5-27B-Q3_K_S.gguf")
+    win.plan_panel.select_target("cpu")
+    assert win.ram_bandwidth_gbs is not None and win.ram_bandwidth_gbs > 0.5
+    plan = win.plan
+    assert plan is not None and plan.predicted_tg_tok_s is not None
+    # Every weight but the embedding table is read once per token from host memory.
+    bytes_per_token = win.ram_bandwidth_gbs * 1e9 / plan.predicted_tg_tok_s
+    assert 0.8 * plan.weights_mib * (1 << 20) < bytes_per_token <= plan.weights_mib * (1 << 20)
+    assert "Decode ceiling" in win.plan_panel.verdict_label.text()
+    win.close()
