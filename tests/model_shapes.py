@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from gguf import GGUFValueType
+from gguf import GGUFValueType, LlamaFileType
 
 try:
     from tests.gguf_factory import FTYPE_FOR_QUANT, TensorSpec, typed, write_gguf
@@ -43,6 +43,7 @@ class ModelShape:
     ctx: int = 8192
     head_dim: int | None = None  # attention.key_length / value_length; None: n_embd // n_head
     quant: str = "Q4_K"
+    file_type: str | None = None  # general.file_type's name when it differs from the quant's usual one
     # Per-role overrides of the quant, e.g. {"ffn_down": "Q6_K", "output": "Q6_K"}.
     quant_mix: Mapping[str, str] = field(default_factory=dict)
     tie_embeddings: bool = False
@@ -194,7 +195,7 @@ def shape_metadata(s: ModelShape) -> dict[str, Any]:
 
 def write_shape(path: str | os.PathLike[str], s: ModelShape) -> Path:
     """Write ``s`` as a sparse GGUF file of its true size."""
-    ftype = FTYPE_FOR_QUANT.get(s.quant)
+    ftype = LlamaFileType[f"MOSTLY_{s.file_type}"] if s.file_type else FTYPE_FOR_QUANT.get(s.quant)
     return write_gguf(path, s.arch, shape_metadata(s), shape_tensors(s), sparse=True, file_type=ftype)
 
 
@@ -216,7 +217,7 @@ _QWEN35_27B = ModelShape(
 )
 # ~15.9 GiB (the field notes' "~17 GB" Q4_K_M) and ~11.3 GiB (their "~13 GB" Q3_K_S class).
 QWEN35_27B_Q4_K_M = _QWEN35_27B.with_quant("Q4_K", attn_v="Q6_K", ffn_down="Q6_K", output="Q6_K")
-QWEN35_27B_Q3_K_S = _QWEN35_27B.with_quant("Q3_K", output="Q6_K")
+QWEN35_27B_Q3_K_S = replace(_QWEN35_27B.with_quant("Q3_K", output="Q6_K"), file_type="Q3_K_S")
 
 SHAPES: dict[str, ModelShape] = {
     "llama-1b": ModelShape("llama", "Llama-3.2-1B-shaped", 16, 2048, 32, 8, 8192, 32000, head_dim=64),

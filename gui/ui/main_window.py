@@ -116,16 +116,21 @@ class MainWindow(QMainWindow):
         left_layout.addWidget(models_box, 1)
         left_layout.addWidget(params_box)
         left_layout.addWidget(plan_box)
-        left_layout.addLayout(load_row)
-        left_layout.addWidget(self.load_status)
         self.picker.setMinimumHeight(90)
-        self.picker.setMaximumHeight(170)
+        self.picker.setMaximumHeight(140)
         # On a small screen the column scrolls rather than squeezing the plan's text into itself.
         left_scroll = QScrollArea(self)
         left_scroll.setWidget(left)
         left_scroll.setWidgetResizable(True)
         left_scroll.setFrameShape(QScrollArea.Shape.NoFrame)
         left_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        # Load stays in view below the scrolling part, whatever the window's height.
+        left_column = QWidget(self)
+        column_layout = QVBoxLayout(left_column)
+        column_layout.setContentsMargins(9, 0, 0, 4)
+        column_layout.addWidget(left_scroll, 1)
+        column_layout.addLayout(load_row)
+        column_layout.addWidget(self.load_status)
         left.setMinimumWidth(520)
 
         self.chat = ChatPane(self.bridge, self)
@@ -133,7 +138,7 @@ class MainWindow(QMainWindow):
         QVBoxLayout(chat_box).addWidget(self.chat)
 
         splitter = QSplitter(Qt.Orientation.Horizontal, self)
-        splitter.addWidget(left_scroll)
+        splitter.addWidget(left_column)
         splitter.addWidget(chat_box)
         splitter.setStretchFactor(0, 0)
         splitter.setStretchFactor(1, 1)
