@@ -165,3 +165,17 @@ def test_cpu_only_ceiling_uses_the_measured_ram_bandwidth(qtbot, models: Path) -
     assert 0.8 * plan.weights_mib * (1 << 20) < bytes_per_token <= plan.weights_mib * (1 << 20)
     assert "Decode ceiling" in win.plan_panel.verdict_label.text()
     win.close()
+
+
+@pytest.mark.engine
+def test_verify_on_a_cpu_build_compares_like_with_like(qtbot, models: Path) -> None:
+    win = open_window(qtbot, models, models / "Qwen3.5-27B-Q3_K_S.gguf")
+    assert win.plan_panel.current_target().key == V100 and win.build is not None and not win.build.gpu_offload
+    with qtbot.waitSignal(win.verified, timeout=TIMEOUT) as got:
+        qtbot.mouseClick(win.plan_panel.verify_button, Qt.MouseButton.LeftButton)
+    result: p.DryRunResult = got.args[0]
+    text = win.plan_panel.verify_label.text()
+    assert "no GPU offload, so both are for a CPU-only load" in text
+    weights = result.weights_bytes / (1 << 20)
+    assert f"weights {weights:,.1f} MiB (plan {weights:,.1f})" in text  # equal to the byte on the CPU
+    win.close()

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2
 
 
 @dataclass(frozen=True)
@@ -29,6 +29,22 @@ class Sampling:
     repeat_penalty: float = 1.1
     repeat_last_n: int = 64
     seed: int = 0xFFFFFFFF  # llama.cpp's "random seed"
+
+    def validated(self) -> Sampling:
+        """Raise ValueError naming the first setting out of range."""
+        checks = (
+            ("temperature", self.temperature, 0.0, 5.0),
+            ("top-k", self.top_k, 0, 1000),
+            ("top-p", self.top_p, 0.0, 1.0),
+            ("min-p", self.min_p, 0.0, 1.0),
+            ("repeat penalty", self.repeat_penalty, 0.5, 2.0),
+            ("repeat window", self.repeat_last_n, 0, 4096),
+            ("seed", self.seed, 0, 0xFFFFFFFF),
+        )
+        for name, value, low, high in checks:
+            if not low <= value <= high:
+                raise ValueError(f"{name} must be between {low} and {high} (got {value})")
+        return self
 
 
 # ---- commands: client -> worker -------------------------------------------------------------
@@ -166,6 +182,9 @@ class Done:
 class GenerateFailed:
     request_id: int
     error: str
+    kind: str = ""  # "context_full" (n_prompt, n_ctx say by how much), "template", "decode"
+    n_prompt: int = 0
+    n_ctx: int = 0
 
 
 @dataclass(frozen=True)

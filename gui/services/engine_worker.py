@@ -410,14 +410,16 @@ class Engine:
         try:
             prompt = self.tokenize(self.apply_template(command.messages))
         except RuntimeError as exc:
-            self.send(p.GenerateFailed(rid, str(exc)))
+            self.send(p.GenerateFailed(rid, str(exc), kind="template"))
             return
         if len(prompt) >= self.n_ctx:
             self.send(
                 p.GenerateFailed(
                     rid,
-                    f"the conversation is {len(prompt)} tokens, the context holds {self.n_ctx}: "
-                    "start a new chat or load with a larger context",
+                    f"the conversation is {len(prompt)} tokens, the context holds {self.n_ctx}",
+                    kind="context_full",
+                    n_prompt=len(prompt),
+                    n_ctx=self.n_ctx,
                 )
             )
             return
@@ -430,7 +432,7 @@ class Engine:
             if status != 0:
                 self.cached = []
                 llama.llama_memory_clear(llama.llama_get_memory(self.ctx), True)
-                self.send(p.GenerateFailed(rid, f"llama_decode failed on the prompt (status {status})"))
+                self.send(p.GenerateFailed(rid, f"llama_decode failed on the prompt (status {status})", kind="decode"))
                 return
             if self.stop_requested(rid):
                 self.send(p.Done(rid, self._stats(prompt, reused, 0, received, received, received, 0.0)))

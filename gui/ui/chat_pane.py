@@ -1,48 +1,181 @@
-"""The chat pane: transcript, input, Send/Stop, and per-reply speed figures."""
+"""The chat pane: transcript, input, Send/Stop, sampling, context meter and per-reply speed figures."""
 
 from __future__ import annotations
 
 import contextlib
 import html
 import time
+from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QKeySequence, QShortcut, QTextCursor
+from PySide6.QtGui import QGuiApplication, QKeySequence, QShortcut, QTextCursor
 from PySide6.QtWidgets import (
+    QComboBox,
+    QDoubleSpinBox,
+    QFormLayout,
     QHBoxLayout,
     QLabel,
     QPlainTextEdit,
+    QProgressBar,
     QPushButton,
+    QSpinBox,
     QTextBrowser,
+    QToolButton,
     QVBoxLayout,
     QWidget,
 )
 
 from gui.core import protocol as p
 from gui.core.chat import Conversation, Turn, format_stats
+from gui.core.presets import BUILTIN_PRESETS, DEFAULT_PRESET
 from gui.services.engine_client import EngineUnavailable, WorkerExited
 from gui.ui.engine_bridge import EngineBridge
 
 ROLE_NAMES = {"user": "You", "assistant": "Model", "system": "System"}
 FRAME_S = 1 / 60  # at most one transcript update per frame
+CUSTOM_PRESET = "Custom"
+
+
+class SamplingPanel(QWidget):
+    """Preset, the sampler settings it stands for, and max tokens. Editing a value makes it 'Custom'."""
+
+    changed = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.presets: dict[str, p.Sampling] = dict(BUILTIN_PRESETS)
+        self.preset = QComboBox(self)
+        self.preset.setAccessibleName("Sampling preset")
+        self.temperature = self._double("Temperature", 0.0, 5.0, 0.05, "0 picks the likeliest token every time.")
+        self.top_k = self._int("Top-k", 0, 1000, "Keep only the k likeliest tokens (0: all).")
+        self.top_p = self._double("Top-p", 0.0, 1.0, 0.01, "Keep the likeliest tokens up to this total probability.")
+        self.min_p = self._double("Min-p", 0.0, 1.0, 0.01, "Drop tokens below this fraction of the likeliest.")
+        self.repeat_penalty = self._double("Repeat penalty", 0.5, 2.0, 0.01, "Above 1 discourages repeating.")
+        self.seed = self._int("Seed", 0, 2**31 - 1, "Same seed, same settings, same prompt: the same reply.")
+        self.random_seed = QToolButton(self)
+        self.random_seed.setText("random")
+        self.random_seed.setCheckable(True)
+        self.random_seed.setAccessibleName("Random seed")
+        self.max_tokens = self._int("Max tokens", 1, 32768, "The reply stops after this many tokens.")
+        self.max_tokens.setValue(512)
+        form = QFormLayout(self)
+        form.setContentsMargins(0, 0, 0, 0)
+        form.addRow("Preset", self.preset)
+        form.addRow("Temperature", self.temperature)
+        form.addRow("Top-k", self.top_k)
+        form.addRow("Top-p", self.top_p)
+        form.addRow("Min-p", self.min_p)
+        form.addRow("Repeat penalty", self.repeat_penalty)
+        seed_row = QHBoxLayout()
+        seed_row.addWidget(self.seed, 1)
+        seed_row.addWidget(self.random_seed)
+        form.addRow("Seed", seed_row)
+        form.addRow("Max tokens", self.max_tokens)
+        self._loading = False
+        self._fill_presets(DEFAULT_PRESET)
+        self.preset.currentTextChanged.connect(self._preset_chosen)
+        for box in (self.temperature, self.top_k, self.top_p, self.min_p, self.repeat_penalty, self.seed):
+            box.valueChanged.connect(self._edited)
+        self.random_seed.toggled.connect(self._edited)
+        self.max_tokens.valueChanged.connect(lambda _: self.changed.emit())
+        self._apply(self.presets[DEFAULT_PRESET])
+
+    def _double(self, name: str, low: float, high: float, step: float, tip: str) -> QDoubleSpinBox:
+        box = QDoubleSpinBox(self)
+        box.setRange(low, high)
+        box.setSingleStep(step)
+        box.setDecimals(2)
+        box.setToolTip(tip)
+        box.setAccessibleName(name)
+        return box
+
+    def _int(self, name: str, low: int, high: int, tip: str) -> QSpinBox:
+        box = QSpinBox(self)
+        box.setRange(low, high)
+        box.setToolTip(tip)
+        box.setAccessibleName(name)
+        return box
+
+    def _fill_presets(self, current: str) -> None:
+        self.preset.blockSignals(True)
+        self.preset.clear()
+        self.preset.addItems([*self.presets, CUSTOM_PRESET])
+        self.preset.setCurrentText(current)
+        self.preset.blockSignals(False)
+
+    def add_presets(self, presets: dict[str, p.Sampling]) -> None:
+        """User presets (from the settings store); built-in names are not overwritten."""
+        for name, sampling in presets.items():
+            if name not in BUILTIN_PRESETS and name != CUSTOM_PRESET:
+                self.presets[name] = sampling
+        self._fill_presets(self.preset.currentText())
+
+    def _apply(self, sampling: p.Sampling) -> None:
+        self._loading = True
+        self.temperature.setValue(sampling.temperature)
+        self.top_k.setValue(sampling.top_k)
+        self.top_p.setValue(sampling.top_p)
+        self.min_p.setValue(sampling.min_p)
+        self.repeat_penalty.setValue(sampling.repeat_penalty)
+        random = sampling.seed == p.Sampling.seed
+        self.random_seed.setChecked(random)
+        self.seed.setEnabled(not random)
+        if not random:
+            self.seed.setValue(sampling.seed)
+        self._loading = False
+        self.changed.emit()
+
+    def _preset_chosen(self, name: str) -> None:
+        if name in self.presets:
+            self._apply(self.presets[name])
+
+    def _edited(self, *_: object) -> None:
+        self.seed.setEnabled(not self.random_seed.isChecked())
+        if self._loading:
+            return
+        if self.sampling() != self.presets.get(self.preset.currentText()):
+            self.preset.blockSignals(True)
+            self.preset.setCurrentText(CUSTOM_PRESET)
+            self.preset.blockSignals(False)
+        self.changed.emit()
+
+    def sampling(self) -> p.Sampling:
+        return p.Sampling(
+            temperature=round(self.temperature.value(), 2),
+            top_k=self.top_k.value(),
+            top_p=round(self.top_p.value(), 2),
+            min_p=round(self.min_p.value(), 2),
+            repeat_penalty=round(self.repeat_penalty.value(), 2),
+            seed=p.Sampling.seed if self.random_seed.isChecked() else self.seed.value(),
+        )
+
+    def set_sampling(self, sampling: p.Sampling) -> None:
+        name = next((n for n, s in self.presets.items() if s == sampling), CUSTOM_PRESET)
+        self.preset.blockSignals(True)
+        self.preset.setCurrentText(name)
+        self.preset.blockSignals(False)
+        self._apply(sampling)
 
 
 class ChatPane(QWidget):
     reply_finished = Signal(object)  # ReplyStats
     notice_changed = Signal(str)
+    conversation_changed = Signal()  # a turn was added, finished, edited or removed
+    new_chat_requested = Signal()
 
     def __init__(self, bridge: EngineBridge, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.bridge = bridge
         self.conversation = Conversation()
-        self.max_tokens = 512
-        self.sampling = p.Sampling()
         self.ignore_eos = False  # benchmarks: always generate max_tokens
+        self.n_ctx = 0  # of the loaded model; 0 when none
+        self.tokens_used = 0  # prompt + reply of the last exchange: what the context holds now
         self._request: int | None = None
         self._reply: Turn | None = None
         self._ready = False
         self._last_flush = 0.0
+        self._notice_action: Callable[[], None] | None = None
         self.arrivals: list[tuple[float, int]] = []  # (pane time, tokens) per update, for the benchmark
 
         self.transcript = QTextBrowser(self)
@@ -54,7 +187,39 @@ class ChatPane(QWidget):
         self.notice.setStyleSheet(
             "QLabel { background: #fff4ce; color: #4a3b00; border: 1px solid #e0c060; padding: 6px; }"
         )
-        self.notice.hide()
+        self.notice_button = QPushButton(self)
+        self.notice_button.setAccessibleName("Notice action")
+        self.notice_dismiss = QPushButton("Dismiss", self)
+        notice_row = QHBoxLayout()
+        notice_row.addWidget(self.notice, 1)
+        notice_row.addWidget(self.notice_button)
+        notice_row.addWidget(self.notice_dismiss)
+        self.notice_box = QWidget(self)
+        self.notice_box.setLayout(notice_row)
+        notice_row.setContentsMargins(0, 0, 0, 0)
+        self.notice_box.hide()
+
+        self.system_prompt = QPlainTextEdit(self)
+        self.system_prompt.setPlaceholderText("System prompt (optional): how the model should behave.")
+        self.system_prompt.setAccessibleName("System prompt")
+        self.system_prompt.setFixedHeight(54)
+        self.sampling_panel = SamplingPanel(self)
+        self.sampling_panel.hide()
+        self.sampling_toggle = QToolButton(self)
+        self.sampling_toggle.setText("Sampling…")
+        self.sampling_toggle.setCheckable(True)
+        self.sampling_toggle.setAccessibleName("Show sampling settings")
+        self.new_button = QPushButton("New chat", self)
+        self.new_button.setToolTip("Start a new conversation (Ctrl+N)")
+        self.context_meter = QProgressBar(self)
+        self.context_meter.setAccessibleName("Context used")
+        self.context_meter.setFormat("context: no model")
+        self.context_meter.setTextVisible(True)
+        top = QHBoxLayout()
+        top.addWidget(self.new_button)
+        top.addWidget(self.sampling_toggle)
+        top.addWidget(self.context_meter, 1)
+
         self.input = QPlainTextEdit(self)
         self.input.setPlaceholderText("Type a message. Ctrl+Enter sends, Esc stops the reply.")
         self.input.setAccessibleName("Message")
@@ -63,26 +228,49 @@ class ChatPane(QWidget):
         self.send_button.setAccessibleName("Send message")
         self.stop_button = QPushButton("Stop", self)
         self.stop_button.setAccessibleName("Stop reply")
+        self.regenerate_button = QPushButton("Regenerate", self)
+        self.regenerate_button.setToolTip("Replace the last reply with a new one")
+        self.edit_button = QPushButton("Edit last", self)
+        self.edit_button.setToolTip("Put your last message back in the box to change and resend it")
+        self.copy_button = QPushButton("Copy reply", self)
         self.stats_label = QLabel("No reply yet.", self)
         self.stats_label.setAccessibleName("Reply statistics")
         self.stats_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
 
+        actions = QHBoxLayout()
+        actions.addWidget(self.regenerate_button)
+        actions.addWidget(self.edit_button)
+        actions.addWidget(self.copy_button)
+        actions.addStretch(1)
         buttons = QHBoxLayout()
         buttons.addWidget(self.stats_label, 1)
         buttons.addWidget(self.stop_button)
         buttons.addWidget(self.send_button)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.notice)
+        layout.addLayout(top)
+        layout.addWidget(self.sampling_panel)
+        layout.addWidget(self.system_prompt)
+        layout.addWidget(self.notice_box)
         layout.addWidget(self.transcript, 1)
+        layout.addLayout(actions)
         layout.addWidget(self.input)
         layout.addLayout(buttons)
 
         self.send_button.clicked.connect(self.send)
         self.stop_button.clicked.connect(self.stop)
+        self.regenerate_button.clicked.connect(self.regenerate)
+        self.edit_button.clicked.connect(self.edit_last)
+        self.copy_button.clicked.connect(self.copy_reply)
+        self.new_button.clicked.connect(self.new_chat_requested)
+        self.sampling_toggle.toggled.connect(self.sampling_panel.setVisible)
+        self.notice_button.clicked.connect(self._run_notice_action)
+        self.notice_dismiss.clicked.connect(lambda: self.show_notice(""))
+        self.system_prompt.textChanged.connect(self._system_prompt_edited)
         QShortcut(QKeySequence("Ctrl+Return"), self, self.send)
         QShortcut(QKeySequence("Ctrl+Enter"), self, self.send)
         QShortcut(QKeySequence(Qt.Key.Key_Escape), self, self.stop)
+        QShortcut(QKeySequence("Ctrl+N"), self, self.new_chat_requested.emit)
         self._flush_timer = QTimer(self)
         self._flush_timer.setSingleShot(True)
         self._flush_timer.timeout.connect(self._flush)
@@ -91,25 +279,92 @@ class ChatPane(QWidget):
         self._update_buttons()
         self.show_conversation()
 
+    # ---- settings the tests and the window use ------------------------------------------------
+
+    @property
+    def max_tokens(self) -> int:
+        return self.sampling_panel.max_tokens.value()
+
+    @max_tokens.setter
+    def max_tokens(self, value: int) -> None:
+        self.sampling_panel.max_tokens.setValue(value)
+
+    @property
+    def sampling(self) -> p.Sampling:
+        return self.sampling_panel.sampling()
+
+    @sampling.setter
+    def sampling(self, value: p.Sampling) -> None:
+        self.sampling_panel.set_sampling(value)
+
     # ---- state ----------------------------------------------------------------------------
 
     @property
     def streaming(self) -> bool:
         return self._request is not None
 
-    def set_ready(self, ready: bool) -> None:
-        """Whether a model is loaded and can take messages."""
+    def set_ready(self, ready: bool, n_ctx: int | None = None) -> None:
+        """Whether a model is loaded and can take messages (and its context size when it is)."""
         self._ready = ready
+        if n_ctx is not None:
+            self.n_ctx = n_ctx
+            self.tokens_used = 0
+        self._update_meter()
+        self._update_buttons()
+
+    def set_conversation(self, conversation: Conversation) -> None:
+        if self.streaming:
+            self.stop()
+        self.conversation = conversation
+        self._request = None
+        self._reply = None
+        self.tokens_used = 0
+        self.system_prompt.blockSignals(True)
+        self.system_prompt.setPlainText(conversation.system_prompt)
+        self.system_prompt.blockSignals(False)
+        self.show_notice("")
+        self._update_meter()
+        self.show_conversation()
         self._update_buttons()
 
     def _update_buttons(self) -> None:
-        self.send_button.setEnabled(self._ready and not self.streaming)
+        idle = not self.streaming
+        last = self.conversation.last
+        self.send_button.setEnabled(self._ready and idle)
         self.stop_button.setEnabled(self.streaming)
+        self.regenerate_button.setEnabled(self._ready and idle and last is not None and last.role == "assistant")
+        self.edit_button.setEnabled(idle and any(t.role == "user" for t in self.conversation.turns))
+        self.copy_button.setEnabled(any(t.role == "assistant" and t.text for t in self.conversation.turns))
+        self.new_button.setEnabled(idle)
 
-    def show_notice(self, text: str) -> None:
+    def _update_meter(self) -> None:
+        if not self.n_ctx or not self._ready:
+            self.context_meter.setRange(0, 1)
+            self.context_meter.setValue(0)
+            self.context_meter.setFormat("context: no model loaded")
+            return
+        self.context_meter.setRange(0, self.n_ctx)
+        self.context_meter.setValue(min(self.tokens_used, self.n_ctx))
+        self.context_meter.setFormat(f"context: {self.tokens_used:,} of {self.n_ctx:,} tokens")
+
+    def show_notice(self, text: str, action: str = "", on_action: Callable[[], None] | None = None) -> None:
+        """A message above the transcript, optionally with one button that does something about it."""
         self.notice.setText(text)
-        self.notice.setVisible(bool(text))
+        self._notice_action = on_action
+        self.notice_button.setText(action)
+        self.notice_button.setVisible(bool(action and on_action))
+        self.notice_box.setVisible(bool(text))
         self.notice_changed.emit(text)
+
+    def _run_notice_action(self) -> None:
+        action = self._notice_action
+        self.show_notice("")
+        if action is not None:
+            action()
+
+    def _system_prompt_edited(self) -> None:
+        self.conversation.system_prompt = self.system_prompt.toPlainText()
+        self.conversation_changed.emit()
 
     # ---- actions --------------------------------------------------------------------------
 
@@ -118,25 +373,79 @@ class ChatPane(QWidget):
         if not text or not self._ready or self.streaming:
             return
         self.conversation.add_user(text)
+        if self._request_reply():
+            self.input.clear()
+        else:
+            self.conversation.turns.pop()
+            self.show_conversation()
+
+    def _request_reply(self) -> bool:
+        """Ask the engine for a reply to the conversation as it stands; False if it could not be sent."""
+        try:
+            sampling = self.sampling.validated()
+        except ValueError as exc:
+            self.show_notice(f"Cannot send: {exc}. Your message is kept in the box.")
+            return False
         self._reply = self.conversation.start_reply()
         try:
-            self._request = self.bridge.client.generate(self.conversation.messages(), self.max_tokens, self.sampling)
+            self._request = self.bridge.client.generate(
+                self.conversation.messages(), self.max_tokens, sampling, self.ignore_eos
+            )
         except EngineUnavailable as exc:
             self.conversation.turns.pop()
             self._reply = None
             self.show_notice(f"Cannot send: {exc}. Your message is kept in the box.")
-            self.show_conversation()
-            return
-        self.input.clear()
+            return False
         self.arrivals = []
         self.stats_label.setText("Waiting for the first token…")
         self.show_conversation()
         self._update_buttons()
+        self.conversation_changed.emit()
+        return True
 
     def stop(self) -> None:
         if self._request is not None:
             with contextlib.suppress(EngineUnavailable):
                 self.bridge.client.stop(self._request)
+
+    def regenerate(self) -> None:
+        last = self.conversation.last
+        if self.streaming or not self._ready or last is None or last.role != "assistant":
+            return
+        self.conversation.turns.pop()
+        self._request_reply()
+
+    def edit_last(self) -> None:
+        """Take the last user message back into the input box, dropping it and what came after."""
+        if self.streaming:
+            return
+        turns = self.conversation.turns
+        index = max((i for i, t in enumerate(turns) if t.role == "user"), default=None)
+        if index is None:
+            return
+        self.input.setPlainText(turns[index].text)
+        del turns[index:]
+        self.show_conversation()
+        self._update_buttons()
+        self.conversation_changed.emit()
+        self.input.setFocus()
+
+    def copy_reply(self) -> None:
+        reply = next((t for t in reversed(self.conversation.turns) if t.role == "assistant" and t.text), None)
+        if reply is not None:
+            QGuiApplication.clipboard().setText(reply.text)
+
+    def drop_oldest_and_resend(self) -> None:
+        """The context is full: forget the oldest exchange (the system prompt stays) and ask again."""
+        turns = self.conversation.turns
+        if len(turns) <= 1 or self.streaming:
+            self.show_notice("Nothing older to drop: this message alone is longer than the context.")
+            return
+        cut = next((i for i in range(1, len(turns)) if turns[i].role == "user"), len(turns) - 1)
+        del turns[:cut]
+        if turns and turns[-1].role == "assistant" and not turns[-1].text:
+            turns.pop()
+        self._request_reply()
 
     # ---- streaming ------------------------------------------------------------------------
 
@@ -172,15 +481,39 @@ class ChatPane(QWidget):
                 self._reply.stats = event.stats
                 if event.stats.finish_reason == "cancelled":
                     self._reply.note = "stopped"
+                elif event.stats.finish_reason == "context":
+                    self._reply.note = "cut off: the context is full"
+            self.tokens_used = event.stats.n_prompt + event.stats.n_gen
+            self._update_meter()
             self.stats_label.setText(format_stats(event.stats))
             self._end_reply()
+            if event.stats.finish_reason == "context":
+                self.show_notice(
+                    "The context is full: the reply stopped there. Drop the oldest turns to go on, or start a new "
+                    "chat (or load with a larger context).",
+                    "Drop oldest turns",
+                    self._drop_oldest_after_cut,
+                )
             self.reply_finished.emit(event.stats)
         elif isinstance(event, p.GenerateFailed) and event.request_id == self._request:
             self._flush()
-            if self._reply is not None:
-                self._reply.note = f"failed: {event.error}"
-            self.show_notice(f"The reply failed: {event.error}")
+            reply = self._reply
             self._end_reply()
+            if event.kind == "context_full":
+                if reply is not None and not reply.text:
+                    self.conversation.turns.remove(reply)
+                self.show_conversation()
+                self.show_notice(
+                    f"The conversation ({event.n_prompt:,} tokens) no longer fits the context ({event.n_ctx:,}). "
+                    "Drop the oldest turns and send again, or stop here.",
+                    "Drop oldest turns and resend",
+                    self.drop_oldest_and_resend,
+                )
+            else:
+                if reply is not None:
+                    reply.note = f"failed: {event.error}"
+                self.show_conversation()
+                self.show_notice(f"The reply failed: {event.error}")
         elif isinstance(event, WorkerExited) and not event.expected:
             if self.streaming:
                 self._flush()
@@ -188,13 +521,21 @@ class ChatPane(QWidget):
                     self._reply.note = "interrupted: the engine stopped"
                 self._end_reply()
             self._ready = False
+            self._update_meter()
             self._update_buttons()
+
+    def _drop_oldest_after_cut(self) -> None:
+        last = self.conversation.last
+        if last is not None and last.role == "assistant":
+            self.conversation.turns.pop()  # the cut-off reply goes; the question is asked again
+        self.drop_oldest_and_resend()
 
     def _end_reply(self) -> None:
         self._request = None
         self._reply = None
         self.show_conversation()
         self._update_buttons()
+        self.conversation_changed.emit()
 
     # ---- rendering ------------------------------------------------------------------------
 
@@ -204,11 +545,12 @@ class ChatPane(QWidget):
         for turn in self.conversation.turns:
             who = ROLE_NAMES.get(turn.role, turn.role)
             colour = "#1f5fbf" if turn.role == "user" else "#2f7d32"
-            body = html.escape(turn.text).replace("\n", "<br>")
+            body = self.render_text(turn)
             note = f' <i style="color:#a05a00">[{html.escape(turn.note)}]</i>' if turn.note else ""
             stats = ""
             if turn.stats is not None:
-                stats = f'<br><span style="color:#777; font-size:small">{html.escape(format_stats(turn.stats))}</span>'
+                line = html.escape(format_stats(turn.stats))
+                stats = f'<br><span style="color:#777; font-size:small">{line}</span>'
             blocks.append(f'<p><b style="color:{colour}">{who}:</b> {body}{note}{stats}</p>')
         if not blocks:
             blocks.append('<p style="color:#777">Load a model, then type a message below.</p>')
@@ -223,3 +565,7 @@ class ChatPane(QWidget):
             cursor.insertHtml('<b style="color:#2f7d32">Model:</b> ')
             cursor.insertText(self._reply.text if self._reply else "")
         self.transcript.verticalScrollBar().setValue(self.transcript.verticalScrollBar().maximum())
+
+    @staticmethod
+    def render_text(turn: Turn) -> str:
+        return html.escape(turn.text).replace("\n", "<br>")

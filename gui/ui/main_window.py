@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 from gui import __version__
 from gui.core import protocol as p
 from gui.core.cards import Card
+from gui.core.chat import Conversation
 from gui.core.params import LoadSettings, describe
 from gui.core.planner import Plan, auto_fit, plan
 from gui.services.engine_client import EngineUnavailable, WorkerExited
@@ -132,6 +133,7 @@ class MainWindow(QMainWindow):
         column_layout.addLayout(load_row)
         column_layout.addWidget(self.load_status)
         left.setMinimumWidth(520)
+        left_scroll.setMinimumWidth(540)
 
         self.chat = ChatPane(self.bridge, self)
         chat_box = QGroupBox("Chat", self)
@@ -158,6 +160,7 @@ class MainWindow(QMainWindow):
         self.plan_panel.target_changed.connect(self.replan)
         self.plan_panel.auto_fit_requested.connect(self.auto_fit)
         self.plan_panel.verify_requested.connect(self.verify)
+        self.chat.new_chat_requested.connect(self.new_chat)
         self.gpus_found.connect(self._gpus_found)
         self.ram_measured.connect(self._ram_measured)
         self._update_buttons()
@@ -269,6 +272,29 @@ class MainWindow(QMainWindow):
         self.load_status.setText(f"Loading {entry.path.name} ({describe(settings)})…")
         self._update_buttons()
 
+    def _show_verify(self, result: p.DryRunResult) -> None:
+        """Compare llama.cpp's dry run with the plan for the devices it actually planned for.
+
+        A build without GPU offload puts everything on the CPU whatever card the plan is for, so its
+        figures are set beside the CPU-only plan, and the window says so.
+        """
+        entry = self.picker.current()
+        compared, note = self.plan, ""
+        offload = self.build.gpu_offload if self.build is not None else False
+        if entry is not None and entry.header is not None and not offload and self.plan_panel.devices():
+            try:
+                compared = plan(entry.header, self.params.settings(), [], margin_mib=0.0)
+                note = "This engine build has no GPU offload, so both are for a CPU-only load."
+            except ValueError:
+                compared = None
+        self.plan_panel.show_verify(result, compared=compared, note=note)
+
+    def new_chat(self) -> None:
+        """A fresh conversation that keeps the system prompt the user set."""
+        if self.chat.streaming:
+            return
+        self.chat.set_conversation(Conversation(system_prompt=self.chat.conversation.system_prompt))
+
     def _explain_overcommit(self, plan: Plan) -> None:
         """Stop a load the plan says will run out of memory; say what would fit; offer to load anyway."""
         device = next((d for d in plan.devices if d.verdict == "will not fit"), None)
@@ -325,7 +351,7 @@ class MainWindow(QMainWindow):
                 f"Loaded {name} in {event.load_ms / 1000:.1f} s: context {event.n_ctx}, "
                 f"{event.n_layer} layers, chat template: {event.chat_template}.{offload}"
             )
-            self.chat.set_ready(True)
+            self.chat.set_ready(True, n_ctx=event.n_ctx)
             self.chat.show_notice("")
             self.model_loaded.emit(event)
             self.load_finished.emit(True)
@@ -339,7 +365,7 @@ class MainWindow(QMainWindow):
             self.progress.setValue(0)
         elif isinstance(event, p.DryRunResult):
             if event.request_id == self._verify_request:
-                self.plan_panel.show_verify(event)
+                self._show_verify(event)
                 self.verified.emit(event)
         elif isinstance(event, p.CommandRejected):
             self.load_status.setText(f"The engine refused a command: {event.error}")

@@ -39,23 +39,28 @@ class Target:
     simulated: bool = False
 
 
-def format_verify(result: p.DryRunResult, plan: Plan | None) -> str:
+def format_verify(result: p.DryRunResult, plan: Plan | None, note: str = "") -> str:
+    """llama.cpp's figures beside the planner's for the same settings and the same devices."""
     if not result.ok:
         return f"llama.cpp dry run failed: {result.error}"
     compute = sum(result.compute_mib.values())
-    parts = [f"weights {result.weights_bytes / (1 << 20):,.1f} MiB"]
-    if plan is not None:
+    if plan is None:
         parts = [
-            f"weights {result.weights_bytes / (1 << 20):,.1f} MiB (plan {plan.weights_mib:,.1f})",
+            f"weights {result.weights_bytes / (1 << 20):,.1f} MiB",
+            f"KV {result.kv_mib:,.2f} MiB",
+            f"compute {compute:,.1f} MiB",
+        ]
+    else:
+        parts = [
+            f"weights {result.weights_bytes / (1 << 20):,.1f} MiB (plan {plan.weights_bytes / (1 << 20):,.1f})",
             f"KV {result.kv_mib:,.2f} MiB (plan {plan.kv_mib:,.2f})",
             f"compute {compute:,.1f} MiB (plan {plan.compute_mib:,.1f})",
         ]
         if result.recurrent_mib or plan.recurrent_mib:
             parts.append(f"recurrent {result.recurrent_mib:,.2f} MiB (plan {plan.recurrent_mib:,.2f})")
-    else:
-        parts += [f"KV {result.kv_mib:,.2f} MiB", f"compute {compute:,.1f} MiB"]
     where = ", ".join(result.compute_mib) or "host"
-    return f"llama.cpp's own dry run ({where}, {result.elapsed_ms:.0f} ms): " + "; ".join(parts)
+    text = f"llama.cpp's own dry run ({where}, {result.elapsed_ms:.0f} ms): " + "; ".join(parts)
+    return f"{text}. {note}" if note else text
 
 
 class PlanPanel(QWidget):
@@ -251,10 +256,12 @@ class PlanPanel(QWidget):
             text += "<br>To make it fit: " + "; ".join(plan.suggestions) + "."
         self.verdict_label.setText(text)
 
-    def show_verify(self, result: p.DryRunResult | None, pending: bool = False) -> None:
+    def show_verify(
+        self, result: p.DryRunResult | None, pending: bool = False, compared: Plan | None = None, note: str = ""
+    ) -> None:
         if pending:
             self.verify_label.setText("Asking llama.cpp for its dry run…")
         elif result is None:
             self.verify_label.setText("")
         else:
-            self.verify_label.setText(format_verify(result, self.plan))
+            self.verify_label.setText(format_verify(result, compared, note))

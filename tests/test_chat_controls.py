@@ -1,0 +1,125 @@
+"""The chat pane's controls on the real engine: regenerate, edit, copy, presets, context meter and overflow."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QGuiApplication
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QAbstractButton, QAbstractSlider, QAbstractSpinBox, QComboBox, QPlainTextEdit
+
+from gui.core import protocol as p
+from gui.core.params import LoadSettings
+from gui.ui.main_window import MainWindow
+
+pytestmark = pytest.mark.engine
+TIMEOUT = 120_000
+
+
+def open_loaded(qtbot, demo_model: Path, n_ctx: int = 1024) -> MainWindow:
+    win = MainWindow(demo_model.parent, LoadSettings(n_threads=2, n_ctx=n_ctx))
+    qtbot.addWidget(win)
+    win.show()
+    with qtbot.waitSignals([win.engine_ready, win.picker.scanned], timeout=TIMEOUT):
+        win.start(select=demo_model)
+    win.plan_panel.select_target("cpu")
+    with qtbot.waitSignal(win.model_loaded, timeout=TIMEOUT):
+        win.load_selected()
+    win.chat.sampling_panel.preset.setCurrentText("Deterministic")
+    return win
+
+
+def ask(qtbot, win: MainWindow, text: str, max_tokens: int = 24) -> p.ReplyStats:
+    win.chat.max_tokens = max_tokens
+    win.chat.input.setPlainText(text)
+    with qtbot.waitSignal(win.chat.reply_finished, timeout=TIMEOUT) as done:
+        QTest.keyClick(win.chat.input, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+    return done.args[0]
+
+
+def test_presets_fill_the_sampler_and_edits_make_it_custom(qtbot, demo_model: Path) -> None:
+    win = open_loaded(qtbot, demo_model)
+    panel = win.chat.sampling_panel
+    assert win.chat.sampling.temperature == 0.0 and win.chat.sampling.seed == 0
+    panel.preset.setCurrentText("Creative")
+    assert win.chat.sampling.temperature == 1.0 and win.chat.sampling.top_k == 100
+    panel.temperature.setValue(0.55)
+    assert panel.preset.currentText() == "Custom" and win.chat.sampling.temperature == 0.55
+    win.close()
+
+
+def test_regenerate_edit_and_copy(qtbot, demo_model: Path) -> None:
+    win = open_loaded(qtbot, demo_model)
+    chat = win.chat
+    stats = ask(qtbot, win, "Name a colour.")
+    first = chat.conversation.turns[-1].text
+    assert first and chat.context_meter.value() == stats.n_prompt + stats.n_gen
+    assert f"{stats.n_prompt + stats.n_gen:,} of 1,024 tokens" in chat.context_meter.format()
+    # Regenerate: the last reply is replaced, not added to (deterministic preset: the same words again).
+    with qtbot.waitSignal(chat.reply_finished, timeout=TIMEOUT):
+        qtbot.mouseClick(chat.regenerate_button, Qt.MouseButton.LeftButton)
+    assert [t.role for t in chat.conversation.turns] == ["user", "assistant"]
+    assert chat.conversation.turns[-1].text == first
+    # Copy puts the reply on the clipboard.
+    qtbot.mouseClick(chat.copy_button, Qt.MouseButton.LeftButton)
+    assert QGuiApplication.clipboard().text() == first
+    # Edit last: the message comes back into the box and the exchange leaves the transcript.
+    qtbot.mouseClick(chat.edit_button, Qt.MouseButton.LeftButton)
+    assert chat.input.toPlainText() == "Name a colour."
+    assert chat.conversation.turns == []
+    ask(qtbot, win, "Name two colours.")
+    assert chat.conversation.turns[0].text == "Name two colours."
+    win.close()
+
+
+def test_escape_stops_and_ctrl_n_starts_a_new_chat_keeping_the_system_prompt(qtbot, demo_model: Path) -> None:
+    win = open_loaded(qtbot, demo_model)
+    chat = win.chat
+    chat.system_prompt.setPlainText("Answer in French.")
+    chat.max_tokens = 400
+    chat.ignore_eos = True
+    chat.input.setPlainText("Tell me a long story.")
+    with qtbot.waitSignal(chat.reply_finished, timeout=TIMEOUT) as done:
+        chat.send()
+        qtbot.waitUntil(lambda: len(chat.arrivals) >= 1, timeout=TIMEOUT)
+        QTest.keyClick(chat.input, Qt.Key.Key_Escape)
+    assert done.args[0].finish_reason == "cancelled" and done.args[0].n_gen < 400
+    assert chat.conversation.turns[-1].note == "stopped"
+    assert chat.conversation.messages()[0] == p.ChatMessage("system", "Answer in French.")
+    QTest.keyClick(chat.input, Qt.Key.Key_N, Qt.KeyboardModifier.ControlModifier)
+    assert chat.conversation.turns == [] and chat.conversation.system_prompt == "Answer in French."
+    win.close()
+
+
+def test_a_full_context_offers_to_drop_the_oldest_turns(qtbot, demo_model: Path) -> None:
+    win = open_loaded(qtbot, demo_model, n_ctx=256)
+    chat = win.chat
+    ask(qtbot, win, "Describe the sea " + "and the waves " * 20, max_tokens=40)
+    chat.input.setPlainText("Now describe the mountains " + "and the snow " * 55)
+    qtbot.mouseClick(chat.send_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: chat.notice_button.isVisible(), timeout=TIMEOUT)
+    assert "no longer fits the context (256)" in chat.notice.text()
+    assert chat.notice_button.text() == "Drop oldest turns and resend"
+    assert [t.role for t in chat.conversation.turns] == ["user", "assistant", "user"]  # nothing lost yet
+    with qtbot.waitSignal(chat.reply_finished, timeout=TIMEOUT):
+        qtbot.mouseClick(chat.notice_button, Qt.MouseButton.LeftButton)
+    assert chat.conversation.turns[0].text.startswith("Now describe the mountains")
+    assert chat.conversation.turns[-1].role == "assistant" and chat.conversation.turns[-1].text
+    win.close()
+
+
+def test_every_control_has_an_accessible_name_or_text(qtbot, demo_model: Path) -> None:
+    win = open_loaded(qtbot, demo_model)
+    kinds = (QAbstractButton, QAbstractSpinBox, QComboBox, QAbstractSlider, QPlainTextEdit)
+    unnamed = [
+        type(w).__name__
+        for kind in kinds
+        for w in win.findChildren(kind)
+        if w.isVisibleTo(win)
+        and not (w.accessibleName() or (isinstance(w, QAbstractButton) and w.text()))
+        and not isinstance(w.parent(), QAbstractSpinBox | QComboBox)  # their inner parts
+    ]
+    assert unnamed == []
+    win.close()
