@@ -7,12 +7,22 @@ real pynvml exception classes, so code that works against the fake calls NVML th
 from __future__ import annotations
 
 import inspect
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
 import pynvml
+
+DATA = Path(__file__).resolve().parent / "data"
+MIB = 1 << 20
+
+
+def error_code(code: int | str) -> int:
+    """An NVML error code from recorded data, where it is written by name ("NOT_SUPPORTED") for reading."""
+    return code if isinstance(code, int) else int(getattr(pynvml, f"NVML_ERROR_{code}"))
 
 
 @dataclass
@@ -23,6 +33,34 @@ class FakeGpu:
     compute_capability: tuple[int, int] = (7, 0)
     uuid: str = "GPU-00000000-0000-0000-0000-000000000000"
     failures: dict[str, int] = field(default_factory=dict)  # function name -> NVML error code
+    # Readings in NVML's own units (mW, °C, MHz, bytes, bitmasks); a missing key reads as NotSupported.
+    readings: dict[str, Any] = field(default_factory=dict)
+    lost: bool = False  # fell off the bus: every device call fails with GPU_IS_LOST
+    frames: list[dict[str, Any]] = field(default_factory=list)  # recorded changes, one per tick
+    frame: int = -1  # the last frame applied
+
+    def advance(self) -> bool:
+        """Apply the next recorded frame; False once the recording is exhausted (readings then stay)."""
+        if self.frame + 1 >= len(self.frames):
+            return False
+        self.frame += 1
+        self.apply(self.frames[self.frame])
+        return True
+
+    def apply(self, changes: dict[str, Any]) -> None:
+        for key, value in changes.items():
+            if key == "failures":
+                self.failures = {fn: error_code(code) for fn, code in value.items()}
+            elif key == "memory_used_bytes":
+                self.used_mib = value / MIB
+            elif key == "memory_total_bytes":
+                self.total_mib = value / MIB
+            elif key in {"name", "uuid", "lost"}:
+                setattr(self, key, value)
+            elif key == "compute_capability":
+                self.compute_capability = (int(value[0]), int(value[1]))
+            else:
+                self.readings[key] = value
 
 
 class FakeNvml(SimpleNamespace):
@@ -31,22 +69,61 @@ class FakeNvml(SimpleNamespace):
         self.gpus = gpus
         self.init_error = init_error
         self.calls: list[str] = []
-        for name in dir(pynvml):  # constants and exception classes are the real ones
-            if name.startswith(("NVML_", "NVMLError")):
+        self.set_limits: list[tuple[int, int]] = []  # (gpu index, mW) for every accepted power limit
+        for name in dir(pynvml):  # constants, clock-event bits and exception classes are the real ones
+            if name.startswith(("NVML_", "NVMLError", "nvmlClocksEventReason", "nvmlClocksThrottleReason")):
                 setattr(self, name, getattr(pynvml, name))
         for fn in (
             self.nvmlInit, self.nvmlShutdown, self.nvmlDeviceGetCount, self.nvmlDeviceGetHandleByIndex,
             self.nvmlDeviceGetMemoryInfo, self.nvmlDeviceGetName, self.nvmlDeviceGetCudaComputeCapability,
-            self.nvmlDeviceGetUUID,
+            self.nvmlDeviceGetUUID, self.nvmlDeviceGetTemperature, self.nvmlDeviceGetTemperatureV,
+            self.nvmlDeviceGetTemperatureThreshold, self.nvmlDeviceGetPowerUsage,
+            self.nvmlDeviceGetEnforcedPowerLimit, self.nvmlDeviceGetPowerManagementLimit,
+            self.nvmlDeviceGetPowerManagementLimitConstraints, self.nvmlDeviceGetPowerManagementDefaultLimit,
+            self.nvmlDeviceSetPowerManagementLimit, self.nvmlDeviceGetUtilizationRates, self.nvmlDeviceGetClockInfo,
+            self.nvmlDeviceGetFanSpeed, self.nvmlDeviceGetPerformanceState,
+            self.nvmlDeviceGetCurrentClocksEventReasons, self.nvmlDeviceGetCurrentClocksThrottleReasons,
+            self.nvmlDeviceGetTotalEccErrors, self.nvmlDeviceGetCurrPcieLinkGeneration,
+            self.nvmlDeviceGetCurrPcieLinkWidth, self.nvmlDeviceGetMaxPcieLinkGeneration,
+            self.nvmlDeviceGetMaxPcieLinkWidth, self.nvmlDeviceGetComputeRunningProcesses,
+            self.nvmlDeviceGetGraphicsRunningProcesses, self.nvmlSystemGetProcessName,
         ):  # fmt: skip
             check_signature(fn)
+
+    @classmethod
+    def replay(cls, recording: str | Path) -> FakeNvml:
+        """A fake that replays a recorded session from tests/data: call `step()` to move to the next tick."""
+        path = Path(recording)
+        data = json.loads((path if path.is_absolute() else DATA / path).read_text())
+        gpus = []
+        for spec in data.get("gpus", []):
+            gpu = FakeGpu(frames=list(spec.get("frames", [])))
+            gpu.apply(spec.get("device", {}))
+            gpus.append(gpu)
+        init_error = data.get("init_error")
+        fake = cls(gpus, init_error=None if init_error is None else error_code(init_error))
+        fake.step()
+        return fake
+
+    def step(self) -> bool:
+        """Every GPU moves to its next recorded frame; False when no GPU had one left."""
+        moved = [gpu.advance() for gpu in self.gpus]
+        return any(moved)
 
     def _gpu(self, handle: Any, fn: str) -> FakeGpu:
         self.calls.append(fn)
         gpu: FakeGpu = handle
+        if gpu.lost:
+            raise pynvml.NVMLError(pynvml.NVML_ERROR_GPU_IS_LOST)
         if fn in gpu.failures:
             raise pynvml.NVMLError(gpu.failures[fn])
         return gpu
+
+    def _read(self, handle: Any, fn: str, key: str) -> Any:
+        gpu = self._gpu(handle, fn)
+        if key not in gpu.readings:
+            raise pynvml.NVMLError(pynvml.NVML_ERROR_NOT_SUPPORTED)
+        return gpu.readings[key]
 
     def nvmlInit(self) -> None:
         self.calls.append("nvmlInit")
@@ -60,7 +137,12 @@ class FakeNvml(SimpleNamespace):
         return len(self.gpus)
 
     def nvmlDeviceGetHandleByIndex(self, index: int) -> Any:
-        return self.gpus[index]
+        if not 0 <= index < len(self.gpus):
+            raise pynvml.NVMLError(pynvml.NVML_ERROR_INVALID_ARGUMENT)
+        gpu = self.gpus[index]
+        if "nvmlDeviceGetHandleByIndex" in gpu.failures:
+            raise pynvml.NVMLError(gpu.failures["nvmlDeviceGetHandleByIndex"])
+        return gpu
 
     def nvmlDeviceGetMemoryInfo(self, handle: Any, version: Any = None) -> Any:
         gpu = self._gpu(handle, "nvmlDeviceGetMemoryInfo")
@@ -77,6 +159,110 @@ class FakeNvml(SimpleNamespace):
 
     def nvmlDeviceGetUUID(self, handle: Any) -> str:
         return self._gpu(handle, "nvmlDeviceGetUUID").uuid
+
+    def nvmlDeviceGetTemperature(self, handle: Any, sensor: int) -> int:
+        return int(self._read(handle, "nvmlDeviceGetTemperature", "temperature_c"))
+
+    def nvmlDeviceGetTemperatureV(self, handle: Any, sensor: int, version: int = 0) -> int:
+        return int(self._read(handle, "nvmlDeviceGetTemperatureV", "temperature_c"))
+
+    def nvmlDeviceGetTemperatureThreshold(self, handle: Any, threshold: int) -> int:
+        key = {
+            pynvml.NVML_TEMPERATURE_THRESHOLD_SLOWDOWN: "slowdown_c",
+            pynvml.NVML_TEMPERATURE_THRESHOLD_SHUTDOWN: "shutdown_c",
+        }.get(threshold, f"threshold_{threshold}")
+        return int(self._read(handle, "nvmlDeviceGetTemperatureThreshold", key))
+
+    def nvmlDeviceGetPowerUsage(self, handle: Any) -> int:
+        return int(self._read(handle, "nvmlDeviceGetPowerUsage", "power_mw"))
+
+    def nvmlDeviceGetPowerManagementLimit(self, handle: Any) -> int:
+        return int(self._read(handle, "nvmlDeviceGetPowerManagementLimit", "power_limit_mw"))
+
+    def nvmlDeviceGetEnforcedPowerLimit(self, handle: Any) -> int:
+        limit = int(self._read(handle, "nvmlDeviceGetEnforcedPowerLimit", "power_limit_mw"))
+        # Another limiter (out-of-band, board) can hold the card below the user's limit.
+        return min(limit, int(handle.readings.get("external_limit_mw", limit)))
+
+    def nvmlDeviceGetPowerManagementLimitConstraints(self, handle: Any) -> list[int]:
+        fn = "nvmlDeviceGetPowerManagementLimitConstraints"
+        return [int(self._read(handle, fn, "min_limit_mw")), int(self._read(handle, fn, "max_limit_mw"))]
+
+    def nvmlDeviceGetPowerManagementDefaultLimit(self, handle: Any) -> int:
+        return int(self._read(handle, "nvmlDeviceGetPowerManagementDefaultLimit", "default_limit_mw"))
+
+    def nvmlDeviceSetPowerManagementLimit(self, handle: Any, limit: int) -> None:
+        gpu = self._gpu(handle, "nvmlDeviceSetPowerManagementLimit")
+        low, high = gpu.readings.get("min_limit_mw"), gpu.readings.get("max_limit_mw")
+        if low is None or high is None:
+            raise pynvml.NVMLError(pynvml.NVML_ERROR_NOT_SUPPORTED)
+        if not low <= limit <= high:
+            raise pynvml.NVMLError(pynvml.NVML_ERROR_INVALID_ARGUMENT)
+        gpu.readings["power_limit_mw"] = int(limit)
+        self.set_limits.append((self.gpus.index(gpu), int(limit)))
+
+    def nvmlDeviceGetUtilizationRates(self, handle: Any) -> Any:
+        gpu = self._gpu(handle, "nvmlDeviceGetUtilizationRates")
+        if "util_gpu" not in gpu.readings:
+            raise pynvml.NVMLError(pynvml.NVML_ERROR_NOT_SUPPORTED)
+        return SimpleNamespace(gpu=int(gpu.readings["util_gpu"]), memory=int(gpu.readings.get("util_memory", 0)))
+
+    def nvmlDeviceGetClockInfo(self, handle: Any, type: int) -> int:
+        key = {pynvml.NVML_CLOCK_SM: "sm_clock_mhz", pynvml.NVML_CLOCK_MEM: "mem_clock_mhz"}.get(type, f"clock_{type}")
+        return int(self._read(handle, "nvmlDeviceGetClockInfo", key))
+
+    def nvmlDeviceGetFanSpeed(self, handle: Any) -> int:
+        return int(self._read(handle, "nvmlDeviceGetFanSpeed", "fan_pct"))
+
+    def nvmlDeviceGetPerformanceState(self, handle: Any) -> int:
+        return int(self._read(handle, "nvmlDeviceGetPerformanceState", "pstate"))
+
+    def nvmlDeviceGetCurrentClocksEventReasons(self, handle: Any) -> int:
+        return int(self._read(handle, "nvmlDeviceGetCurrentClocksEventReasons", "clock_event_reasons"))
+
+    def nvmlDeviceGetCurrentClocksThrottleReasons(self, handle: Any) -> int:
+        return int(self._read(handle, "nvmlDeviceGetCurrentClocksThrottleReasons", "clock_event_reasons"))
+
+    def nvmlDeviceGetTotalEccErrors(self, handle: Any, errorType: int, counterType: int) -> int:
+        kind = "corrected" if errorType == pynvml.NVML_MEMORY_ERROR_TYPE_CORRECTED else "uncorrected"
+        scope = "volatile" if counterType == pynvml.NVML_VOLATILE_ECC else "aggregate"
+        return int(self._read(handle, "nvmlDeviceGetTotalEccErrors", f"ecc_{kind}_{scope}"))
+
+    def nvmlDeviceGetCurrPcieLinkGeneration(self, handle: Any) -> int:
+        return int(self._read(handle, "nvmlDeviceGetCurrPcieLinkGeneration", "pcie_gen"))
+
+    def nvmlDeviceGetCurrPcieLinkWidth(self, handle: Any) -> int:
+        return int(self._read(handle, "nvmlDeviceGetCurrPcieLinkWidth", "pcie_width"))
+
+    def nvmlDeviceGetMaxPcieLinkGeneration(self, handle: Any) -> int:
+        return int(self._read(handle, "nvmlDeviceGetMaxPcieLinkGeneration", "pcie_gen_max"))
+
+    def nvmlDeviceGetMaxPcieLinkWidth(self, handle: Any) -> int:
+        return int(self._read(handle, "nvmlDeviceGetMaxPcieLinkWidth", "pcie_width_max"))
+
+    def nvmlDeviceGetComputeRunningProcesses(self, handle: Any) -> list[Any]:
+        return self._processes(handle, "nvmlDeviceGetComputeRunningProcesses", "compute")
+
+    def nvmlDeviceGetGraphicsRunningProcesses(self, handle: Any) -> list[Any]:
+        return self._processes(handle, "nvmlDeviceGetGraphicsRunningProcesses", "graphics")
+
+    def _processes(self, handle: Any, fn: str, kind: str) -> list[Any]:
+        gpu = self._gpu(handle, fn)
+        return [  # like pynvml's friendly objects: usedGpuMemory in bytes, None where not accounted
+            SimpleNamespace(pid=p["pid"], usedGpuMemory=p.get("used_bytes"))
+            for p in gpu.readings.get("processes", [])
+            if p.get("kind", "compute") == kind
+        ]
+
+    def nvmlSystemGetProcessName(self, pid: int) -> str:
+        self.calls.append("nvmlSystemGetProcessName")
+        for gpu in self.gpus:
+            for process in gpu.readings.get("processes", []):
+                if process["pid"] == pid:
+                    if process.get("name_error"):
+                        raise pynvml.NVMLError(error_code(process["name_error"]))
+                    return str(process["name"])
+        raise pynvml.NVMLError(pynvml.NVML_ERROR_NOT_FOUND)
 
 
 def check_signature(fake: Callable[..., Any]) -> None:

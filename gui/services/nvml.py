@@ -9,11 +9,29 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
+from gui.core import gpu_sample as reasons
+from gui.core.gpu_sample import GpuProcess, GpuSample
+
+__all__ = [
+    "GpuInfo",
+    "GpuProcess",
+    "GpuQuery",
+    "GpuSample",
+    "Nvml",
+    "PowerLimits",
+    "decode_clock_event_reasons",
+    "describe_nvml_error",
+]
+
 log = logging.getLogger(__name__)
+
+_MIB = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -36,11 +54,14 @@ class GpuQuery:
 class Nvml:
     """Lazy NVML session. `module` lets tests pass a fake built on pynvml's real function names."""
 
-    def __init__(self, module: ModuleType | Any | None = None) -> None:
+    def __init__(self, module: ModuleType | Any | None = None, clock: Callable[[], float] = time.monotonic) -> None:
         self._module = module
         self._lock = threading.Lock()
         self._started = False
         self._start_error = ""
+        self._clock = clock
+        self._logged: set[tuple[int, str, int | None]] = set()  # (gpu, field, NVML code) already logged
+        self._lost: set[int] = set()  # GPUs whose last sample found them off the bus
 
     def _nvml(self) -> Any:
         if self._module is None:
@@ -104,6 +125,268 @@ class Nvml:
                 )
             )
         return GpuQuery(tuple(gpus), "" if gpus else "NVML found no usable GPU")
+
+    def device_count(self) -> tuple[int, str]:
+        """How many GPUs NVML sees, and why none where it sees none ('' when it answered)."""
+        error = self.start()
+        if error:
+            return 0, error
+        nvml = self._nvml()
+        try:
+            return int(nvml.nvmlDeviceGetCount()), ""
+        except nvml.NVMLError as exc:
+            return 0, describe_nvml_error(nvml, exc)
+
+    def sample(self, index: int) -> GpuSample:
+        """Every reading of one GPU in one pass. Never raises: a field NVML will not give is None, with
+        the reason in `errors`; a GPU that fell off the bus gives `lost=True` and is read afresh next time."""
+        timestamp = self._clock()
+        error = self.start()
+        if error:
+            return GpuSample(index=index, timestamp=timestamp, errors={"nvml": error})
+        nvml = self._nvml()
+        with self._lock:  # one GPU's fields are read together, not interleaved with another caller's
+            reader = _FieldReader(nvml, index, self._log_once)
+            handle = reader.read("gpu", "nvmlDeviceGetHandleByIndex", index)
+            sample = _read_sample(reader, handle, index, timestamp)
+        self._note_lost(index, sample.lost)
+        return sample
+
+    def power_limits(self, index: int) -> PowerLimits:
+        """The power-limit readings alone: for reading a cap back after the helper applied it."""
+        sample = self.sample(index)
+        return PowerLimits(
+            enforced_w=sample.power_limit_w,
+            min_w=sample.power_min_w,
+            max_w=sample.power_max_w,
+            default_w=sample.power_default_w,
+            error="; ".join(f"{k}: {v}" for k, v in sample.errors.items() if k.startswith(("power", "gpu", "nvml"))),
+        )
+
+    def _log_once(self, index: int, field: str, code: int | None, words: str) -> None:
+        key = (index, field, code)
+        if key in self._logged:
+            return
+        self._logged.add(key)
+        log.info("GPU %d: %s has no value: %s", index, field, words)
+
+    def _note_lost(self, index: int, lost: bool) -> None:
+        # Transitions only, so a card that stays lost for hours writes two lines, not one per tick.
+        if lost and index not in self._lost:
+            self._lost.add(index)
+            log.warning("GPU %d fell off the bus; still watching for it to come back", index)
+        elif not lost and index in self._lost:
+            self._lost.discard(index)
+            log.warning("GPU %d answers again", index)
+
+
+@dataclass(frozen=True)
+class PowerLimits:
+    enforced_w: float | None
+    min_w: float | None
+    max_w: float | None
+    default_w: float | None
+    error: str  # why some are missing, in words; '' when all were read
+
+
+class _FieldReader:
+    """Reads fields one by one, turning each NVML failure into None plus words.
+
+    After the GPU is found lost, the remaining reads are skipped: each would fail the same way, and on a
+    card that fell off the bus every call can take a long time to fail.
+    """
+
+    def __init__(self, nvml: Any, index: int, log_once: Callable[[int, str, int | None, str], None]) -> None:
+        self.nvml = nvml
+        self.index = index
+        self.errors: dict[str, str] = {}
+        self.lost = False
+        self._log_once = log_once
+
+    def read(self, field: str, function: str, *args: Any) -> Any:
+        return self.read_first(field, [(function, args)])
+
+    def read_first(self, field: str, attempts: list[tuple[str, tuple[Any, ...]]]) -> Any:
+        """Try each (function, args) in turn, moving on only where the driver or binding lacks it."""
+        if self.lost:
+            return None
+        nvml = self.nvml
+        not_found = getattr(nvml, "NVML_ERROR_FUNCTION_NOT_FOUND", 13)
+        code: int | None = None
+        words = ""
+        for function, args in attempts:
+            read = getattr(nvml, function, None)
+            if read is None:
+                code, words = None, f"{function} is missing from this pynvml"
+                continue
+            try:
+                value = read(*args)
+            except nvml.NVMLError as exc:
+                code, words = getattr(exc, "value", None), describe_nvml_error(nvml, exc)
+                if code == not_found:
+                    continue
+                break
+            return value.decode() if isinstance(value, bytes) else value
+        if code == getattr(nvml, "NVML_ERROR_GPU_IS_LOST", 15):
+            self.lost = True  # logged by the caller on the transition, so not here per field
+            self.errors["gpu"] = words
+            return None
+        self.errors[field] = words
+        self._log_once(self.index, field, code, words)
+        return None
+
+
+def _read_sample(reader: _FieldReader, handle: Any, index: int, timestamp: float) -> GpuSample:
+    if handle is None:
+        return GpuSample(index=index, timestamp=timestamp, lost=reader.lost, errors=reader.errors)
+    nvml = reader.nvml
+    r = reader.read
+    temperature_sensor = getattr(nvml, "NVML_TEMPERATURE_GPU", 0)
+    name = r("name", "nvmlDeviceGetName", handle)
+    temperature = reader.read_first(
+        "temperature_c",
+        [  # the older call first: it works on every driver old cards run; the V form only on newer ones
+            ("nvmlDeviceGetTemperature", (handle, temperature_sensor)),
+            ("nvmlDeviceGetTemperatureV", (handle, temperature_sensor)),
+        ],
+    )
+    slowdown = r("slowdown_c", "nvmlDeviceGetTemperatureThreshold", handle, nvml.NVML_TEMPERATURE_THRESHOLD_SLOWDOWN)
+    shutdown = r("shutdown_c", "nvmlDeviceGetTemperatureThreshold", handle, nvml.NVML_TEMPERATURE_THRESHOLD_SHUTDOWN)
+    power_mw = r("power_w", "nvmlDeviceGetPowerUsage", handle)
+    limit_mw = r("power_limit_w", "nvmlDeviceGetEnforcedPowerLimit", handle)
+    constraints = r("power_min_w", "nvmlDeviceGetPowerManagementLimitConstraints", handle)
+    if constraints is None and "power_min_w" in reader.errors:
+        reader.errors["power_max_w"] = reader.errors["power_min_w"]
+    default_mw = r("power_default_w", "nvmlDeviceGetPowerManagementDefaultLimit", handle)
+    utilization = r("gpu_util_pct", "nvmlDeviceGetUtilizationRates", handle)
+    if utilization is None and "gpu_util_pct" in reader.errors:
+        reader.errors["mem_util_pct"] = reader.errors["gpu_util_pct"]
+    memory = r("memory_used_mib", "nvmlDeviceGetMemoryInfo", handle)
+    if memory is None and "memory_used_mib" in reader.errors:
+        for key in ("memory_free_mib", "memory_total_mib"):
+            reader.errors[key] = reader.errors["memory_used_mib"]
+    sm_clock = r("sm_clock_mhz", "nvmlDeviceGetClockInfo", handle, nvml.NVML_CLOCK_SM)
+    mem_clock = r("mem_clock_mhz", "nvmlDeviceGetClockInfo", handle, nvml.NVML_CLOCK_MEM)
+    fan = r("fan_pct", "nvmlDeviceGetFanSpeed", handle)
+    pstate = r("pstate", "nvmlDeviceGetPerformanceState", handle)
+    reasons_mask = reader.read_first(
+        "throttle_reasons",
+        [  # "clock event" is the current name; the "throttle" call is what older drivers have
+            ("nvmlDeviceGetCurrentClocksEventReasons", (handle,)),
+            ("nvmlDeviceGetCurrentClocksThrottleReasons", (handle,)),
+        ],
+    )
+    corrected_type = nvml.NVML_MEMORY_ERROR_TYPE_CORRECTED
+    uncorrected_type = nvml.NVML_MEMORY_ERROR_TYPE_UNCORRECTED
+    ecc_corrected = r("ecc_corrected", "nvmlDeviceGetTotalEccErrors", handle, corrected_type, nvml.NVML_VOLATILE_ECC)
+    ecc_uncorrected = r(
+        "ecc_uncorrected", "nvmlDeviceGetTotalEccErrors", handle, uncorrected_type, nvml.NVML_VOLATILE_ECC
+    )
+    pcie_gen = r("pcie_gen", "nvmlDeviceGetCurrPcieLinkGeneration", handle)
+    pcie_width = r("pcie_width", "nvmlDeviceGetCurrPcieLinkWidth", handle)
+    pcie_gen_max = r("pcie_gen_max", "nvmlDeviceGetMaxPcieLinkGeneration", handle)
+    pcie_width_max = r("pcie_width_max", "nvmlDeviceGetMaxPcieLinkWidth", handle)
+    processes = _read_processes(reader, handle)
+    if reader.lost:  # readings taken before the loss are from a card we can no longer trust
+        return GpuSample(index=index, timestamp=timestamp, name=name, lost=True, errors=reader.errors)
+    return GpuSample(
+        index=index,
+        timestamp=timestamp,
+        name=name,
+        temperature_c=_number(temperature),
+        slowdown_c=_number(slowdown),
+        shutdown_c=_number(shutdown),
+        power_w=_watts(power_mw),
+        power_limit_w=_watts(limit_mw),
+        power_min_w=_watts(constraints[0]) if constraints else None,
+        power_max_w=_watts(constraints[1]) if constraints else None,
+        power_default_w=_watts(default_mw),
+        gpu_util_pct=_number(utilization.gpu) if utilization is not None else None,
+        mem_util_pct=_number(utilization.memory) if utilization is not None else None,
+        memory_used_mib=memory.used / _MIB if memory is not None else None,
+        memory_free_mib=memory.free / _MIB if memory is not None else None,
+        memory_total_mib=memory.total / _MIB if memory is not None else None,
+        sm_clock_mhz=_number(sm_clock),
+        mem_clock_mhz=_number(mem_clock),
+        fan_pct=_number(fan),
+        pstate=_pstate(nvml, pstate),
+        throttle_reasons=decode_clock_event_reasons(nvml, reasons_mask) if reasons_mask is not None else None,
+        ecc_corrected=_count(ecc_corrected),
+        ecc_uncorrected=_count(ecc_uncorrected),
+        pcie_gen=_count(pcie_gen),
+        pcie_width=_count(pcie_width),
+        pcie_gen_max=_count(pcie_gen_max),
+        pcie_width_max=_count(pcie_width_max),
+        processes=processes,
+        errors=reader.errors,
+    )
+
+
+def _read_processes(reader: _FieldReader, handle: Any) -> tuple[GpuProcess, ...] | None:
+    compute = reader.read("processes", "nvmlDeviceGetComputeRunningProcesses", handle)
+    if compute is None:
+        return None
+    graphics = reader.read("graphics_processes", "nvmlDeviceGetGraphicsRunningProcesses", handle) or []
+    reader.errors.pop("graphics_processes", None)  # compute processes are what matter here; graphics are extra
+    used: dict[int, int | None] = {}
+    for info in [*compute, *graphics]:  # a process can be in both lists with the same memory
+        pid = int(info.pid)
+        memory = getattr(info, "usedGpuMemory", None)
+        if pid not in used or (memory is not None and (used[pid] or 0) < memory):
+            used[pid] = memory
+    processes = []
+    for pid, memory in sorted(used.items()):
+        name = reader.read("process_name", "nvmlSystemGetProcessName", pid)
+        reader.errors.pop("process_name", None)  # a nameless process is normal, not a missing field
+        processes.append(GpuProcess(pid=pid, name=name or None, used_mib=memory / _MIB if memory is not None else None))
+    return tuple(processes)
+
+
+def _clock_event_reason_words(nvml: Any) -> list[tuple[int, str]]:
+    # pynvml's names for the bits, with NVML's documented values where an old binding lacks a name.
+    table = [
+        ("GpuIdle", 0x1, reasons.IDLE),
+        ("ApplicationsClocksSetting", 0x2, reasons.APPLICATION_CLOCKS),
+        ("SwPowerCap", 0x4, reasons.POWER_CAP),
+        ("HwSlowdown", 0x8, reasons.HW_SLOWDOWN),
+        ("SyncBoost", 0x10, reasons.SYNC_BOOST),
+        ("SwThermalSlowdown", 0x20, reasons.THERMAL_SLOWDOWN),
+        ("HwThermalSlowdown", 0x40, reasons.HW_THERMAL_SLOWDOWN),
+        ("HwPowerBrakeSlowdown", 0x80, reasons.HW_POWER_BRAKE),
+        ("DisplayClockSetting", 0x100, reasons.DISPLAY_CLOCKS),
+    ]
+    return [(int(getattr(nvml, f"nvmlClocksEventReason{name}", bit)), words) for name, bit, words in table]
+
+
+def decode_clock_event_reasons(nvml: Any, mask: int) -> tuple[str, ...]:
+    """NVML's clock-event (throttle) bitmask in words; unknown bits are kept as hex, not dropped."""
+    words = []
+    known = 0
+    for bit, text in _clock_event_reason_words(nvml):
+        known |= bit
+        if mask & bit:
+            words.append(text)
+    if mask & ~known:
+        words.append(f"other (0x{mask & ~known:x})")
+    return tuple(words)
+
+
+def _number(value: Any) -> float | None:
+    return None if value is None else float(value)
+
+
+def _watts(milliwatts: Any) -> float | None:
+    return None if milliwatts is None else float(milliwatts) / 1000.0
+
+
+def _count(value: Any) -> int | None:
+    return None if value is None else int(value)
+
+
+def _pstate(nvml: Any, value: Any) -> int | None:
+    if value is None or value == getattr(nvml, "NVML_PSTATE_UNKNOWN", 32):
+        return None
+    return int(value)
 
 
 def _optional(nvml: Any, read: Any, handle: Any) -> Any:

@@ -1,0 +1,81 @@
+"""One reading of one GPU, the type both the NVML service and the simulated card produce.
+
+It lives in core (not next to NVML) because the simulator is core and must not import services. Every
+reading is optional: None means "no value" (the chart draws a gap, text shows "n/a"), and `errors` says
+why in words, keyed by the field name.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, fields
+
+# Clock-event ("throttle") reasons in words. The NVML service decodes NVML's bitmask into these, the
+# simulator reports them directly, and the UI can match on them without knowing NVML's bits.
+IDLE = "idle"
+APPLICATION_CLOCKS = "application clocks"
+POWER_CAP = "power cap"
+HW_SLOWDOWN = "HW slowdown"
+SYNC_BOOST = "sync boost"
+THERMAL_SLOWDOWN = "thermal slowdown"
+HW_THERMAL_SLOWDOWN = "HW thermal slowdown"
+HW_POWER_BRAKE = "HW power brake"
+DISPLAY_CLOCKS = "display clocks"
+
+
+@dataclass(frozen=True)
+class GpuProcess:
+    pid: int
+    name: str | None  # None where the OS or NVML would not tell us
+    used_mib: float | None  # None where the driver does not account per process (e.g. WDDM)
+
+
+@dataclass(frozen=True)
+class GpuSample:
+    index: int
+    timestamp: float  # time.monotonic() seconds when the sample was taken
+    name: str | None = None
+    temperature_c: float | None = None
+    slowdown_c: float | None = None  # the driver starts cutting clocks here
+    shutdown_c: float | None = None  # the card turns itself off here
+    power_w: float | None = None
+    power_limit_w: float | None = None  # enforced: what the driver holds the card to right now
+    power_min_w: float | None = None  # constraints a power cap must respect
+    power_max_w: float | None = None
+    power_default_w: float | None = None
+    gpu_util_pct: float | None = None
+    mem_util_pct: float | None = None  # memory controller busy time, not capacity
+    memory_used_mib: float | None = None
+    memory_free_mib: float | None = None
+    memory_total_mib: float | None = None
+    sm_clock_mhz: float | None = None
+    mem_clock_mhz: float | None = None
+    fan_pct: float | None = None
+    pstate: int | None = None  # 0 (max performance) .. 15 (min)
+    throttle_reasons: tuple[str, ...] | None = None  # () = running free; None = unknown
+    ecc_corrected: int | None = None  # volatile: since the driver loaded
+    ecc_uncorrected: int | None = None
+    pcie_gen: int | None = None
+    pcie_width: int | None = None
+    pcie_gen_max: int | None = None
+    pcie_width_max: int | None = None
+    processes: tuple[GpuProcess, ...] | None = None
+    lost: bool = False  # the GPU fell off the bus during this sample
+    simulated: bool = False  # from the simulated card, to be labelled SIMULATED
+    errors: dict[str, str] = field(default_factory=dict)  # field name -> why it has no value
+
+    def series(self) -> dict[str, float]:
+        """The numeric readings a chart or CSV row plots, with NaN for "no value" (a gap)."""
+        return {name: _nan_if_none(getattr(self, name)) for name in SERIES_FIELDS}
+
+
+def _nan_if_none(value: float | int | None) -> float:
+    return math.nan if value is None else float(value)
+
+
+# Numeric fields in declaration order: the columns of ring buffers and of the CSV log.
+SERIES_FIELDS: tuple[str, ...] = tuple(
+    f.name
+    for f in fields(GpuSample)
+    if f.name not in {"index", "timestamp", "name", "throttle_reasons", "processes", "lost", "simulated", "errors"}
+)

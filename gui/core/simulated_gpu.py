@@ -1,0 +1,251 @@
+"""A simulated GPU for `--simulate CARD`: plausible power, heat and clocks driven by the engine's real load.
+
+The app calls `step(dt, load)` with the engine's activity (e.g. 1.0 while tokens stream, 0.0 when idle)
+and reads `sample()`, which has the same shape as an NVML reading, with `simulated=True`.
+
+The model, kept simple on purpose and deterministic (no noise):
+- Power demand rises linearly with load from the card's idle draw to its board power. The draw is the
+  demand, held down to the power limit (and to the thermal ceiling while slowing down).
+- Temperature is first order: it approaches ambient + k·power with time constant `tau_s` (30 s by default),
+  stepped exactly (exponential), so any dt is stable. k is the cooler's °C per W: for V100s it is fitted to
+  the field notes (a blower V100 at 250 W settles at 82 °C, at 200 W at 70 °C, with 22 °C intake); for other
+  cards the cooler is taken to hold full board power at 82 °C.
+- When the cap binds the SM clock drops as (allowed / demand)^(1/3): dynamic power goes roughly as f·V² and
+  voltage tracks frequency, so power ∝ f³. A 250→200 W cap costs ~7% clock, and decode, being
+  memory-bound, loses less than that (the field notes measured ~5%).
+- At the slowdown threshold the card cuts power to what would settle 1 °C under it, until it has cooled
+  2 °C below the threshold (hysteresis, so the draw does not flicker every tick).
+- Illustrative ECC wear: one corrected error per 30 minutes spent above 80 °C, on cards with ECC.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from gui.core import gpu_sample as reasons
+from gui.core.cards import find_card
+from gui.core.gpu_sample import GpuProcess, GpuSample
+
+__all__ = ["PROFILES", "SimProfile", "SimulatedGpu"]
+
+NOT_SUPPORTED = "not supported by this GPU"  # the same words the NVML path uses
+HOT_C = 80.0
+SECONDS_PER_ECC_ERROR = 30 * 60
+IDLE_LOAD = 0.05  # below this the card counts as idle (clock-event reason "idle", low P-state)
+SETTLE_AT_FULL_POWER_C = 82.0
+
+
+@dataclass(frozen=True)
+class SimProfile:
+    name: str  # as nvidia-smi prints it
+    idle_w: float
+    min_limit_w: float
+    slowdown_c: float
+    shutdown_c: float
+    max_sm_mhz: float
+    idle_sm_mhz: float
+    mem_mhz: float
+    idle_mem_mhz: float
+    pcie_gen_max: int
+    has_fan: bool  # passive data-centre cards report no fan
+    has_ecc: bool
+    c_per_w: float | None = None  # None: sized so full board power settles at SETTLE_AT_FULL_POWER_C
+
+
+_V100_K = (82.0 - 70.0) / (250.0 - 200.0)  # 0.24 °C/W: 82 °C at 250 W and 70 °C at 200 W, 22 °C intake
+
+PROFILES: dict[str, SimProfile] = {
+    # name, idle W, min limit W, slowdown/shutdown °C, max/idle SM MHz, busy/idle memory MHz, PCIe gen, fan, ECC
+    "v100-16gb": SimProfile("Tesla V100-SXM2-16GB", 40, 150, 87, 90, 1530, 135, 877, 877, 3, False, True, _V100_K),
+    "v100-pcie-16gb": SimProfile("Tesla V100-PCIE-16GB", 26, 100, 87, 90, 1380, 135, 877, 877, 3, False, True, _V100_K),
+    "v100-32gb": SimProfile("Tesla V100-SXM2-32GB", 42, 150, 87, 90, 1530, 135, 877, 877, 3, False, True, _V100_K),
+    "p40": SimProfile("Tesla P40", 50, 125, 92, 95, 1531, 544, 3615, 3615, 3, False, True),
+    "p100": SimProfile("Tesla P100-PCIE-16GB", 30, 125, 85, 88, 1328, 405, 715, 715, 3, False, True),
+    "t4": SimProfile("Tesla T4", 25, 60, 93, 96, 1590, 300, 5001, 5001, 3, False, True),
+    "3090": SimProfile("NVIDIA GeForce RTX 3090", 30, 100, 93, 98, 1695, 210, 9751, 405, 4, True, False),
+}
+
+
+def _fallback_profile(name: str, board_power_w: float) -> SimProfile:
+    # A catalog card without a hand-written profile: proportions of a typical data-centre card.
+    return SimProfile(name, 0.12 * board_power_w, 0.4 * board_power_w, 88, 92, 1500, 210, 1215, 1215, 4, False, True)
+
+
+class SimulatedGpu:
+    def __init__(self, card_key: str, *, index: int = 0, ambient_c: float = 22.0, tau_s: float = 30.0) -> None:
+        card = find_card(card_key)
+        if card.board_power_w <= 0:
+            raise ValueError(f"{card.name} has no board power in the catalog; it cannot be simulated")
+        if tau_s <= 0:
+            raise ValueError(f"the thermal time constant must be positive (got {tau_s} s)")
+        self.key = card.key
+        self.index = index
+        self.profile = PROFILES.get(card.key) or _fallback_profile(card.name, card.board_power_w)
+        self.board_power_w = float(card.board_power_w)
+        self.total_mib = float(card.vram_mib)
+        self.tau_s = float(tau_s)
+        self.ambient_c = float(ambient_c)
+        self.c_per_w = self.profile.c_per_w or (SETTLE_AT_FULL_POWER_C - ambient_c) / self.board_power_w
+        self.power_limit_w = self.board_power_w
+        self.time_s = 0.0
+        self.load = 0.0
+        self.power_w = self.profile.idle_w
+        self.temperature_c = self.ambient_c + self.c_per_w * self.power_w
+        self.thermal_slowdown = False
+        self.hot_s = 0.0  # time spent above HOT_C, for the ECC wear model
+        self.memory_used_mib = 0.0
+        self.lost = False
+        self._process: tuple[int, str | None] | None = None
+
+    # --- what the app controls --------------------------------------------------------------------
+
+    @property
+    def min_limit_w(self) -> float:
+        return float(self.profile.min_limit_w)
+
+    @property
+    def max_limit_w(self) -> float:
+        return self.board_power_w
+
+    @property
+    def default_limit_w(self) -> float:
+        return self.board_power_w
+
+    def set_power_limit(self, watts: float) -> float:
+        """Apply a cap, clamped to the card's constraints (no privileges needed); returns what applied."""
+        if not math.isfinite(watts):
+            raise ValueError(f"power limit must be a number of watts (got {watts})")
+        self.power_limit_w = min(max(float(watts), self.min_limit_w), self.max_limit_w)
+        self._settle_power()
+        return self.power_limit_w
+
+    def restore_default(self) -> float:
+        return self.set_power_limit(self.default_limit_w)
+
+    def set_memory_used(self, used_mib: float, pid: int | None = None, process_name: str | None = None) -> None:
+        """What the app has loaded (from its plan or the engine), optionally with the owning process."""
+        self.memory_used_mib = min(max(float(used_mib), 0.0), self.total_mib)
+        self._process = (pid, process_name) if pid is not None and self.memory_used_mib > 0 else None
+
+    def set_lost(self, lost: bool) -> None:
+        """Make the card fall off the bus (or come back), to exercise that path without hardware."""
+        self.lost = lost
+
+    # --- physics ----------------------------------------------------------------------------------
+
+    def demand_w(self, load: float | None = None) -> float:
+        """What the card would draw at this load with no cap."""
+        level = self.load if load is None else load
+        return self.profile.idle_w + level * (self.board_power_w - self.profile.idle_w)
+
+    def ceiling_w(self) -> float:
+        """The most the card may draw now: the power limit, lowered further while slowing down for heat."""
+        if not self.thermal_slowdown:
+            return self.power_limit_w
+        cool_enough = (self.profile.slowdown_c - 1.0 - self.ambient_c) / self.c_per_w
+        return min(self.power_limit_w, max(cool_enough, self.profile.idle_w))
+
+    def settled_temperature_c(self, power_w: float) -> float:
+        return self.ambient_c + self.c_per_w * power_w
+
+    def step(self, dt: float, load: float) -> None:
+        """Advance by dt seconds at this load (0 idle .. 1 fully busy)."""
+        if not math.isfinite(dt) or dt < 0:
+            raise ValueError(f"dt must be a non-negative number of seconds (got {dt})")
+        if not math.isfinite(load):
+            raise ValueError(f"load must be a number in [0, 1] (got {load})")
+        self.load = min(max(float(load), 0.0), 1.0)
+        remaining = float(dt)
+        while remaining > 0:  # sub-steps of at most 1 s so slowdown switches near the right moment
+            h = min(remaining, 1.0)
+            self._settle_power()
+            target = self.settled_temperature_c(self.power_w)
+            self.temperature_c = target + (self.temperature_c - target) * math.exp(-h / self.tau_s)
+            if self.temperature_c > HOT_C:
+                self.hot_s += h
+            self._update_thermal_slowdown()
+            self.time_s += h
+            remaining -= h
+        self._settle_power()
+
+    def _update_thermal_slowdown(self) -> None:
+        if self.temperature_c >= self.profile.slowdown_c:
+            self.thermal_slowdown = True
+        elif self.temperature_c < self.profile.slowdown_c - 2.0:
+            self.thermal_slowdown = False
+
+    def _settle_power(self) -> None:
+        # Electrical response is milliseconds: at the 1 s scale the draw follows demand and cap at once.
+        self.power_w = min(self.demand_w(), self.ceiling_w())
+
+    def sm_clock_mhz(self) -> float:
+        p = self.profile
+        busy = min(self.load / 0.2, 1.0)  # a card at even light load boosts fully
+        clock = p.idle_sm_mhz + busy * (p.max_sm_mhz - p.idle_sm_mhz)
+        demand = self.demand_w()
+        if demand > self.power_w > 0:
+            clock *= (self.power_w / demand) ** (1.0 / 3.0)
+        return clock
+
+    def throttle_reasons(self) -> tuple[str, ...]:
+        words = []
+        if self.load < IDLE_LOAD:
+            words.append(reasons.IDLE)
+        if self.demand_w() > self.power_limit_w:
+            words.append(reasons.POWER_CAP)
+        if self.thermal_slowdown:
+            words.append(reasons.THERMAL_SLOWDOWN)
+        return tuple(words)
+
+    # --- reading ----------------------------------------------------------------------------------
+
+    def sample(self, timestamp: float | None = None) -> GpuSample:
+        """The card's state as a GpuSample; `timestamp` defaults to the simulation's own clock."""
+        when = self.time_s if timestamp is None else timestamp
+        if self.lost:
+            return GpuSample(
+                index=self.index, timestamp=when, lost=True, simulated=True, errors={"gpu": "the GPU fell off the bus"}
+            )
+        p = self.profile
+        errors: dict[str, str] = {}
+        if not p.has_fan:
+            errors["fan_pct"] = NOT_SUPPORTED
+        if not p.has_ecc:
+            errors["ecc_corrected"] = errors["ecc_uncorrected"] = NOT_SUPPORTED
+        busy = self.load >= IDLE_LOAD
+        processes: tuple[GpuProcess, ...] = ()
+        if self._process is not None:
+            processes = (GpuProcess(pid=self._process[0], name=self._process[1], used_mib=self.memory_used_mib),)
+        return GpuSample(
+            index=self.index,
+            timestamp=when,
+            name=p.name,
+            temperature_c=round(self.temperature_c, 1),
+            slowdown_c=p.slowdown_c,
+            shutdown_c=p.shutdown_c,
+            power_w=round(self.power_w, 2),
+            power_limit_w=self.power_limit_w,
+            power_min_w=self.min_limit_w,
+            power_max_w=self.max_limit_w,
+            power_default_w=self.default_limit_w,
+            gpu_util_pct=round(100.0 * self.load, 1),
+            mem_util_pct=round(90.0 * self.load, 1),  # decode keeps the memory controller nearly as busy
+            memory_used_mib=self.memory_used_mib,
+            memory_free_mib=self.total_mib - self.memory_used_mib,
+            memory_total_mib=self.total_mib,
+            sm_clock_mhz=round(self.sm_clock_mhz()),
+            mem_clock_mhz=p.mem_mhz if busy or self.memory_used_mib > 0 else p.idle_mem_mhz,
+            fan_pct=min(max(30.0 + 1.6 * (self.temperature_c - 40.0), 30.0), 100.0) if p.has_fan else None,
+            pstate=0 if busy or self.memory_used_mib > 0 else 8,
+            throttle_reasons=self.throttle_reasons(),
+            ecc_corrected=int(self.hot_s // SECONDS_PER_ECC_ERROR) if p.has_ecc else None,
+            ecc_uncorrected=0 if p.has_ecc else None,
+            pcie_gen=p.pcie_gen_max if busy else 1,  # links train down when idle, as real cards do
+            pcie_width=16,
+            pcie_gen_max=p.pcie_gen_max,
+            pcie_width_max=16,
+            processes=processes,
+            simulated=True,
+            errors=errors,
+        )

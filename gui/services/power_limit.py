@@ -1,0 +1,301 @@
+"""The one-click power cap: decide what to ask for, run the privileged helper, say what happened in words.
+
+The GUI never runs as root. A small helper (packaging/tightfit-power-helper, installed as
+/usr/libexec/tightfit-power-helper) takes a GPU index and whole watts, checks them against NVML and
+applies them; this client runs it through pkexec (a polkit dialog, policy in packaging/) or `sudo -n`
+(for machines with a sudoers rule), then the caller reads the enforced limit back through NVML.
+Simulated cards are capped directly, without privileges.
+
+`apply` blocks until the helper is done (pkexec waits for the user to type a password): call it off the
+UI thread.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import os
+import shutil
+import subprocess
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+from typing import Literal
+
+from gui.core.gpu_sample import GpuSample
+from gui.core.simulated_gpu import SimulatedGpu
+from gui.services.nvml import Nvml
+
+__all__ = [
+    "HELPER_EXIT_CODES",
+    "HELPER_PATH",
+    "Decision",
+    "Outcome",
+    "PowerLimiter",
+    "PowerResult",
+    "RunOutput",
+]
+
+HELPER_PATH = Path("/usr/libexec/tightfit-power-helper")
+# The helper runs with this environment and nothing inherited: its behaviour must not depend on ours.
+_HELPER_ENV = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL": "C"}
+PKEXEC_DISMISSED = 126  # pkexec(1): the user dismissed the authentication dialog
+PKEXEC_NOT_AUTHORISED = 127  # pkexec(1): not authorised, no authentication agent, or another error
+SUDO_REFUSED = 1  # sudo -n: a password would be needed, or the rule does not allow it
+
+
+class Outcome(StrEnum):
+    APPLIED = "applied"
+    CLAMPED = "clamped"  # applied, but the card holds a different limit than asked for
+    CANCELLED = "cancelled"
+    NO_PERMISSION = "no permission"
+    NOT_SUPPORTED = "not supported"
+    HELPER_MISSING = "helper missing"
+    NO_SUCH_GPU = "no such GPU"
+    OUT_OF_RANGE = "out of range"
+    BAD_ARGUMENTS = "bad arguments"
+    DRIVER_UNAVAILABLE = "driver unavailable"
+    TIMED_OUT = "timed out"
+    FAILED = "failed"
+
+
+# The helper's documented exit codes (see its docstring); 0 is APPLIED or CLAMPED after reading back.
+HELPER_EXIT_CODES: dict[int, Outcome] = {
+    2: Outcome.BAD_ARGUMENTS,
+    3: Outcome.NO_SUCH_GPU,
+    4: Outcome.OUT_OF_RANGE,
+    5: Outcome.NOT_SUPPORTED,
+    6: Outcome.NO_PERMISSION,
+    7: Outcome.DRIVER_UNAVAILABLE,
+}
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What a cap request becomes before anything runs: refused, or whole watts within the constraints."""
+
+    allowed: bool
+    watts: int | None
+    clamped: bool
+    message: str
+
+
+@dataclass(frozen=True)
+class PowerResult:
+    outcome: Outcome
+    index: int
+    requested_w: int
+    enforced_w: float | None  # what the helper (or simulator) read back; None where unknown
+    message: str
+    exit_code: int | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.outcome in (Outcome.APPLIED, Outcome.CLAMPED)
+
+
+@dataclass(frozen=True)
+class RunOutput:
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+Runner = Callable[[Sequence[str], float], RunOutput]  # raises subprocess.TimeoutExpired, OSError
+Method = Literal["auto", "pkexec", "sudo"]
+
+
+def run_command(argv: Sequence[str], timeout_s: float) -> RunOutput:
+    """Run without a shell, stdin closed, clean environment; raise TimeoutExpired after timeout_s."""
+    process = subprocess.Popen(
+        list(argv),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=_HELPER_ENV,
+    )
+    try:
+        stdout, stderr = process.communicate(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        # pkexec runs as root once authorised: we may not be allowed to kill it, and that is fine.
+        with contextlib.suppress(OSError):
+            process.kill()
+        raise
+    return RunOutput(process.returncode, stdout, stderr)
+
+
+class PowerLimiter:
+    def __init__(
+        self,
+        *,
+        helper: str | Path = HELPER_PATH,
+        method: Method = "auto",
+        timeout_s: float = 120.0,
+        runner: Runner = run_command,
+        which: Callable[[str], str | None] = shutil.which,
+        simulators: Mapping[int, SimulatedGpu] | None = None,
+        nvml: Nvml | None = None,
+    ) -> None:
+        """`method`: "auto" uses pkexec where installed, else `sudo -n`; "sudo" where a sudoers rule is set
+        up. `timeout_s` includes the time the user takes to answer the password dialog."""
+        if method not in ("auto", "pkexec", "sudo"):
+            raise ValueError(f"method must be auto, pkexec or sudo (got {method!r})")
+        if timeout_s <= 0:
+            raise ValueError(f"timeout must be positive (got {timeout_s} s)")
+        self.helper = Path(helper)
+        self.method = method
+        self.timeout_s = float(timeout_s)
+        self._runner = runner
+        self._which = which
+        self._simulators = dict(simulators or {})
+        self._nvml = nvml
+
+    # --- deciding ---------------------------------------------------------------------------------
+
+    def check(self, target_w: float, sample: GpuSample | None) -> Decision:
+        """Turn a requested cap into whole watts the card accepts, or refuse with the reason."""
+        if sample is None:
+            return Decision(False, None, False, "there is no reading of this GPU yet")
+        if sample.lost:
+            return Decision(False, None, False, "the GPU fell off the bus; a power limit cannot be set now")
+        if sample.power_min_w is None or sample.power_max_w is None:
+            why = sample.errors.get("power_min_w") or "the driver reports no power-limit range"
+            return Decision(False, None, False, f"this GPU's power limit cannot be changed ({why})")
+        if isinstance(target_w, bool) or not isinstance(target_w, int | float) or not math.isfinite(target_w):
+            return Decision(False, None, False, f"a power limit must be a number of watts (got {target_w!r})")
+        low, high = math.ceil(sample.power_min_w), math.floor(sample.power_max_w)
+        watts = round(target_w)
+        if watts < low:
+            return Decision(True, low, True, f"{target_w:g} W is below this card's minimum; capping at {low} W")
+        if watts > high:
+            return Decision(True, high, True, f"{target_w:g} W is above this card's maximum; capping at {high} W")
+        if sample.power_limit_w is not None and round(sample.power_limit_w) == watts:
+            return Decision(True, watts, False, f"already capped at {watts} W")
+        return Decision(True, watts, watts != target_w, f"cap at {watts} W")
+
+    # --- applying ---------------------------------------------------------------------------------
+
+    def apply(self, index: int, watts: int) -> PowerResult:
+        """Set GPU `index` to `watts` (whole watts, normally from `check`). Blocks: not on the UI thread."""
+        if isinstance(index, bool) or not isinstance(index, int) or index < 0:
+            return PowerResult(Outcome.BAD_ARGUMENTS, -1, -1, None, f"GPU index must be a whole number (got {index!r})")
+        if isinstance(watts, bool) or not isinstance(watts, int) or watts <= 0:
+            return PowerResult(Outcome.BAD_ARGUMENTS, index, -1, None, f"watts must be whole and positive ({watts!r})")
+        simulator = self._simulators.get(index)
+        if simulator is not None:
+            applied = simulator.set_power_limit(watts)
+            outcome = Outcome.APPLIED if applied == watts else Outcome.CLAMPED
+            return PowerResult(outcome, index, watts, applied, f"simulated card capped at {applied:g} W")
+        return self._run_helper(index, watts)
+
+    def restore_default(self, index: int) -> PowerResult:
+        """Back to the card's default limit (what it boots with)."""
+        simulator = self._simulators.get(index)
+        if simulator is not None:
+            return self.apply(index, round(simulator.default_limit_w))
+        limits = (self._nvml or Nvml()).power_limits(index)
+        if limits.default_w is None:
+            why = limits.error or "the driver reports no default power limit"
+            return PowerResult(Outcome.NOT_SUPPORTED, index, -1, None, f"cannot restore the default: {why}")
+        watts = round(limits.default_w)
+        if limits.min_w is not None and limits.max_w is not None:  # a fractional default stays in range
+            watts = min(max(watts, math.ceil(limits.min_w)), math.floor(limits.max_w))
+        return self.apply(index, watts)
+
+    def read_back(self, nvml: Nvml, index: int) -> float | None:
+        """The limit the driver enforces now, as NVML reports it (None where it will not say)."""
+        simulator = self._simulators.get(index)
+        if simulator is not None:
+            return simulator.power_limit_w
+        return nvml.power_limits(index).enforced_w
+
+    def command(self, index: int, watts: int) -> list[str] | None:
+        """The argv that would run (no shell ever sees it), or None where neither pkexec nor sudo is usable."""
+        tool = self._privilege_tool()
+        if tool is None:
+            return None
+        args = [str(self.helper), str(int(index)), str(int(watts))]
+        if Path(tool).name == "sudo":
+            return [tool, "-n", "--", *args]
+        # No internal text agent: from a GUI there is no terminal to ask on, so fail fast instead.
+        return [tool, "--disable-internal-agent", *args]
+
+    def _privilege_tool(self) -> str | None:
+        if self.method in ("auto", "pkexec") and (pkexec := self._which("pkexec")):
+            return pkexec
+        if self.method in ("auto", "sudo") and (sudo := self._which("sudo")):
+            return sudo
+        return None
+
+    def _run_helper(self, index: int, watts: int) -> PowerResult:
+        if not os.access(self.helper, os.X_OK):
+            return PowerResult(
+                Outcome.HELPER_MISSING, index, watts, None,
+                f"the power-limit helper is not installed at {self.helper} (see packaging/README.md)",
+            )  # fmt: skip
+        argv = self.command(index, watts)
+        if argv is None:
+            wanted = {"auto": "neither pkexec nor sudo is", "pkexec": "pkexec is not", "sudo": "sudo is not"}
+            message = f"{wanted[self.method]} installed, so the power limit cannot be set without running as root"
+            return PowerResult(Outcome.NO_PERMISSION, index, watts, None, message)
+        via_sudo = Path(argv[0]).name == "sudo"
+        try:
+            done = self._runner(argv, self.timeout_s)
+        except subprocess.TimeoutExpired:
+            return PowerResult(
+                Outcome.TIMED_OUT, index, watts, None, f"no answer within {self.timeout_s:g} s; nothing was confirmed"
+            )
+        except OSError as exc:
+            return PowerResult(Outcome.FAILED, index, watts, None, f"could not run {argv[0]}: {exc}")
+        return _interpret(done, index, watts, via_sudo)
+
+
+def _interpret(done: RunOutput, index: int, watts: int, via_sudo: bool) -> PowerResult:
+    report = _last_json_line(done.stdout)
+    enforced = report.get("enforced_w")
+    enforced_w = float(enforced) if isinstance(enforced, int | float) else None
+    stderr = _last_line(done.stderr)
+    code = done.returncode
+
+    def result(outcome: Outcome, message: str) -> PowerResult:
+        return PowerResult(outcome, index, watts, enforced_w, message, code)
+
+    if code == 0:
+        if enforced_w is not None and abs(enforced_w - watts) >= 0.5:
+            return result(Outcome.CLAMPED, f"asked for {watts} W; the driver enforces {enforced_w:g} W")
+        return result(Outcome.APPLIED, f"GPU {index} capped at {watts} W")
+    if code == PKEXEC_DISMISSED and not via_sudo:
+        return result(Outcome.CANCELLED, "the password dialog was dismissed; the power limit is unchanged")
+    if code == PKEXEC_NOT_AUTHORISED and not via_sudo:
+        return result(
+            Outcome.NO_PERMISSION,
+            "not authorised, or no polkit authentication agent is running (is the policy installed?)",
+        )
+    if code == SUDO_REFUSED and via_sudo:
+        return result(
+            Outcome.NO_PERMISSION, f"sudo refused without a password: add a sudoers rule for the helper ({stderr})"
+        )
+    if code in HELPER_EXIT_CODES:
+        message = str(report.get("message") or stderr or HELPER_EXIT_CODES[code].value)
+        return result(HELPER_EXIT_CODES[code], message)
+    return result(Outcome.FAILED, f"the helper exited with status {code}: {stderr or 'no message'}")
+
+
+def _last_json_line(text: str) -> dict[str, object]:
+    for line in reversed(text.splitlines()):
+        line = line.strip()
+        if line.startswith("{"):
+            try:
+                value = json.loads(line)
+            except ValueError:
+                return {}
+            return value if isinstance(value, dict) else {}
+    return {}
+
+
+def _last_line(text: str) -> str:
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[-1] if lines else ""
