@@ -220,6 +220,14 @@ class EngineStats:
 
 
 @dataclass(frozen=True)
+class Notice:
+    """Something the user should know about a reply that still goes ahead (e.g. a template fallback)."""
+
+    request_id: int
+    text: str
+
+
+@dataclass(frozen=True)
 class CommandRejected:
     error: str
 

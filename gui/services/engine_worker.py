@@ -20,6 +20,7 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from gui.core import protocol as p
+from gui.core.chat_template import CHATML_TEMPLATE, ChatTemplateError, ChosenTemplate, choose_template, render_chat
 from gui.core.ggml_types import GGML_TYPES_BY_NAME
 from gui.core.llama_log import parse_dry_run
 from gui.core.params import LoadSettings, llama_gpu_layers
@@ -28,7 +29,6 @@ from gui.core.params import LoadSettings, llama_gpu_layers
 llama: Any = None
 
 FLASH_ATTN = {"auto": -1, "off": 0, "on": 1}
-FALLBACK_TEMPLATE = b"chatml"
 
 
 def _redirect_stderr(log_path: str | None) -> None:
@@ -92,8 +92,9 @@ class Engine:
         self.model: Any = None
         self.ctx: Any = None
         self.vocab: Any = None
-        self.template: bytes | None = None
-        self.template_source = ""
+        self.template: ChosenTemplate | None = None
+        self.bos_text = ""
+        self.eos_text = ""
         self.model_path = ""
         self.n_ctx = 0
         self.n_batch = 512
@@ -231,8 +232,10 @@ class Engine:
         self.model_path = command.model_path
         self.n_ctx = int(llama.llama_n_ctx(ctx))
         self.n_batch = settings.n_batch
-        self.template = llama.llama_model_chat_template(model, None)
-        self.template_source = "model" if self.template else "chatml (fallback: the model has none)"
+        raw = llama.llama_model_chat_template(model, None)
+        self.template = choose_template(raw.decode("utf-8", "replace") if raw else None)
+        self.bos_text = self.special_text(llama.llama_vocab_bos(self.vocab))
+        self.eos_text = self.special_text(llama.llama_vocab_eos(self.vocab))
         self.send(
             p.Loaded(
                 model_path=command.model_path,
@@ -240,7 +243,7 @@ class Engine:
                 n_layer=n_layer,
                 n_gpu_layers=settings.n_gpu_layers,
                 load_ms=(time.perf_counter() - started) * 1000,
-                chat_template=self.template_source,
+                chat_template="model" if not self.template.is_fallback else f"ChatML. {self.template.note}",
             )
         )
 
@@ -317,35 +320,35 @@ class Engine:
 
     # ---- prompt ---------------------------------------------------------------------------
 
-    def apply_template(self, messages: tuple[p.ChatMessage, ...]) -> str:
-        keep = [(m.role.encode(), m.content.encode()) for m in messages]
-        chat = (llama.llama_chat_message * len(keep))()
-        for slot, (role, content) in zip(chat, keep, strict=True):
-            slot.role, slot.content = role, content
-        for template in (self.template, FALLBACK_TEMPLATE):
-            if template is None:
-                continue
-            size = 4096 + sum(len(c) + len(r) for r, c in keep) * 2
-            buf = ctypes.create_string_buffer(size)
-            n = llama.llama_chat_apply_template(template, chat, len(keep), True, buf, size)
-            if n > size:
-                buf = ctypes.create_string_buffer(n + 1)
-                n = llama.llama_chat_apply_template(template, chat, len(keep), True, buf, n + 1)
-            if n >= 0:
-                if template is FALLBACK_TEMPLATE and self.template is not None:
-                    self.template_source = "chatml (fallback: the model's template is not supported)"
-                return buf.raw[:n].decode("utf-8", "replace")
-        raise RuntimeError("no chat template could format this conversation")
+    def special_text(self, token: int) -> str:
+        if token < 0:
+            return ""
+        buf = ctypes.create_string_buffer(64)
+        n = llama.llama_token_to_piece(self.vocab, token, buf, len(buf), 0, True)
+        return buf.raw[: max(n, 0)].decode("utf-8", "replace")
+
+    def apply_template(self, rid: int, messages: tuple[p.ChatMessage, ...]) -> str:
+        """The model's own Jinja template; if it fails on this conversation, ChatML, and the user is told."""
+        assert self.template is not None
+        try:
+            return render_chat(self.template.text, messages, bos_token=self.bos_text, eos_token=self.eos_text)
+        except ChatTemplateError as exc:
+            if self.template.is_fallback:
+                raise
+            self.send(p.Notice(rid, f"{exc} This reply was formatted as ChatML instead."))
+            return render_chat(CHATML_TEMPLATE, messages, bos_token=self.bos_text, eos_token=self.eos_text)
 
     def tokenize(self, text: str) -> list[int]:
         raw = text.encode()
+        # A template that writes the BOS token itself must not get a second one from the tokenizer.
+        add_special = not (self.bos_text and text.startswith(self.bos_text))
         capacity = len(raw) + 8
         tokens = (llama.llama_token * capacity)()
-        n = llama.llama_tokenize(self.vocab, raw, len(raw), tokens, capacity, True, True)
+        n = llama.llama_tokenize(self.vocab, raw, len(raw), tokens, capacity, add_special, True)
         if n < 0:
             capacity = -n
             tokens = (llama.llama_token * capacity)()
-            n = llama.llama_tokenize(self.vocab, raw, len(raw), tokens, capacity, True, True)
+            n = llama.llama_tokenize(self.vocab, raw, len(raw), tokens, capacity, add_special, True)
         return list(tokens[:n])
 
     def piece(self, token: int) -> bytes:
@@ -408,8 +411,8 @@ class Engine:
             self.send(p.GenerateFailed(rid, "no model is loaded"))
             return
         try:
-            prompt = self.tokenize(self.apply_template(command.messages))
-        except RuntimeError as exc:
+            prompt = self.tokenize(self.apply_template(rid, command.messages))
+        except ChatTemplateError as exc:
             self.send(p.GenerateFailed(rid, str(exc), kind="template"))
             return
         if len(prompt) >= self.n_ctx:

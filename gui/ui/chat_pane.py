@@ -514,6 +514,8 @@ class ChatPane(QWidget):
                     reply.note = f"failed: {event.error}"
                 self.show_conversation()
                 self.show_notice(f"The reply failed: {event.error}")
+        elif isinstance(event, p.Notice) and event.request_id == self._request:
+            self.show_notice(event.text)
         elif isinstance(event, WorkerExited) and not event.expected:
             if self.streaming:
                 self._flush()
