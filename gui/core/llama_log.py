@@ -6,7 +6,7 @@ llama.cpp reports its sizes only as log lines; these patterns follow the install
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 KV_SIZE = re.compile(r"llama_kv_cache\w*: size =\s*([\d.]+) MiB")
@@ -39,3 +39,270 @@ def parse_dry_run(lines: Iterable[str]) -> DryRunFigures:
             continue
         figures.lines.append(line.strip())
     return figures
+
+
+# ---- failures -----------------------------------------------------------------------------------
+#
+# What llama.cpp / ggml print when a load or a decode fails. The wording below is what these
+# versions log (see tests/test_llama_log.py for the excerpts and where each comes from):
+#   ggml_backend_cuda_buffer_type_alloc_buffer: allocating 9866.00 MiB on device 1: cudaMalloc failed: out of memory
+#   ggml_gallocr_reserve_n: failed to allocate CUDA1 buffer of size 10345253120
+#   alloc_tensor_range: failed to allocate CUDA0 buffer of size 151851674624
+#   ggml_backend_cpu_buffer_type_alloc_buffer: failed to allocate buffer of size 137438953504
+#   llama_kv_cache_init: failed to allocate buffer for kv cache
+#   CUDA error: out of memory / current device: 0, in function ggml_cuda_pool_malloc_vmm at ...
+#   /path/ggml.c:1234: GGML_ASSERT(x) failed          (older builds: GGML_ASSERT: /path/ggml.c:1234: x)
+#   /path/ggml-cuda.cu:88: CUDA error                 (ggml_abort: "file:line: message")
+#   terminate called after throwing an instance of 'std::bad_alloc'
+
+FailureKind = str  # "out_of_memory", "assert", "killed" or "unknown"
+
+CUDA_ALLOC = re.compile(r"allocating\s+([\d.]+)\s*MiB on device (\d+):\s*(\w+) failed:\s*(.+)")
+BUFFER_FAIL = re.compile(r"failed to allocate (\w+) buffer of size (\d+)")
+CPU_BUFFER_FAIL = re.compile(r"ggml_backend_cpu_buffer\w*: failed to allocate buffer of size (\d+)")
+CUDA_ERROR = re.compile(r"\bCUDA error:\s*(.+)")
+CURRENT_DEVICE = re.compile(r"current device:\s*(\d+)(?:, in function (\w+))?")
+ASSERT_NEW = re.compile(r"(?P<file>[^\s:]+):(?P<line>\d+): GGML_ASSERT\((?P<cond>.*)\) failed")
+ASSERT_OLD = re.compile(r"GGML_ASSERT: (?P<file>.+?):(?P<line>\d+): (?P<cond>.*)")
+ABORT = re.compile(r"(?P<file>[^\s:]+\.(?:c|cc|cpp|cu|cuh|h|m)):(?P<line>\d+): (?P<msg>.+)")
+ERROR_LINE = re.compile(r"\berror\b\W*(?P<msg>.*)", re.IGNORECASE)
+
+# Lines that belong to an allocation failure's report; the last run of them is the one that mattered
+# (llama.cpp logs some failures it recovers from, e.g. retrying without pipeline parallelism).
+_OOM_MARKERS = (
+    "failed to allocate",
+    "cudamalloc failed",
+    "out of memory",
+    "bad_alloc",
+    "unable to allocate",
+    "current device:",
+    "failed to initialize the context",
+    "failed to create context",
+)
+
+_WINDOWS_CODES = {
+    0xC0000005: "an access violation",
+    0xC0000409: "a fatal error (abort)",
+    0xC00000FD: "a stack overflow",
+}
+_SIGNALS = {6: "SIGABRT", 9: "SIGKILL", 11: "SIGSEGV", 7: "SIGBUS", 4: "SIGILL", 15: "SIGTERM"}
+
+
+@dataclass(frozen=True)
+class Failure:
+    summary: str  # one sentence for the status line / dialog title
+    detail: str  # what to try, then the log lines it is based on
+    kind: FailureKind
+    device: str | None  # llama.cpp's buffer name: "CUDA0", "CPU", "CUDA_Host"; None when unknown
+    requested_mib: float | None  # the allocation that failed, when the log says
+
+
+def explain_failure(log_lines: Sequence[str], exitcode: int | None) -> Failure:
+    """Plain words for why the engine failed, from llama.cpp's last log lines and the worker's exit code.
+
+    ``exitcode`` follows multiprocessing: negative for a signal (-9 is SIGKILL), None while unknown.
+    """
+    lines = [line.rstrip() for line in log_lines[-400:] if line.strip()]
+    # Both an allocation failure and an abort may be in the log; the later one ended the process
+    # (llama.cpp logs some allocation failures it recovers from).
+    found = [f for f in (_out_of_memory(lines), _assertion(lines)) if f is not None]
+    if found:
+        return max(found, key=lambda f: f[1])[0]
+    return _killed(lines, exitcode) or _reported_error(lines, exitcode) or _unknown(lines, exitcode)
+
+
+def _is_oom_line(line: str) -> bool:
+    low = line.lower()
+    # Pinned (page-locked) host memory failing is only a warning: llama.cpp falls back to pageable memory.
+    return "pinned memory" not in low and any(marker in low for marker in _OOM_MARKERS)
+
+
+def _last_oom_cluster(lines: list[str]) -> tuple[list[str], int]:
+    end = next((i for i in range(len(lines) - 1, -1, -1) if _is_oom_line(lines[i])), None)
+    if end is None:
+        return [], -1
+    start = end
+    # Allow one unrelated line inside a report (a CUDA error prints the failing call on its own line).
+    while start > 0 and (_is_oom_line(lines[start - 1]) or (start > 1 and _is_oom_line(lines[start - 2]))):
+        start -= 1
+    return lines[start : end + 2], end  # the line after names the failing call for CUDA errors
+
+
+def _out_of_memory(lines: list[str]) -> tuple[Failure, int] | None:
+    cluster, end = _last_oom_cluster(lines)
+    if not cluster:
+        return None
+    text = "\n".join(cluster)
+    low = text.lower()
+    device: str | None = None
+    mib: float | None = None
+    cuda_error: str | None = None
+    for line in cluster:
+        if m := CUDA_ALLOC.search(line):
+            mib, device = float(m.group(1)), f"CUDA{m.group(2)}"
+        elif m := BUFFER_FAIL.search(line):
+            device = device or m.group(1)
+            mib = mib if mib is not None else int(m.group(2)) / 2**20
+        elif m := CPU_BUFFER_FAIL.search(line):
+            device, mib = device or "CPU", mib if mib is not None else int(m.group(1)) / 2**20
+        elif m := CUDA_ERROR.search(line):
+            cuda_error = m.group(1).strip()
+        elif m := CURRENT_DEVICE.search(line):
+            device = device or f"CUDA{m.group(1)}"
+    if cuda_error is not None and "out of memory" not in cuda_error.lower():
+        return None  # a CUDA error that is not about memory: reported as an abort below
+    if "out of memory" not in low and "failed to allocate" not in low and "bad_alloc" not in low and mib is None:
+        return None  # "unable to allocate" etc. with nothing concrete: let the error path word it
+    if device is None and "bad_alloc" in low:
+        device = "CPU"
+    purpose = _purpose(low)
+    where = _device_words(device)
+    is_gpu = device is not None and not device.startswith("CPU") and device != "CUDA_Host"
+    subject = f"{_backend(device)} ran out of memory" if is_gpu else "The computer ran out of memory"
+    size = f" allocating {mib:,.0f} MiB" if mib is not None else ""
+    summary = f"{subject}{size}{f' for {purpose}' if purpose else ''}{f' on {where}' if where and is_gpu else ''}."
+    detail = f"{_oom_advice(purpose, is_gpu)}\n\nllama.cpp said:\n{text}"
+    return Failure(summary, detail, "out_of_memory", device, mib), end
+
+
+def _purpose(low: str) -> str | None:
+    if "alloc_tensor_range" in low or "error loading model" in low or "load_tensors" in low:
+        return "the model weights"
+    if "compute" in low or "gallocr" in low or "graph_reserve" in low:
+        return "the compute buffer"
+    if "kv cache" in low or "kv buffer" in low or "llama_kv_cache" in low:
+        return "the KV cache"
+    if "recurrent" in low or "rs cache" in low:
+        return "the recurrent state"
+    if "pool_malloc" in low or "cumemcreate" in low:
+        return "working memory during a computation"
+    if "output buffer" in low:
+        return "the output buffer"
+    return None
+
+
+def _oom_advice(purpose: str | None, is_gpu: bool) -> str:
+    if not is_gpu:
+        return (
+            "Close other programs, lower the context, or keep memory mapping on so the weights are not copied into RAM."
+        )
+    return {
+        "the model weights": "Offload fewer layers to the GPU (GPU layers), or choose a smaller quant.",
+        "the KV cache": "Lower the context, use a q8_0 KV cache, or offload fewer layers.",
+        "the compute buffer": "Lower the micro-batch (and batch) or the context, or offload fewer layers.",
+    }.get(
+        purpose or "",
+        "Offload fewer layers, lower the context or micro-batch, or close other programs using the GPU.",
+    )
+
+
+def _backend(device: str | None) -> str:
+    m = re.match(r"[A-Za-z]+", device or "")
+    name = m.group(0) if m else ""
+    return {"CUDA": "CUDA", "ROCm": "ROCm", "Vulkan": "Vulkan", "SYCL": "SYCL", "Metal": "Metal"}.get(name, "The GPU")
+
+
+def _device_words(device: str | None) -> str | None:
+    if device is None:
+        return None
+    if m := re.fullmatch(r"[A-Za-z]+?(\d+)", device):
+        return f"GPU {m.group(1)}"
+    if device == "CPU":
+        return "system memory"
+    if device == "CUDA_Host":
+        return "pinned system memory"
+    return device
+
+
+def _assertion(lines: list[str]) -> tuple[Failure, int] | None:
+    for i in range(len(lines) - 1, -1, -1):
+        line = lines[i]
+        m = ASSERT_NEW.search(line) or ASSERT_OLD.search(line)
+        if m:
+            where = f"{_basename(m.group('file'))}:{m.group('line')}"
+            summary = f"llama.cpp stopped on a failed internal check: {m.group('cond').strip()} ({where})."
+            detail = (
+                "This is a llama.cpp bug or a setting combination it does not support; changing the "
+                "settings or updating llama-cpp-python may avoid it.\n\nllama.cpp said:\n" + _tail(lines, i)
+            )
+            return Failure(summary, detail, "assert", _device_near(lines, i), None), i
+        m = ABORT.search(line)
+        # "file:line: message" is ggml_abort's format; other log lines rarely look like it, and when
+        # they do they are not errors, so require the word or the end of the log.
+        if m is not None and ("error" in m.group("msg").lower() or i >= len(lines) - 3):
+            context = _tail(lines, i)
+            cuda = next((c.group(1).strip() for c in map(CUDA_ERROR.search, lines[max(0, i - 3) : i + 4]) if c), None)
+            device = _device_near(lines, i)
+            what = f"a CUDA error: {cuda}" if cuda else m.group("msg").strip()
+            on = f" on {_device_words(device)}" if device else ""
+            summary = f"llama.cpp aborted on {what}{on}."
+            hint = ""
+            if cuda and "no kernel image" in cuda.lower():
+                hint = "This llama.cpp build was not compiled for this GPU's architecture. "
+            detail = f"{hint}llama.cpp ended the engine process.\n\nllama.cpp said:\n{context}"
+            return Failure(summary, detail, "assert", device, None), i
+    return None
+
+
+def _killed(lines: list[str], exitcode: int | None) -> Failure | None:
+    if exitcode not in (-9, 137):
+        return None
+    summary = "The engine was killed (SIGKILL), most likely by the system's out-of-memory killer because RAM ran out."
+    detail = (
+        "Keep memory mapping on, lower the context, offload more layers to the GPU if it has room, or close "
+        "other programs. The system log (journalctl -k or dmesg) says whether the OOM killer did it."
+    )
+    if lines:
+        detail += "\n\nLast lines from llama.cpp:\n" + "\n".join(lines[-5:])
+    return Failure(summary, detail, "killed", None, None)
+
+
+def _reported_error(lines: list[str], exitcode: int | None) -> Failure | None:
+    for i in range(len(lines) - 1, max(-1, len(lines) - 30), -1):
+        if "error" in lines[i].lower() and (m := ERROR_LINE.search(lines[i])):
+            message = m.group("msg").strip(" :") or lines[i].strip()
+            summary = f"llama.cpp reported an error: {message}."
+            detail = _exit_words(exitcode) + "\n\nllama.cpp said:\n" + _tail(lines, i)
+            return Failure(summary.replace("..", "."), detail.strip(), "unknown", None, None)
+    return None
+
+
+def _unknown(lines: list[str], exitcode: int | None) -> Failure:
+    summary = f"The engine stopped unexpectedly{_exit_suffix(exitcode)}."
+    detail = _exit_words(exitcode)
+    if lines:
+        detail += "\n\nLast lines from llama.cpp:\n" + "\n".join(lines[-5:])
+    return Failure(summary, detail.strip(), "unknown", None, None)
+
+
+def _exit_suffix(exitcode: int | None) -> str:
+    if exitcode is None:
+        return ""
+    if exitcode < 0:
+        return f" ({_SIGNALS.get(-exitcode, f'signal {-exitcode}')})"
+    if exitcode in _WINDOWS_CODES:
+        return f" ({_WINDOWS_CODES[exitcode]})"
+    return f" (exit code {exitcode})"
+
+
+def _exit_words(exitcode: int | None) -> str:
+    if exitcode == -11 or exitcode == 0xC0000005:
+        return "The engine process crashed (a memory access fault inside llama.cpp)."
+    if exitcode == -6:
+        return "llama.cpp aborted the engine process."
+    return ""
+
+
+def _device_near(lines: list[str], i: int) -> str | None:
+    for line in lines[max(0, i - 4) : i + 4]:
+        if m := CURRENT_DEVICE.search(line):
+            return f"CUDA{m.group(1)}"
+    return None
+
+
+def _tail(lines: list[str], i: int) -> str:
+    return "\n".join(lines[max(0, i - 3) : i + 3])
+
+
+def _basename(path: str) -> str:
+    return re.split(r"[\\/]", path)[-1]

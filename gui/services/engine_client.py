@@ -25,6 +25,7 @@ from typing import Any
 import platformdirs
 
 from gui.core import protocol as p
+from gui.core.llama_log import Failure, explain_failure
 from gui.core.params import LoadSettings
 
 log = logging.getLogger(__name__)
@@ -38,7 +39,6 @@ SIGNAL_WORDS = {
     signal.SIGTERM: "was terminated (SIGTERM)",
     signal.SIGBUS: "crashed (SIGBUS): the model file may have changed or shrunk while mapped",
 }
-LOG_HINTS = ("error", "failed", "out of memory", "ggml_assert", "abort", "cannot", "unable")
 
 
 @dataclass(frozen=True)
@@ -46,9 +46,10 @@ class WorkerExited:
     """Not a wire message: the client synthesises it when the worker's pipe closes."""
 
     exitcode: int | None
-    reason: str  # plain words for the window
-    log_tail: tuple[str, ...]
+    reason: str  # plain words for the window: how the process ended
+    log_tail: tuple[str, ...]  # llama.cpp's last log lines
     expected: bool  # True after an orderly shutdown
+    failure: Failure | None = None  # why, read from the log (None after an orderly shutdown)
 
 
 class EngineUnavailable(RuntimeError):
@@ -214,21 +215,21 @@ class EngineClient:
             process.join(5.0)
             code = process.exitcode
             expected = self._closing and code == 0
-            self._listener(WorkerExited(code, f"The engine process {describe_exit(code)}.", self.log_tail(), expected))
+            tail = self.log_tail(200)
+            failure = None if expected else explain_failure(tail, code)
+            reason = f"The engine process {describe_exit(code)}."
+            self._listener(WorkerExited(code, reason, tail, expected, failure))
 
-    def log_tail(self, lines: int = 12) -> tuple[str, ...]:
-        """The last lines llama.cpp wrote, preferring the ones that say what went wrong."""
+    def log_tail(self, lines: int = 200) -> tuple[str, ...]:
+        """The last lines llama.cpp (and the worker) wrote."""
         if self.log_path is None or not self.log_path.exists():
             return ()
         with self.log_path.open("rb") as fh:
             fh.seek(0, os.SEEK_END)
             size = fh.tell()
-            fh.seek(max(0, size - 64 * 1024))
+            fh.seek(max(0, size - 256 * 1024))
             text = fh.read().decode("utf-8", "replace")
-        all_lines = [line.rstrip() for line in text.splitlines() if line.strip()]
-        telling = [line for line in all_lines if any(h in line.lower() for h in LOG_HINTS)]
-        chosen = telling[-lines:] if telling else all_lines[-lines:]
-        return tuple(chosen)
+        return tuple(line.rstrip() for line in text.splitlines() if line.strip())[-lines:]
 
 
 class SyncEngine:
@@ -252,7 +253,7 @@ class SyncEngine:
         except queue.Empty:
             raise EngineUnavailable(f"the engine did not answer within {timeout:.0f} s") from None
         if isinstance(event, WorkerExited):
-            detail = f" Last log lines: {' | '.join(event.log_tail[-3:])}" if event.log_tail else ""
+            detail = f" {event.failure.summary}" if event.failure else ""
             raise EngineUnavailable(event.reason + detail)
         return event
 

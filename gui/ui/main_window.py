@@ -29,6 +29,7 @@ from gui.core.cards import Card
 from gui.core.chat import Conversation
 from gui.core.params import LoadSettings, describe
 from gui.core.planner import Plan, auto_fit, plan
+from gui.core.recovery import safer_settings
 from gui.services.engine_client import EngineUnavailable, WorkerExited
 from gui.services.models import ModelEntry
 from gui.services.nvml import GpuQuery, Nvml
@@ -374,22 +375,39 @@ class MainWindow(QMainWindow):
         self._update_buttons()
 
     def _engine_died(self, event: WorkerExited) -> None:
-        was = self.loaded or self.loading
+        was_loading = self.loading
+        was = self.loaded.model_path if self.loaded else self.loading
         if self.loading:
             self.load_finished.emit(False)
         self.loaded = None
         self.loading = None
         self.progress.setValue(0)
-        cause = f" llama.cpp's last words: {event.log_tail[-1]}" if event.log_tail else ""
-        self.chat.show_notice(
-            f"{event.reason}{cause} Your conversation is kept. "
-            + ("Press Load to start the model again." if was else "")
+        failure = event.failure
+        cause = f" {failure.summary}" if failure else ""
+        entry = self.picker.current()
+        safer = None
+        if was and entry is not None and entry.header is not None and str(entry.path) == was:
+            safer = safer_settings(
+                entry.header, self.params.settings(), self.plan_panel.devices(), float(self.plan_panel.margin.value())
+            )
+        text = f"{event.reason}{cause} Your conversation is kept."
+        if safer is not None:
+            text += f" Reload with {safer.change}?"
+            self.chat.show_notice(text, "Reload safer", lambda: self._reload(safer.settings))
+        else:
+            self.chat.show_notice(text + (" Press Load to start the model again." if was else ""))
+        self.load_status.setText(
+            f"The engine stopped {'while loading' if was_loading else ''}; no model loaded."
+            + (f" {failure.detail.splitlines()[0]}" if failure and failure.detail else "")
         )
-        self.load_status.setText("The engine stopped; no model loaded.")
         self.engine_label.setText("Engine: restarting…")
         self.engine_died.emit(event)
         # A fresh worker, so Load works at once; the conversation stays in the pane.
         self.bridge.client.start()
+
+    def _reload(self, settings: LoadSettings) -> None:
+        self.params.set_settings(settings)
+        self.load_selected()
 
     def closeEvent(self, event: QCloseEvent) -> None:
         self.bridge.shutdown()

@@ -1,0 +1,71 @@
+"""The engine dies of an out-of-memory abort mid-reply: the reply stays, the cause is said, a safer reload is a click.
+
+On this CPU-only machine the abort is real (SIGABRT to the real worker, as ggml_abort does) and the log
+lines are the ones a CUDA build prints when cudaMalloc fails: the hardware edge is the only stand-in.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import Qt
+
+from gui.core import protocol as p
+from gui.core.params import LoadSettings
+from gui.ui.main_window import MainWindow
+
+pytestmark = pytest.mark.engine
+TIMEOUT = 120_000
+
+CUDA_OOM = (
+    "ggml_backend_cuda_buffer_type_alloc_buffer: allocating 1234.56 MiB on device 0: cudaMalloc failed: out of memory\n"
+    "ggml_gallocr_reserve_n: failed to allocate CUDA0 buffer of size 1294532608\n"
+)
+
+
+def test_oom_abort_mid_reply(qtbot, demo_model: Path) -> None:
+    win = MainWindow(demo_model.parent, LoadSettings(n_threads=2, n_ctx=2048))
+    qtbot.addWidget(win)
+    win.show()
+    with qtbot.waitSignals([win.engine_ready, win.picker.scanned, win.gpus_found], timeout=TIMEOUT):
+        win.start(select=demo_model)
+    win.plan_panel.select_target("v100-16gb")  # planning for a V100: the safer reload takes layers off
+    with qtbot.waitSignal(win.model_loaded, timeout=TIMEOUT):
+        win.load_selected()
+    chat = win.chat
+    chat.sampling_panel.preset.setCurrentText("Deterministic")
+    chat.max_tokens = 400
+    chat.ignore_eos = True
+    chat.input.setPlainText("Write a long story about a lighthouse.")
+    qtbot.mouseClick(chat.send_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: sum(n for _, n in chat.arrivals) >= 5, timeout=TIMEOUT)
+
+    client = win.bridge.client
+    assert client.log_path is not None and client.pid is not None
+    with client.log_path.open("a") as log:
+        log.write(CUDA_OOM)
+    with qtbot.waitSignal(win.engine_died, timeout=30_000) as died:
+        os.kill(client.pid, signal.SIGABRT)
+    event = died.args[0]
+    assert event.exitcode == -signal.SIGABRT and event.failure.kind == "out_of_memory"
+
+    # The partial reply stays, marked; the cause is in plain words with the buffer and the size.
+    user, reply = chat.conversation.turns
+    assert reply.text and reply.note == "interrupted: the engine stopped"
+    notice = chat.notice.text()
+    assert "aborted" in notice and "ran out of memory allocating 1,235 MiB" in notice and "GPU 0" in notice
+    assert "Your conversation is kept" in notice
+    assert chat.notice_button.isVisible() and chat.notice_button.text() == "Reload safer"
+    assert "GPU layers instead of 31" in notice
+
+    # One click: safer settings, a fresh worker, the model loaded again, the conversation still there.
+    qtbot.waitUntil(lambda: client.alive, timeout=TIMEOUT)
+    with qtbot.waitSignal(win.model_loaded, timeout=TIMEOUT) as loaded:
+        qtbot.mouseClick(chat.notice_button, Qt.MouseButton.LeftButton)
+    assert isinstance(loaded.args[0], p.Loaded)
+    assert win.params.settings().n_gpu_layers < 31
+    assert chat.conversation.turns[0] is user and chat.conversation.turns[1] is reply
+    win.close()

@@ -1,0 +1,37 @@
+from __future__ import annotations
+
+import pytest
+from model_shapes import SHAPES, write_shape
+
+from gui.core.cards import find_card
+from gui.core.gguf_reader import read_model
+from gui.core.params import LoadSettings
+from gui.core.planner import plan
+from gui.core.recovery import EXTRA_MARGIN_MIB, safer_settings
+from gui.services.devices import device_from_card
+
+
+@pytest.fixture(scope="module")
+def q4km(tmp_path_factory: pytest.TempPathFactory):
+    return read_model(write_shape(tmp_path_factory.mktemp("m") / "q4km.gguf", SHAPES["qwen35-27b"]))
+
+
+def test_on_a_gpu_it_takes_layers_off_and_keeps_the_context(q4km) -> None:
+    v100 = [device_from_card(find_card("v100-16gb"))]
+    settings = LoadSettings(n_ctx=8192)  # all layers: the crash case from the field notes
+    safer = safer_settings(q4km, settings, v100, margin_mib=1024)
+    assert safer.settings.n_ctx == 8192
+    assert safer.settings.n_gpu_layers < 65
+    assert safer.change == f"{safer.settings.n_gpu_layers} GPU layers instead of 65"
+    device = plan(q4km, safer.settings, v100).devices[0]
+    assert device.free_after_mib >= 1024 + EXTRA_MARGIN_MIB - 1  # more room than the estimate that failed
+
+
+def test_on_the_cpu_it_halves_the_context(q4km) -> None:
+    safer = safer_settings(q4km, LoadSettings(n_ctx=8192), [], margin_mib=1024)
+    assert safer.settings.n_ctx == 4096 and safer.change == "context 4,096 instead of 8,192"
+
+
+def test_at_the_smallest_context_it_shrinks_the_micro_batch(q4km) -> None:
+    safer = safer_settings(q4km, LoadSettings(n_ctx=256, n_batch=512, n_ubatch=512), [], margin_mib=1024)
+    assert safer.settings.n_ubatch == 256 and safer.settings.n_ctx == 256
