@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
 
 from gui.core import protocol as p
 from gui.core.chat import Conversation, Turn, format_stats
+from gui.core.markdown_render import render_markdown
 from gui.core.presets import BUILTIN_PRESETS, DEFAULT_PRESET
 from gui.services.engine_client import EngineUnavailable, WorkerExited
 from gui.ui.engine_bridge import EngineBridge
@@ -235,6 +236,7 @@ class ChatPane(QWidget):
         self.copy_button = QPushButton("Copy reply", self)
         self.stats_label = QLabel("No reply yet.", self)
         self.stats_label.setAccessibleName("Reply statistics")
+        self.stats_label.setWordWrap(True)
         self.stats_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
 
         actions = QHBoxLayout()
@@ -547,27 +549,33 @@ class ChatPane(QWidget):
         for turn in self.conversation.turns:
             who = ROLE_NAMES.get(turn.role, turn.role)
             colour = "#1f5fbf" if turn.role == "user" else "#2f7d32"
-            body = self.render_text(turn)
-            note = f' <i style="color:#a05a00">[{html.escape(turn.note)}]</i>' if turn.note else ""
-            stats = ""
+            blocks.append(f'<p style="margin-top:10px; margin-bottom:2px"><b style="color:{colour}">{who}</b></p>')
+            blocks.append(self.render_text(turn))
+            extra = []
+            if turn.note:
+                extra.append(f'<i style="color:#a05a00">[{html.escape(turn.note)}]</i>')
             if turn.stats is not None:
-                line = html.escape(format_stats(turn.stats))
-                stats = f'<br><span style="color:#777; font-size:small">{line}</span>'
-            blocks.append(f'<p><b style="color:{colour}">{who}:</b> {body}{note}{stats}</p>')
+                extra.append(
+                    f'<span style="color:#777; font-size:small">{html.escape(format_stats(turn.stats))}</span>'
+                )
+            if extra:
+                blocks.append(f'<p style="margin-top:0">{"<br>".join(extra)}</p>')
         if not blocks:
             blocks.append('<p style="color:#777">Load a model, then type a message below.</p>')
         streaming = self._reply is not None and self._reply is self.conversation.last
         if streaming:
-            blocks.pop()  # the reply being streamed is written token by token after the prefix
+            blocks = blocks[:-1]  # the reply being streamed is written token by token after its heading
         self.transcript.setHtml("".join(blocks))
         if streaming:
             cursor = self.transcript.textCursor()
             cursor.movePosition(QTextCursor.MoveOperation.End)
             cursor.insertBlock()
-            cursor.insertHtml('<b style="color:#2f7d32">Model:</b> ')
             cursor.insertText(self._reply.text if self._reply else "")
         self.transcript.verticalScrollBar().setValue(self.transcript.verticalScrollBar().maximum())
 
     @staticmethod
     def render_text(turn: Turn) -> str:
-        return html.escape(turn.text).replace("\n", "<br>")
+        """The model's replies are markdown (code blocks highlighted); what the user typed is shown as typed."""
+        if turn.role == "assistant":
+            return render_markdown(turn.text) if turn.text else "<p></p>"
+        return '<p style="margin-top:0">' + html.escape(turn.text).replace("\n", "<br>") + "</p>"
