@@ -59,7 +59,7 @@ def test_chat_streams_a_reply_into_the_pane(qtbot, window: MainWindow) -> None:
 
     def partial_text_visible() -> None:
         text = window.chat.transcript.toPlainText()
-        assert window.chat.streaming and "Model:" in text
+        assert window.chat.streaming and "\nModel\n" in text
         seen_partial.append(text)
 
     with qtbot.waitSignal(window.chat.reply_finished, timeout=REPLY_MS) as done:
