@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import html
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -280,6 +282,7 @@ class ChatPane(QWidget):
         bridge.engine_event.connect(self._on_event)
         self._update_buttons()
         self.show_conversation()
+        threading.Thread(target=_warm_up_highlighting, name="highlight-warm-up", daemon=True).start()
 
     # ---- settings the tests and the window use ------------------------------------------------
 
@@ -575,7 +578,21 @@ class ChatPane(QWidget):
 
     @staticmethod
     def render_text(turn: Turn) -> str:
-        """The model's replies are markdown (code blocks highlighted); what the user typed is shown as typed."""
-        if turn.role == "assistant":
-            return render_markdown(turn.text) if turn.text else "<p></p>"
-        return '<p style="margin-top:0">' + html.escape(turn.text).replace("\n", "<br>") + "</p>"
+        return _render_turn_text(turn.role, turn.text)
+
+
+@functools.lru_cache(maxsize=512)
+def _render_turn_text(role: str, text: str) -> str:
+    """The model's replies are markdown (code blocks highlighted); what the user typed is shown as typed.
+
+    Cached: the transcript is rebuilt at every turn boundary, and old turns do not change.
+    """
+    if role == "assistant":
+        return render_markdown(text) if text else "<p></p>"
+    return '<p style="margin-top:0">' + html.escape(text).replace("\n", "<br>") + "</p>"
+
+
+def _warm_up_highlighting() -> None:
+    """Load the highlighter and common lexers once, off the UI thread, so the first reply does not stall."""
+    sample = "".join(f"```{lang}\nx = 1\n```\n" for lang in ("python", "bash", "json", "javascript", "cpp", "c"))
+    render_markdown(sample)
