@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
+
+import pytest
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("QT_API", "pyside6")
-
-import pytest
+# The app keeps history, settings and logs under the XDG directories: the tests get their own, never the user's.
+_SANDBOX = tempfile.mkdtemp(prefix="tightfit-tests-")
+for _var in ("XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME"):
+    os.environ[_var] = os.path.join(_SANDBOX, _var.lower())
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMO_MODEL = ROOT / "models" / "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -19,6 +24,15 @@ def demo_model() -> Path:
     if not DEMO_MODEL.is_file():
         pytest.fail(f"{DEMO_MODEL} is missing: run `make test`, which fetches it, or `tightfit fetch-demo`")
     return DEMO_MODEL
+
+
+@pytest.fixture(autouse=True)
+def own_user_dirs(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Each test starts with empty history, settings and logs, as a first run would."""
+    home = tmp_path_factory.mktemp("user")
+    for var in ("XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME"):
+        monkeypatch.setenv(var, str(home / var.lower()))
+    return home
 
 
 @pytest.fixture(autouse=True)

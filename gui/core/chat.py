@@ -13,6 +13,9 @@ class Turn:
     text: str = ""
     stats: ReplyStats | None = None
     note: str = ""  # e.g. "interrupted: the engine stopped", "stopped by you"
+    model_file: str = ""  # the GGUF that wrote an assistant turn (file name), for the history
+    settings: dict | None = None  # LoadSettings.to_dict() the reply was generated with
+    sampling: dict | None = None  # Sampling fields the reply was generated with
 
 
 @dataclass

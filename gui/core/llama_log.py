@@ -65,7 +65,6 @@ CURRENT_DEVICE = re.compile(r"current device:\s*(\d+)(?:, in function (\w+))?")
 ASSERT_NEW = re.compile(r"(?P<file>[^\s:]+):(?P<line>\d+): GGML_ASSERT\((?P<cond>.*)\) failed")
 ASSERT_OLD = re.compile(r"GGML_ASSERT: (?P<file>.+?):(?P<line>\d+): (?P<cond>.*)")
 ABORT = re.compile(r"(?P<file>[^\s:]+\.(?:c|cc|cpp|cu|cuh|h|m)):(?P<line>\d+): (?P<msg>.+)")
-ERROR_LINE = re.compile(r"\berror\b\W*(?P<msg>.*)", re.IGNORECASE)
 
 # Lines that belong to an allocation failure's report; the last run of them is the one that mattered
 # (llama.cpp logs some failures it recovers from, e.g. retrying without pipeline parallelism).
@@ -82,7 +81,7 @@ _OOM_MARKERS = (
 
 _WINDOWS_CODES = {
     0xC0000005: "an access violation",
-    0xC0000409: "a fatal error (abort)",
+    0xC0000409: "a fail-fast abort",
     0xC00000FD: "a stack overflow",
 }
 _SIGNALS = {6: "SIGABRT", 9: "SIGKILL", 11: "SIGSEGV", 7: "SIGBUS", 4: "SIGILL", 15: "SIGTERM"}
@@ -175,7 +174,7 @@ def _purpose(low: str) -> str | None:
     if "recurrent" in low or "rs cache" in low:
         return "the recurrent state"
     if "pool_malloc" in low or "cumemcreate" in low:
-        return "working memory during a computation"
+        return "temporary buffers during a computation"
     if "output buffer" in low:
         return "the output buffer"
     return None
@@ -215,10 +214,10 @@ def _device_words(device: str | None) -> str | None:
 
 
 def _assertion(lines: list[str]) -> tuple[Failure, int] | None:
+    """The last failed GGML_ASSERT, CUDA error or ggml_abort, if any."""
     for i in range(len(lines) - 1, -1, -1):
         line = lines[i]
-        m = ASSERT_NEW.search(line) or ASSERT_OLD.search(line)
-        if m:
+        if m := ASSERT_NEW.search(line) or ASSERT_OLD.search(line):
             where = f"{_basename(m.group('file'))}:{m.group('line')}"
             summary = f"llama.cpp stopped on a failed internal check: {m.group('cond').strip()} ({where})."
             detail = (
@@ -226,21 +225,28 @@ def _assertion(lines: list[str]) -> tuple[Failure, int] | None:
                 "settings or updating llama-cpp-python may avoid it.\n\nllama.cpp said:\n" + _tail(lines, i)
             )
             return Failure(summary, detail, "assert", _device_near(lines, i), None), i
-        m = ABORT.search(line)
-        # "file:line: message" is ggml_abort's format; other log lines rarely look like it, and when
-        # they do they are not errors, so require the word or the end of the log.
-        if m is not None and ("error" in m.group("msg").lower() or i >= len(lines) - 3):
-            context = _tail(lines, i)
-            cuda = next((c.group(1).strip() for c in map(CUDA_ERROR.search, lines[max(0, i - 3) : i + 4]) if c), None)
+        if m := CUDA_ERROR.search(line):
+            error = m.group(1).strip()
+            if "out of memory" in error.lower():
+                continue  # an allocation failure: _out_of_memory words it
+            # ggml always aborts after reporting a CUDA error.
             device = _device_near(lines, i)
-            what = f"a CUDA error: {cuda}" if cuda else m.group("msg").strip()
             on = f" on {_device_words(device)}" if device else ""
-            summary = f"llama.cpp aborted on {what}{on}."
             hint = ""
-            if cuda and "no kernel image" in cuda.lower():
+            if "no kernel image" in error.lower() or "invalid device function" in error.lower():
                 hint = "This llama.cpp build was not compiled for this GPU's architecture. "
-            detail = f"{hint}llama.cpp ended the engine process.\n\nllama.cpp said:\n{context}"
-            return Failure(summary, detail, "assert", device, None), i
+            detail = f"{hint}llama.cpp ended the engine process.\n\nllama.cpp said:\n{_tail(lines, i, after=4)}"
+            return Failure(f"llama.cpp aborted on a CUDA error{on}: {error}.", detail, "assert", device, None), i
+        m = ABORT.search(line)
+        # "file:line: message" is ggml_abort's format. Its "CUDA error" form follows a "CUDA error: ..."
+        # line that says more, found by the branch above; other log lines rarely look like it, so
+        # require the word "error" or the end of the log.
+        if m is None or m.group("msg").strip().startswith("CUDA error"):
+            continue
+        if "error" in m.group("msg").lower() or i >= len(lines) - 3:
+            summary = f"llama.cpp aborted: {m.group('msg').strip()} ({_basename(m.group('file'))}:{m.group('line')})."
+            detail = f"llama.cpp ended the engine process.\n\nllama.cpp said:\n{_tail(lines, i)}"
+            return Failure(summary, detail, "assert", _device_near(lines, i), None), i
     return None
 
 
@@ -259,11 +265,16 @@ def _killed(lines: list[str], exitcode: int | None) -> Failure | None:
 
 def _reported_error(lines: list[str], exitcode: int | None) -> Failure | None:
     for i in range(len(lines) - 1, max(-1, len(lines) - 30), -1):
-        if "error" in lines[i].lower() and (m := ERROR_LINE.search(lines[i])):
-            message = m.group("msg").strip(" :") or lines[i].strip()
-            summary = f"llama.cpp reported an error: {message}."
-            detail = _exit_words(exitcode) + "\n\nllama.cpp said:\n" + _tail(lines, i)
-            return Failure(summary.replace("..", "."), detail.strip(), "unknown", None, None)
+        if "error" not in lines[i].lower():
+            continue
+        # "llama_model_load: error loading model: unknown model architecture: 'x'": the reason is what
+        # follows the last part that says "error"; the function names before it mean nothing to a user.
+        parts = lines[i].strip().split(": ")
+        last_error = max(k for k, part in enumerate(parts) if "error" in part.lower())
+        message = ": ".join(parts[last_error + 1 :]) or lines[i].strip()
+        summary = f"llama.cpp reported an error: {message.rstrip('.')}."
+        detail = (_exit_words(exitcode) + "\n\nllama.cpp said:\n" + _tail(lines, i)).strip()
+        return Failure(summary, detail, "unknown", None, None)
     return None
 
 
@@ -300,8 +311,8 @@ def _device_near(lines: list[str], i: int) -> str | None:
     return None
 
 
-def _tail(lines: list[str], i: int) -> str:
-    return "\n".join(lines[max(0, i - 3) : i + 3])
+def _tail(lines: list[str], i: int, after: int = 2) -> str:
+    return "\n".join(lines[max(0, i - 3) : i + 1 + after])
 
 
 def _basename(path: str) -> str:

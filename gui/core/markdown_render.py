@@ -63,7 +63,8 @@ _DARK = _Theme("monokai", "#3a3d41", "#a0a8b0")
 
 def render_markdown(text: str, *, dark: bool = False) -> str:
     """HTML for ``text``, safe to hand to ``QTextBrowser.setHtml``. Works on partial (streaming) text."""
-    return _RENDERERS[dark].render(text)
+    # Qt keeps whitespace after a closing </pre> as a trailing space inside the code block.
+    return _RENDERERS[dark].render(text).rstrip("\n")
 
 
 # ---- rendering rules --------------------------------------------------------------------------

@@ -31,7 +31,7 @@ from PySide6.QtWidgets import (
 from gui.core import protocol as p
 from gui.core.chat import Conversation, Turn, format_stats
 from gui.core.markdown_render import render_markdown
-from gui.core.presets import BUILTIN_PRESETS, DEFAULT_PRESET
+from gui.core.presets import BUILTIN_PRESETS, DEFAULT_PRESET, sampling_to_dict
 from gui.services.engine_client import EngineUnavailable, WorkerExited
 from gui.ui.engine_bridge import EngineBridge
 
@@ -173,6 +173,8 @@ class ChatPane(QWidget):
         self.conversation = Conversation()
         self.ignore_eos = False  # benchmarks: always generate max_tokens
         self.n_ctx = 0  # of the loaded model; 0 when none
+        self.model_file = ""  # of the loaded model, recorded with each reply
+        self.load_settings: dict[str, Any] | None = None  # recorded with each reply
         self.tokens_used = 0  # prompt + reply of the last exchange: what the context holds now
         self._request: int | None = None
         self._reply: Turn | None = None
@@ -392,6 +394,9 @@ class ChatPane(QWidget):
             self.show_notice(f"Cannot send: {exc}. Your message is kept in the box.")
             return False
         self._reply = self.conversation.start_reply()
+        self._reply.model_file = self.model_file
+        self._reply.settings = self.load_settings
+        self._reply.sampling = sampling_to_dict(sampling)
         try:
             self._request = self.bridge.client.generate(
                 self.conversation.messages(), self.max_tokens, sampling, self.ignore_eos

@@ -31,11 +31,13 @@ from gui.core.params import LoadSettings, describe
 from gui.core.planner import Plan, auto_fit, plan
 from gui.core.recovery import safer_settings
 from gui.services.engine_client import EngineUnavailable, WorkerExited
+from gui.services.history import HistoryStore
 from gui.services.models import ModelEntry
 from gui.services.nvml import GpuQuery, Nvml
 from gui.services.system import measure_ram_bandwidth_gbs
 from gui.ui.chat_pane import ChatPane
 from gui.ui.engine_bridge import EngineBridge
+from gui.ui.history_panel import HistoryPanel
 from gui.ui.model_picker import ModelPicker
 from gui.ui.param_panel import ParamPanel
 from gui.ui.plan_panel import PlanPanel
@@ -58,6 +60,7 @@ class MainWindow(QMainWindow):
         bridge: EngineBridge | None = None,
         simulate: Card | None = None,
         nvml: Nvml | None = None,
+        history: HistoryStore | None = None,
     ) -> None:
         super().__init__()
         self.simulate = simulate
@@ -67,6 +70,7 @@ class MainWindow(QMainWindow):
         self.ram_bandwidth_gbs: float | None = None  # measured once at start, for the decode ceiling
         self._verify_request: int | None = None
         self.overcommit_dialog: QMessageBox | None = None
+        self._closed = False
         title = f"Tightfit {__version__}"
         if simulate is not None:
             title += f" — SIMULATED {simulate.name}"
@@ -137,8 +141,14 @@ class MainWindow(QMainWindow):
         left_scroll.setMinimumWidth(540)
 
         self.chat = ChatPane(self.bridge, self)
+        self.history = HistoryPanel(history or HistoryStore(), self)
+        chat_split = QSplitter(Qt.Orientation.Horizontal, self)
+        chat_split.addWidget(self.history)
+        chat_split.addWidget(self.chat)
+        chat_split.setStretchFactor(1, 1)
+        chat_split.setSizes([200, 520])
         chat_box = QGroupBox("Chat", self)
-        QVBoxLayout(chat_box).addWidget(self.chat)
+        QVBoxLayout(chat_box).addWidget(chat_split)
 
         splitter = QSplitter(Qt.Orientation.Horizontal, self)
         splitter.addWidget(left_column)
@@ -162,6 +172,9 @@ class MainWindow(QMainWindow):
         self.plan_panel.auto_fit_requested.connect(self.auto_fit)
         self.plan_panel.verify_requested.connect(self.verify)
         self.chat.new_chat_requested.connect(self.new_chat)
+        self.chat.conversation_changed.connect(lambda: self.history.save(self.chat.conversation))
+        self.history.opened.connect(lambda _id, conversation: self.chat.set_conversation(conversation))
+        self.history.failed.connect(lambda message: self.statusBar().showMessage(message, 15000))
         self.gpus_found.connect(self._gpus_found)
         self.ram_measured.connect(self._ram_measured)
         self._update_buttons()
@@ -172,6 +185,7 @@ class MainWindow(QMainWindow):
         """Start the engine process and the first scan; both finish in the background."""
         self.bridge.client.start()
         self.picker.rescan(select)
+        self.history.restore_last()
         # NVML can take a while to answer (or time out on a sick driver): never on the UI thread.
         self._pool.submit(self.nvml.query_gpus).add_done_callback(lambda f: self.gpus_found.emit(f.result()))
         self._pool.submit(measure_ram_bandwidth_gbs).add_done_callback(lambda f: self.ram_measured.emit(f.result()))
@@ -294,6 +308,7 @@ class MainWindow(QMainWindow):
         """A fresh conversation that keeps the system prompt the user set."""
         if self.chat.streaming:
             return
+        self.history.start_new()
         self.chat.set_conversation(Conversation(system_prompt=self.chat.conversation.system_prompt))
 
     def _explain_overcommit(self, plan: Plan) -> None:
@@ -352,6 +367,8 @@ class MainWindow(QMainWindow):
                 f"Loaded {name} in {event.load_ms / 1000:.1f} s: context {event.n_ctx}, "
                 f"{event.n_layer} layers, chat template: {event.chat_template}.{offload}"
             )
+            self.chat.model_file = Path(event.model_path).name
+            self.chat.load_settings = self.params.settings().to_dict()
             self.chat.set_ready(True, n_ctx=event.n_ctx)
             self.chat.show_notice("")
             self.model_loaded.emit(event)
@@ -410,6 +427,14 @@ class MainWindow(QMainWindow):
         self.load_selected()
 
     def closeEvent(self, event: QCloseEvent) -> None:
+        if self._closed:
+            super().closeEvent(event)
+            return
+        self._closed = True
+        if self.chat.streaming:
+            self.chat.stop()
+        self.history.save(self.chat.conversation)
+        self.history.shutdown()
         self.bridge.shutdown()
         self.picker.shutdown()
         self._pool.shutdown(wait=True, cancel_futures=True)

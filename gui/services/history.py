@@ -1,0 +1,548 @@
+"""Chat history in a SQLite file, so conversations survive a restart (or an engine crash).
+
+One file under the user data directory, in WAL mode: a write never blocks a reader, and a crash
+mid-write leaves the last committed state intact. Every turn is stored with the model file, load
+settings, sampling and stats it was generated with, so a transcript can be explained later.
+
+Threading: one connection opened with ``check_same_thread=False`` and every method holding one lock.
+An sqlite3 connection must not be used by two threads at once; the lock makes each method atomic, and
+the statements are small (a streamed reply updates one row), so the UI thread never waits long for the
+writer. One connection also keeps close() simple: there are no per-thread connections to hunt down.
+
+A file SQLite cannot read is moved aside as ``<name>.corrupt-<timestamp>`` (never deleted: the user may
+want to recover it) and a fresh database is started; ``HistoryStore.warning`` says so.
+"""
+
+from __future__ import annotations
+
+import builtins
+import json
+import logging
+import re
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from platformdirs import user_data_dir
+
+from gui.core.chat import Conversation, Turn
+from gui.core.protocol import ReplyStats
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "ConversationSummary",
+    "HistoryError",
+    "HistoryStore",
+    "SearchHit",
+    "StoredConversation",
+    "default_history_path",
+]
+
+log = logging.getLogger(__name__)
+
+SCHEMA_VERSION = 1
+
+
+def default_history_path() -> Path:
+    return Path(user_data_dir("tightfit")) / "history.sqlite3"
+
+
+class HistoryError(Exception):
+    pass
+
+
+class _Corrupt(sqlite3.DatabaseError):
+    pass
+
+
+# SQLite's primary result codes for a damaged file or one that is not a database at all. Anything
+# else (locked, busy, read-only, cannot open) says nothing about the file and must not move it.
+_SQLITE_CORRUPT = 11
+_SQLITE_NOTADB = 26
+
+
+def _is_corruption(error: sqlite3.DatabaseError) -> bool:
+    if isinstance(error, _Corrupt):
+        return True
+    code = getattr(error, "sqlite_errorcode", None)
+    return code is not None and code & 0xFF in (_SQLITE_CORRUPT, _SQLITE_NOTADB)
+
+
+@dataclass(frozen=True)
+class ConversationSummary:
+    id: int
+    title: str
+    created: float  # Unix time
+    updated: float
+    n_turns: int
+
+
+@dataclass
+class StoredConversation:
+    id: int
+    title: str
+    system_prompt: str
+    created: float
+    updated: float
+    turns: list[Turn] = field(default_factory=list)
+
+    def to_conversation(self) -> Conversation:
+        return Conversation(self.system_prompt, list(self.turns))
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    conversation_id: int
+    title: str
+    snippet: str  # plain text around the first match
+
+
+# ---- schema -------------------------------------------------------------------------------------
+
+_SCHEMA_V1 = """
+CREATE TABLE conversations (
+    id INTEGER PRIMARY KEY,
+    title TEXT NOT NULL,
+    system_prompt TEXT NOT NULL DEFAULT '',
+    created REAL NOT NULL,
+    updated REAL NOT NULL
+);
+CREATE INDEX conversations_by_updated ON conversations (updated DESC, id DESC);
+CREATE TABLE messages (
+    id INTEGER PRIMARY KEY,
+    conversation_id INTEGER NOT NULL REFERENCES conversations (id) ON DELETE CASCADE,
+    position INTEGER NOT NULL,
+    role TEXT NOT NULL,
+    text TEXT NOT NULL,
+    note TEXT NOT NULL DEFAULT '',
+    model_file TEXT NOT NULL DEFAULT '',
+    settings TEXT,
+    sampling TEXT,
+    stats TEXT,
+    created REAL NOT NULL,
+    UNIQUE (conversation_id, position)
+);
+CREATE TABLE app_state (key TEXT PRIMARY KEY, value TEXT);
+"""
+
+# Full-text index over message text, kept in step by triggers. It is optional: an SQLite built without
+# FTS5 falls back to LIKE, and the triggers are dropped so writes still work on such a build.
+_FTS_TABLE = "CREATE VIRTUAL TABLE IF NOT EXISTS messages_fts USING fts5(text, content='messages', content_rowid='id')"
+_FTS_TRIGGERS = (
+    """CREATE TRIGGER IF NOT EXISTS messages_fts_insert AFTER INSERT ON messages BEGIN
+        INSERT INTO messages_fts (rowid, text) VALUES (new.id, new.text); END""",
+    """CREATE TRIGGER IF NOT EXISTS messages_fts_delete AFTER DELETE ON messages BEGIN
+        INSERT INTO messages_fts (messages_fts, rowid, text) VALUES ('delete', old.id, old.text); END""",
+    """CREATE TRIGGER IF NOT EXISTS messages_fts_update AFTER UPDATE OF text ON messages BEGIN
+        INSERT INTO messages_fts (messages_fts, rowid, text) VALUES ('delete', old.id, old.text);
+        INSERT INTO messages_fts (rowid, text) VALUES (new.id, new.text); END""",
+)
+_FTS_TRIGGER_NAMES = ("messages_fts_insert", "messages_fts_delete", "messages_fts_update")
+
+
+# MIGRATIONS[n] upgrades a database at version n to n + 1, inside the opening transaction.
+# Add an entry (and bump SCHEMA_VERSION) for every schema change; never edit a released one.
+def _create_v1(db: sqlite3.Connection) -> None:
+    # Statement by statement: executescript() would COMMIT first and break the migration's atomicity.
+    for statement in _SCHEMA_V1.split(";"):
+        if statement.strip():
+            db.execute(statement)
+
+
+MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {0: _create_v1}
+
+_MESSAGE_COLUMNS = ("role", "text", "note", "model_file", "settings", "sampling", "stats")
+_STATS_FIELDS = tuple(f.name for f in fields(ReplyStats))
+
+
+def _dumps(value: Any) -> str | None:
+    return None if value is None else json.dumps(value, sort_keys=True, separators=(",", ":"))
+
+
+def _turn_row(turn: Turn) -> tuple[Any, ...]:
+    stats = asdict(turn.stats) if turn.stats is not None else None
+    return (
+        turn.role,
+        turn.text,
+        turn.note,
+        turn.model_file,
+        _dumps(turn.settings),
+        _dumps(turn.sampling),
+        _dumps(stats),
+    )
+
+
+def _row_turn(row: sqlite3.Row) -> Turn:
+    stats: ReplyStats | None = None
+    if row["stats"]:
+        data = json.loads(row["stats"])
+        try:
+            stats = ReplyStats(**{k: data[k] for k in _STATS_FIELDS})
+        except (KeyError, TypeError):
+            stats = None  # written by another version with different fields: show the turn without figures
+    return Turn(
+        role=row["role"],
+        text=row["text"],
+        stats=stats,
+        note=row["note"],
+        model_file=row["model_file"],
+        settings=json.loads(row["settings"]) if row["settings"] else None,
+        sampling=json.loads(row["sampling"]) if row["sampling"] else None,
+    )
+
+
+class HistoryStore:
+    def __init__(
+        self, path: str | Path | None = None, *, use_fts: bool | None = None, busy_timeout_s: float = 10.0
+    ) -> None:
+        """Open (or create) the history at ``path``; the default is under the user data directory.
+
+        ``use_fts``: None uses FTS5 when this SQLite has it; False forces the LIKE search (tests, and
+        a way out should the index ever misbehave). ``busy_timeout_s``: how long to wait for another
+        process (a second window) holding the write lock before giving up with HistoryError.
+        """
+        self.path = Path(path) if path is not None else default_history_path()
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.warning: str | None = None
+        self._lock = threading.RLock()
+        self._busy_timeout_s = busy_timeout_s
+        try:
+            self._db = self._open()
+        except sqlite3.DatabaseError as e:
+            if not _is_corruption(e):
+                raise HistoryError(f"the chat history at {self.path} cannot be opened: {e}") from e
+            moved = self._move_aside()
+            self.warning = (
+                f"The chat history could not be read ({e}); it was moved to {moved.name} and a new one started."
+            )
+            log.warning("%s", self.warning)
+            self._db = self._open()
+        try:
+            self.fts = self._setup_fts(use_fts)
+        except sqlite3.DatabaseError as e:
+            self._db.close()
+            raise HistoryError(f"the chat history at {self.path} cannot be opened: {e}") from e
+
+    # -- opening ---------------------------------------------------------------------------------
+
+    def _open(self) -> sqlite3.Connection:
+        db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=self._busy_timeout_s)
+        try:
+            db.row_factory = sqlite3.Row
+            # quick_check reads every page: for a history of a few MB that is milliseconds, and it is the
+            # only way to notice damage before a query hits it mid-conversation.
+            result = db.execute("PRAGMA quick_check").fetchone()[0]
+            if result != "ok":
+                raise _Corrupt(f"integrity check failed: {result}")
+            mode = db.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+            if str(mode).lower() != "wal":
+                log.warning("history database is in %s mode, not WAL", mode)
+            db.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: a power cut loses at most the last write
+            db.execute("PRAGMA foreign_keys=ON")
+            self._migrate(db)
+        except BaseException:
+            db.close()
+            raise
+        return db
+
+    def _migrate(self, db: sqlite3.Connection) -> None:
+        version = db.execute("PRAGMA user_version").fetchone()[0]
+        if version > SCHEMA_VERSION:
+            raise HistoryError(
+                f"the chat history at {self.path} was written by a newer Tightfit (schema {version}, "
+                f"this one knows {SCHEMA_VERSION}); update Tightfit to open it"
+            )
+        if version == SCHEMA_VERSION:
+            return
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            for step in range(version, SCHEMA_VERSION):
+                MIGRATIONS[step](db)
+            db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+
+    def _move_aside(self) -> Path:
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        target = self.path.with_name(f"{self.path.name}.corrupt-{stamp}")
+        n = 1
+        while target.exists():
+            n += 1
+            target = self.path.with_name(f"{self.path.name}.corrupt-{stamp}-{n}")
+        self.path.rename(target)
+        # The WAL and shared-memory files belong to the damaged database, not to the fresh one.
+        for suffix in ("-wal", "-shm"):
+            side = self.path.with_name(self.path.name + suffix)
+            if side.exists():
+                side.rename(target.with_name(target.name + suffix))
+        return target
+
+    def _setup_fts(self, use_fts: bool | None) -> bool:
+        with self._lock:
+            has_table = self._db.execute(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'messages_fts'"
+            ).fetchone()
+            if use_fts is not False:
+                try:
+                    with self._write():
+                        self._db.execute(_FTS_TABLE)
+                        missing = [
+                            name
+                            for name in _FTS_TRIGGER_NAMES
+                            if not self._db.execute(
+                                "SELECT 1 FROM sqlite_master WHERE type = 'trigger' AND name = ?", (name,)
+                            ).fetchone()
+                        ]
+                        for sql in _FTS_TRIGGERS:
+                            self._db.execute(sql)
+                        if missing and has_table:
+                            # Written without the triggers (by a build with no FTS5): the index is stale.
+                            self._db.execute("INSERT INTO messages_fts (messages_fts) VALUES ('rebuild')")
+                        elif not has_table:
+                            self._db.execute("INSERT INTO messages_fts (messages_fts) VALUES ('rebuild')")
+                    return True
+                except sqlite3.OperationalError as e:
+                    if "fts5" not in str(e).lower():
+                        raise  # locked, read-only, ...: not about full-text search
+                    log.info("full-text search unavailable (%s); searching with LIKE", e)
+            with self._write():
+                for name in _FTS_TRIGGER_NAMES:
+                    self._db.execute(f"DROP TRIGGER IF EXISTS {name}")
+            return False
+
+    # -- plumbing --------------------------------------------------------------------------------
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._db
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+
+    def _require(self, conversation_id: int) -> None:
+        if not self._db.execute("SELECT 1 FROM conversations WHERE id = ?", (conversation_id,)).fetchone():
+            raise KeyError(f"no conversation {conversation_id} in the history")
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    def __enter__(self) -> HistoryStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- conversations ---------------------------------------------------------------------------
+
+    def create(self, title: str, system_prompt: str = "") -> int:
+        now = time.time()
+        with self._write() as db:
+            cur = db.execute(
+                "INSERT INTO conversations (title, system_prompt, created, updated) VALUES (?, ?, ?, ?)",
+                (title, system_prompt, now, now),
+            )
+            assert cur.lastrowid is not None
+            return cur.lastrowid
+
+    def list(self, limit: int = 100, offset: int = 0) -> builtins.list[ConversationSummary]:
+        """Conversations, most recently changed first."""
+        with self._lock:
+            rows = self._db.execute(
+                """SELECT c.id, c.title, c.created, c.updated,
+                          (SELECT count(*) FROM messages m WHERE m.conversation_id = c.id) AS n_turns
+                   FROM conversations c ORDER BY c.updated DESC, c.id DESC LIMIT ? OFFSET ?""",
+                (limit, offset),
+            ).fetchall()
+        return [ConversationSummary(r["id"], r["title"], r["created"], r["updated"], r["n_turns"]) for r in rows]
+
+    def load(self, conversation_id: int) -> StoredConversation:
+        with self._lock:
+            head = self._db.execute("SELECT * FROM conversations WHERE id = ?", (conversation_id,)).fetchone()
+            if head is None:
+                raise KeyError(f"no conversation {conversation_id} in the history")
+            rows = self._db.execute(
+                "SELECT * FROM messages WHERE conversation_id = ? ORDER BY position", (conversation_id,)
+            ).fetchall()
+        return StoredConversation(
+            head["id"],
+            head["title"],
+            head["system_prompt"],
+            head["created"],
+            head["updated"],
+            [_row_turn(r) for r in rows],
+        )
+
+    def save(self, conversation_id: int, conversation: Conversation) -> None:
+        """Make the stored conversation equal ``conversation``, writing only the turns that differ.
+
+        Saving an unchanged conversation writes nothing (and leaves ``updated`` alone, so the list
+        order only changes when a conversation does).
+        """
+        new_rows = [_turn_row(t) for t in conversation.turns]
+        with self._write() as db:
+            head = db.execute("SELECT system_prompt FROM conversations WHERE id = ?", (conversation_id,)).fetchone()
+            if head is None:
+                raise KeyError(f"no conversation {conversation_id} in the history")
+            old = {
+                r["position"]: tuple(r[c] for c in _MESSAGE_COLUMNS)
+                for r in db.execute(
+                    f"SELECT position, {', '.join(_MESSAGE_COLUMNS)} FROM messages WHERE conversation_id = ?",
+                    (conversation_id,),
+                )
+            }
+            now = time.time()
+            changed = head["system_prompt"] != conversation.system_prompt
+            for position, row in enumerate(new_rows):
+                if old.get(position) != row:
+                    self._upsert(db, conversation_id, position, row, now)
+                    changed = True
+            if len(old) > len(new_rows):
+                db.execute(
+                    "DELETE FROM messages WHERE conversation_id = ? AND position >= ?", (conversation_id, len(new_rows))
+                )
+                changed = True
+            if changed:
+                db.execute(
+                    "UPDATE conversations SET system_prompt = ?, updated = ? WHERE id = ?",
+                    (conversation.system_prompt, now, conversation_id),
+                )
+
+    def append_turn(self, conversation_id: int, turn: Turn) -> int:
+        """Add ``turn`` after the last one; returns its position (0-based)."""
+        with self._write() as db:
+            self._require(conversation_id)
+            position = db.execute(
+                "SELECT coalesce(max(position) + 1, 0) FROM messages WHERE conversation_id = ?", (conversation_id,)
+            ).fetchone()[0]
+            now = time.time()
+            self._upsert(db, conversation_id, position, _turn_row(turn), now)
+            db.execute("UPDATE conversations SET updated = ? WHERE id = ?", (now, conversation_id))
+            return int(position)
+
+    def update_last_turn(self, conversation_id: int, turn: Turn) -> None:
+        """Overwrite the last turn: the cheap path while a reply streams in."""
+        with self._write() as db:
+            last = db.execute(
+                "SELECT max(position) FROM messages WHERE conversation_id = ?", (conversation_id,)
+            ).fetchone()[0]
+            if last is None:
+                raise KeyError(f"conversation {conversation_id} has no turn to update")
+            now = time.time()
+            self._upsert(db, conversation_id, last, _turn_row(turn), now)
+            db.execute("UPDATE conversations SET updated = ? WHERE id = ?", (now, conversation_id))
+
+    @staticmethod
+    def _upsert(db: sqlite3.Connection, conversation_id: int, position: int, row: tuple[Any, ...], now: float) -> None:
+        db.execute(
+            f"""INSERT INTO messages (conversation_id, position, {", ".join(_MESSAGE_COLUMNS)}, created)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT (conversation_id, position) DO UPDATE SET
+                {", ".join(f"{c} = excluded.{c}" for c in _MESSAGE_COLUMNS)}""",
+            (conversation_id, position, *row, now),
+        )
+
+    def rename(self, conversation_id: int, title: str) -> None:
+        with self._write() as db:
+            self._require(conversation_id)
+            db.execute("UPDATE conversations SET title = ? WHERE id = ?", (title, conversation_id))
+
+    def delete(self, conversation_id: int) -> None:
+        with self._write() as db:
+            # Explicit rather than relying on ON DELETE CASCADE, so the FTS delete trigger runs per row.
+            db.execute("DELETE FROM messages WHERE conversation_id = ?", (conversation_id,))
+            db.execute("DELETE FROM conversations WHERE id = ?", (conversation_id,))
+            db.execute("DELETE FROM app_state WHERE key = 'last_opened' AND value = ?", (str(conversation_id),))
+
+    # -- search ----------------------------------------------------------------------------------
+
+    def search(self, text: str, limit: int = 50) -> builtins.list[SearchHit]:
+        """Conversations whose title or messages contain every word of ``text``; one hit per conversation."""
+        words = re.findall(r"\w+", text)
+        if not words:
+            return []
+        hits: dict[int, SearchHit] = {}
+        with self._lock:
+            like = "%" + _escape_like(text.strip()) + "%"
+            for r in self._db.execute(
+                "SELECT id, title FROM conversations WHERE title LIKE ? ESCAPE '\\' ORDER BY updated DESC LIMIT ?",
+                (like, limit),
+            ):
+                hits[r["id"]] = SearchHit(r["id"], r["title"], r["title"])
+            rows = self._search_fts(words, limit) if self.fts else self._search_like(words, limit)
+        for conversation_id, title, message in rows:
+            if conversation_id not in hits:
+                hits[conversation_id] = SearchHit(conversation_id, title, _snippet(message, words))
+            if len(hits) >= limit:
+                break
+        return builtins.list(hits.values())
+
+    def _search_fts(self, words: builtins.list[str], limit: int) -> builtins.list[tuple[int, str, str]]:
+        # Each word quoted (so FTS syntax in the text is inert); the last one as a prefix, for search-as-you-type.
+        query = " ".join(f'"{w}"' for w in words[:-1]) + f' "{words[-1]}"*'
+        rows = self._db.execute(
+            """SELECT m.conversation_id, c.title, m.text FROM messages_fts
+               JOIN messages m ON m.id = messages_fts.rowid
+               JOIN conversations c ON c.id = m.conversation_id
+               WHERE messages_fts MATCH ? ORDER BY rank LIMIT ?""",
+            (query.strip(), limit * 4),
+        ).fetchall()
+        return [(r[0], r[1], r[2]) for r in rows]
+
+    def _search_like(self, words: builtins.list[str], limit: int) -> builtins.list[tuple[int, str, str]]:
+        where = " AND ".join("m.text LIKE ? ESCAPE '\\'" for _ in words)
+        rows = self._db.execute(
+            f"""SELECT m.conversation_id, c.title, m.text FROM messages m
+                JOIN conversations c ON c.id = m.conversation_id
+                WHERE {where} ORDER BY c.updated DESC, m.position LIMIT ?""",
+            (*("%" + _escape_like(w) + "%" for w in words), limit * 4),
+        ).fetchall()
+        return [(r[0], r[1], r[2]) for r in rows]
+
+    # -- app state -------------------------------------------------------------------------------
+
+    def last_opened(self) -> int | None:
+        """The conversation open when the app last closed, if it still exists."""
+        with self._lock:
+            row = self._db.execute(
+                """SELECT c.id FROM app_state s JOIN conversations c ON c.id = CAST(s.value AS INTEGER)
+                   WHERE s.key = 'last_opened'"""
+            ).fetchone()
+        return int(row[0]) if row else None
+
+    def set_last_opened(self, conversation_id: int | None) -> None:
+        with self._write() as db:
+            if conversation_id is None:
+                db.execute("DELETE FROM app_state WHERE key = 'last_opened'")
+            else:
+                db.execute(
+                    "INSERT INTO app_state (key, value) VALUES ('last_opened', ?) "
+                    "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                    (str(conversation_id),),
+                )
+
+
+def _escape_like(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def _snippet(text: str, words: builtins.list[str], width: int = 120) -> str:
+    """Plain text around the first word found, on one line, with ellipses where it was cut."""
+    flat = " ".join(text.split())
+    low = flat.lower()
+    found = [i for i in (low.find(w.lower()) for w in words) if i >= 0]
+    at = min(found) if found else 0
+    start = max(0, at - width // 3)
+    end = min(len(flat), start + width)
+    return ("…" if start > 0 else "") + flat[start:end] + ("…" if end < len(flat) else "")

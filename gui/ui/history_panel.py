@@ -1,0 +1,226 @@
+"""Saved conversations: the list beside the chat, search, rename, delete, and saving as the chat changes.
+
+Every database call runs on one background thread (in order), so the UI never waits on the disk; results
+come back as signals.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from copy import deepcopy
+from typing import Any
+
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QInputDialog,
+    QLineEdit,
+    QListWidget,
+    QListWidgetItem,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from gui.core.chat import Conversation
+from gui.services.history import ConversationSummary, HistoryStore, SearchHit, StoredConversation
+
+TITLE_CHARS = 60
+
+
+def title_for(conversation: Conversation) -> str:
+    first = next((t.text for t in conversation.turns if t.role == "user" and t.text.strip()), "New chat")
+    line = " ".join(first.split())
+    return line if len(line) <= TITLE_CHARS else line[: TITLE_CHARS - 1] + "…"
+
+
+class HistoryPanel(QWidget):
+    opened = Signal(object, object)  # conversation id, Conversation: put it in the chat pane
+    listed = Signal()  # the list was refreshed (tests wait on it)
+    saved = Signal(int)  # conversation id, after a save reached the disk
+    failed = Signal(str)  # a database error, in words
+    _done = Signal(object, object)  # (callback, result) from the database thread
+
+    def __init__(self, store: HistoryStore, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.store = store
+        self.current_id: int | None = None
+        # Which stored conversation the chat pane shows, per "session" (a new chat or an opened one).
+        # Only the database thread touches _ids, so two quick saves of a new chat create it once.
+        self._session = 0
+        self._ids: dict[int, int] = {}
+        self._db = ThreadPoolExecutor(max_workers=1, thread_name_prefix="history")
+        self.search = QLineEdit(self)
+        self.search.setPlaceholderText("Search chats")
+        self.search.setAccessibleName("Search chats")
+        self.search.setClearButtonEnabled(True)
+        self.list = QListWidget(self)
+        self.list.setAccessibleName("Saved chats")
+        self.rename_button = QPushButton("Rename", self)
+        self.delete_button = QPushButton("Delete", self)
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.rename_button)
+        buttons.addWidget(self.delete_button)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.search)
+        layout.addWidget(self.list, 1)
+        layout.addLayout(buttons)
+        self._search_timer = QTimer(self)
+        self._search_timer.setSingleShot(True)
+        self._search_timer.setInterval(200)
+        self._search_timer.timeout.connect(self.refresh)
+        self.search.textChanged.connect(lambda _: self._search_timer.start())
+        self.list.itemActivated.connect(self._item_chosen)
+        self.list.itemClicked.connect(self._item_chosen)
+        self.rename_button.clicked.connect(self._rename_clicked)
+        self.delete_button.clicked.connect(self._delete_clicked)
+        self._done.connect(lambda callback, result: callback(result))
+        if store.warning:
+            QTimer.singleShot(0, lambda: self.failed.emit(store.warning or ""))
+
+    # ---- the database thread ----------------------------------------------------------------
+
+    def _run(self, job: Callable[[], Any], then: Callable[[Any], None] | None = None) -> None:
+        def finished(future: Future[Any]) -> None:
+            try:
+                result = future.result()
+            except Exception as exc:  # a full disk, a locked file: say so, keep the chat in memory
+                self._done.emit(lambda message: self.failed.emit(message), f"Chat history: {exc}")
+                return
+            if then is not None:
+                self._done.emit(then, result)
+
+        self._db.submit(job).add_done_callback(finished)
+
+    def shutdown(self) -> None:
+        """Finish pending writes, then close the database."""
+        self._db.shutdown(wait=True)
+        self.store.close()
+
+    # ---- opening and listing ----------------------------------------------------------------
+
+    def restore_last(self) -> None:
+        """Open the conversation that was open when the app last closed."""
+
+        def job() -> StoredConversation | None:
+            last = self.store.last_opened()
+            return self.store.load(last) if last is not None else None
+
+        self._run(job, self._restored)
+        self.refresh()
+
+    def _restored(self, stored: StoredConversation | None) -> None:
+        if stored is not None:
+            self._session += 1
+            session = self._session
+            self._run(lambda: self._ids.__setitem__(session, stored.id))
+            self.current_id = stored.id
+            self.opened.emit(stored.id, stored.to_conversation())
+
+    def refresh(self) -> None:
+        text = self.search.text().strip()
+        if text:
+            self._run(lambda: self.store.search(text), self._show_hits)
+        else:
+            self._run(lambda: self.store.list(200), self._show_list)
+
+    def _show_list(self, rows: list[ConversationSummary]) -> None:
+        self.list.clear()
+        for row in rows:
+            when = time.strftime("%d %b %H:%M", time.localtime(row.updated))
+            item = QListWidgetItem(f"{row.title}\n{when} · {row.n_turns} messages")
+            item.setData(Qt.ItemDataRole.UserRole, row.id)
+            self.list.addItem(item)
+            if row.id == self.current_id:
+                item.setSelected(True)
+        self.listed.emit()
+
+    def _show_hits(self, hits: list[SearchHit]) -> None:
+        self.list.clear()
+        for hit in hits:
+            item = QListWidgetItem(f"{hit.title}\n{hit.snippet}")
+            item.setData(Qt.ItemDataRole.UserRole, hit.conversation_id)
+            item.setToolTip(hit.snippet)
+            self.list.addItem(item)
+        self.listed.emit()
+
+    def _item_chosen(self, item: QListWidgetItem) -> None:
+        conversation_id = int(item.data(Qt.ItemDataRole.UserRole))
+        if conversation_id != self.current_id:
+            self.open(conversation_id)
+
+    def open(self, conversation_id: int) -> None:
+        def job() -> StoredConversation:
+            stored = self.store.load(conversation_id)
+            self.store.set_last_opened(conversation_id)
+            return stored
+
+        self._run(job, self._restored)
+
+    def start_new(self) -> None:
+        """The chat pane starts a new conversation; it is stored once it has a first message."""
+        self.current_id = None
+        self._session += 1
+        self._run(lambda: self.store.set_last_opened(None))
+        self.list.clearSelection()
+
+    # ---- saving -------------------------------------------------------------------------------
+
+    def save(self, conversation: Conversation) -> None:
+        """Store the conversation as it is now (a snapshot, so later edits don't race the write)."""
+        if not conversation.turns and self.current_id is None:
+            return
+        snapshot = deepcopy(conversation)
+        session = self._session
+
+        def job() -> tuple[int, int, bool]:
+            conversation_id = self._ids.get(session)
+            created = conversation_id is None
+            if conversation_id is None:
+                conversation_id = self.store.create(title_for(snapshot), snapshot.system_prompt)
+                self._ids[session] = conversation_id
+                self.store.set_last_opened(conversation_id)
+            self.store.save(conversation_id, snapshot)
+            return session, conversation_id, created
+
+        def stored(result: tuple[int, int, bool]) -> None:
+            saved_session, conversation_id, created = result
+            if saved_session == self._session:
+                self.current_id = conversation_id
+            if created:
+                self.refresh()
+            self.saved.emit(conversation_id)
+
+        self._run(job, stored)
+
+    # ---- rename / delete ----------------------------------------------------------------------
+
+    def _selected_id(self) -> int | None:
+        item = self.list.currentItem()
+        return int(item.data(Qt.ItemDataRole.UserRole)) if item is not None else self.current_id
+
+    def _rename_clicked(self) -> None:
+        conversation_id = self._selected_id()
+        if conversation_id is None:
+            return
+        current = self.list.currentItem().text().split("\n")[0] if self.list.currentItem() else ""
+        title, ok = QInputDialog.getText(self, "Rename chat", "Title:", text=current)
+        if ok and title.strip():
+            self.rename(conversation_id, title.strip())
+
+    def rename(self, conversation_id: int, title: str) -> None:
+        self._run(lambda: self.store.rename(conversation_id, title), lambda _: self.refresh())
+
+    def _delete_clicked(self) -> None:
+        conversation_id = self._selected_id()
+        if conversation_id is not None:
+            self.delete(conversation_id)
+
+    def delete(self, conversation_id: int) -> None:
+        if conversation_id == self.current_id:
+            self.start_new()
+            self.opened.emit(None, Conversation())
+        self._run(lambda: self.store.delete(conversation_id), lambda _: self.refresh())

@@ -1,0 +1,96 @@
+"""Chat history in the window: stored as the chat goes, restored after a restart, renamed, searched, deleted."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gui.core import protocol as p
+from gui.core.params import LoadSettings
+from gui.services.history import HistoryStore
+from gui.ui.main_window import MainWindow
+
+pytestmark = pytest.mark.engine
+TIMEOUT = 120_000
+
+
+def open_window(qtbot, demo_model: Path, db: Path, load: bool = True) -> MainWindow:
+    win = MainWindow(demo_model.parent, LoadSettings(n_threads=2, n_ctx=1024), history=HistoryStore(db))
+    qtbot.addWidget(win)
+    win.show()
+    with qtbot.waitSignals([win.engine_ready, win.picker.scanned, win.history.listed], timeout=TIMEOUT):
+        win.start(select=demo_model)
+    if load:
+        win.plan_panel.select_target("cpu")
+        with qtbot.waitSignal(win.model_loaded, timeout=TIMEOUT):
+            win.load_selected()
+    return win
+
+
+def test_history_survives_a_restart(qtbot, demo_model: Path, tmp_path: Path) -> None:
+    db = tmp_path / "history.sqlite3"
+    win = open_window(qtbot, demo_model, db)
+    chat = win.chat
+    chat.sampling = p.Sampling(temperature=0.0, seed=0)
+    chat.max_tokens = 16
+    chat.system_prompt.setPlainText("Be brief.")
+    chat.input.setPlainText("What colour is the sky?")
+    with qtbot.waitSignal(chat.reply_finished, timeout=TIMEOUT):
+        chat.send()
+    reply = chat.conversation.turns[-1]
+    qtbot.waitUntil(lambda: win.history.list.count() == 1, timeout=10_000)
+    win.close()  # saves and closes the database
+
+    # A real SQLite file in WAL mode, with the reply's model, settings and stats.
+    with HistoryStore(db) as store:
+        (summary,) = store.list()
+        assert summary.title == "What colour is the sky?" and summary.n_turns == 2
+        stored = store.load(summary.id)
+    assert stored.system_prompt == "Be brief."
+    assert stored.turns[1].text == reply.text and stored.turns[1].stats == reply.stats
+    assert stored.turns[1].model_file == demo_model.name
+    assert stored.turns[1].settings is not None and stored.turns[1].settings["n_ctx"] == 1024
+    assert stored.turns[1].sampling is not None and stored.turns[1].sampling["temperature"] == 0.0
+
+    again = open_window(qtbot, demo_model, db, load=False)
+    qtbot.waitUntil(lambda: len(again.chat.conversation.turns) == 2, timeout=10_000)
+    assert again.chat.conversation.turns[1].text == reply.text
+    assert again.chat.system_prompt.toPlainText() == "Be brief."
+    assert "What colour is the sky?" in again.chat.transcript.toPlainText()
+    again.close()
+
+
+def test_rename_search_delete_and_new_chat(qtbot, demo_model: Path, tmp_path: Path) -> None:
+    win = open_window(qtbot, demo_model, tmp_path / "h.sqlite3")
+    chat, history = win.chat, win.history
+    chat.sampling = p.Sampling(temperature=0.0, seed=0)
+    chat.max_tokens = 8
+    for question in ("Tell me about lighthouses.", "Tell me about volcanoes."):
+        win.new_chat()
+        chat.input.setPlainText(question)
+        with qtbot.waitSignals([history.saved, chat.reply_finished], timeout=TIMEOUT):
+            chat.send()
+    qtbot.waitUntil(lambda: history.list.count() == 2, timeout=10_000)
+    volcano_id = history.current_id
+    assert volcano_id is not None
+
+    with qtbot.waitSignal(history.listed, timeout=10_000):
+        history.rename(volcano_id, "Volcanoes")
+    assert history.list.item(0).text().startswith("Volcanoes")
+
+    with qtbot.waitSignal(history.listed, timeout=10_000):
+        history.search.setText("lighthouses")
+    assert history.list.count() == 1 and "lighthouses" in history.list.item(0).text().lower()
+
+    # Opening a search hit puts that conversation back in the chat pane.
+    with qtbot.waitSignal(history.opened, timeout=10_000):
+        history.open(int(history.list.item(0).data(0x0100)))
+    assert chat.conversation.turns[0].text == "Tell me about lighthouses."
+
+    with qtbot.waitSignal(history.listed, timeout=10_000):
+        history.search.setText("")
+    with qtbot.waitSignal(history.listed, timeout=10_000):
+        history.delete(volcano_id)
+    assert history.list.count() == 1
+    win.close()
