@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
     QDoubleSpinBox,
     QFormLayout,
     QHBoxLayout,
+    QInputDialog,
     QLabel,
     QPlainTextEdit,
     QProgressBar,
@@ -44,12 +45,16 @@ class SamplingPanel(QWidget):
     """Preset, the sampler settings it stands for, and max tokens. Editing a value makes it 'Custom'."""
 
     changed = Signal()
+    preset_saved = Signal(str, object)  # name, Sampling: the window stores user presets
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.presets: dict[str, p.Sampling] = dict(BUILTIN_PRESETS)
         self.preset = QComboBox(self)
         self.preset.setAccessibleName("Sampling preset")
+        self.save_preset_button = QToolButton(self)
+        self.save_preset_button.setText("Save as…")
+        self.save_preset_button.setAccessibleName("Save sampling preset")
         self.temperature = self._double("Temperature", 0.0, 5.0, 0.05, "0 picks the likeliest token every time.")
         self.top_k = self._int("Top-k", 0, 1000, "Keep only the k likeliest tokens (0: all).")
         self.top_p = self._double("Top-p", 0.0, 1.0, 0.01, "Keep the likeliest tokens up to this total probability.")
@@ -64,7 +69,10 @@ class SamplingPanel(QWidget):
         self.max_tokens.setValue(512)
         form = QFormLayout(self)
         form.setContentsMargins(0, 0, 0, 0)
-        form.addRow("Preset", self.preset)
+        preset_row = QHBoxLayout()
+        preset_row.addWidget(self.preset, 1)
+        preset_row.addWidget(self.save_preset_button)
+        form.addRow("Preset", preset_row)
         form.addRow("Temperature", self.temperature)
         form.addRow("Top-k", self.top_k)
         form.addRow("Top-p", self.top_p)
@@ -82,7 +90,24 @@ class SamplingPanel(QWidget):
             box.valueChanged.connect(self._edited)
         self.random_seed.toggled.connect(self._edited)
         self.max_tokens.valueChanged.connect(lambda _: self.changed.emit())
+        self.save_preset_button.clicked.connect(self._save_clicked)
         self._apply(self.presets[DEFAULT_PRESET])
+
+    def _save_clicked(self) -> None:
+        name, ok = QInputDialog.getText(self, "Save sampling preset", "Name:")
+        if ok:
+            self.save_preset(name)
+
+    def save_preset(self, name: str) -> bool:
+        """Keep the current settings under a name; built-in presets cannot be replaced."""
+        name = name.strip()
+        if not name or name in BUILTIN_PRESETS or name == CUSTOM_PRESET:
+            return False
+        sampling = self.sampling()
+        self.presets[name] = sampling
+        self._fill_presets(name)
+        self.preset_saved.emit(name, sampling)
+        return True
 
     def _double(self, name: str, low: float, high: float, step: float, tip: str) -> QDoubleSpinBox:
         box = QDoubleSpinBox(self)

@@ -29,11 +29,13 @@ from gui.core.cards import Card
 from gui.core.chat import Conversation
 from gui.core.params import LoadSettings, describe
 from gui.core.planner import Plan, auto_fit, plan
+from gui.core.presets import sampling_from_dict, sampling_to_dict
 from gui.core.recovery import safer_settings
 from gui.services.engine_client import EngineUnavailable, WorkerExited
 from gui.services.history import HistoryStore
 from gui.services.models import ModelEntry
 from gui.services.nvml import GpuQuery, Nvml
+from gui.services.settings_store import SettingsStore
 from gui.services.system import measure_ram_bandwidth_gbs
 from gui.ui.chat_pane import ChatPane
 from gui.ui.engine_bridge import EngineBridge
@@ -61,16 +63,19 @@ class MainWindow(QMainWindow):
         simulate: Card | None = None,
         nvml: Nvml | None = None,
         history: HistoryStore | None = None,
+        settings_store: SettingsStore | None = None,
     ) -> None:
         super().__init__()
         self.simulate = simulate
         self.nvml = nvml or Nvml()
+        self.store = settings_store or SettingsStore()
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gpu-detect")
         self.plan: Plan | None = None
         self.ram_bandwidth_gbs: float | None = None  # measured once at start, for the decode ceiling
         self._verify_request: int | None = None
         self.overcommit_dialog: QMessageBox | None = None
         self._closed = False
+        self._selected_path: Path | None = None
         title = f"Tightfit {__version__}"
         if simulate is not None:
             title += f" — SIMULATED {simulate.name}"
@@ -175,6 +180,8 @@ class MainWindow(QMainWindow):
         self.chat.conversation_changed.connect(lambda: self.history.save(self.chat.conversation))
         self.history.opened.connect(lambda _id, conversation: self.chat.set_conversation(conversation))
         self.history.failed.connect(lambda message: self.statusBar().showMessage(message, 15000))
+        self.chat.sampling_panel.preset_saved.connect(self._preset_saved)
+        self._restore_preferences()
         self.gpus_found.connect(self._gpus_found)
         self.ram_measured.connect(self._ram_measured)
         self._update_buttons()
@@ -254,9 +261,55 @@ class MainWindow(QMainWindow):
 
     # ---- actions --------------------------------------------------------------------------
 
+    # ---- preferences ------------------------------------------------------------------------
+
+    def _restore_preferences(self) -> None:
+        """What the user chose last time: sampling presets and preset, the safety margin."""
+        stored = self.store.get("sampling_presets", {})
+        presets = {}
+        for name, values in stored.items() if isinstance(stored, dict) else []:
+            try:
+                presets[name] = sampling_from_dict(values)
+            except (ValueError, TypeError, AttributeError):
+                continue  # a hand-edited or old entry: skip it, keep the rest
+        self.chat.sampling_panel.add_presets(presets)
+        preset = self.store.get("sampling_preset")
+        if isinstance(preset, str) and preset in self.chat.sampling_panel.presets:
+            self.chat.sampling_panel.preset.setCurrentText(preset)
+        margin = self.store.get("margin_mib")
+        if isinstance(margin, int | float):
+            self.plan_panel.margin.setValue(int(margin))
+
+    def _preset_saved(self, name: str, sampling: p.Sampling) -> None:
+        presets = self.store.get("sampling_presets", {})
+        presets = presets if isinstance(presets, dict) else {}
+        presets[name] = sampling_to_dict(sampling)
+        self.store.set("sampling_presets", presets)
+
+    def _remember_load(self, model_path: str, settings: LoadSettings) -> None:
+        last = self.store.get("last_settings", {})
+        last = last if isinstance(last, dict) else {}
+        last[Path(model_path).name] = settings.to_dict()
+        self.store.set("last_settings", last)
+
+    def _last_settings_for(self, entry: ModelEntry) -> LoadSettings | None:
+        last = self.store.get("last_settings", {})
+        values = last.get(entry.path.name) if isinstance(last, dict) else None
+        if not isinstance(values, dict):
+            return None
+        try:
+            return LoadSettings.from_dict(values).validated()
+        except (ValueError, TypeError):
+            return None
+
     def _model_selected(self, entry: ModelEntry | None) -> None:
+        changed = entry is not None and entry.path != self._selected_path
+        self._selected_path = entry.path if entry is not None else None
         if entry is not None:
             self.params.set_model_limits(entry.n_layer, entry.context_length)
+            remembered = self._last_settings_for(entry) if changed else None
+            if remembered is not None:  # the settings this model last loaded with
+                self.params.set_settings(remembered)
         self.plan_panel.show_verify(None)
         self.replan()
         self._update_buttons()
@@ -369,6 +422,7 @@ class MainWindow(QMainWindow):
             )
             self.chat.model_file = Path(event.model_path).name
             self.chat.load_settings = self.params.settings().to_dict()
+            self._remember_load(event.model_path, self.params.settings())
             self.chat.set_ready(True, n_ctx=event.n_ctx)
             self.chat.show_notice("")
             self.model_loaded.emit(event)
@@ -435,6 +489,12 @@ class MainWindow(QMainWindow):
             self.chat.stop()
         self.history.save(self.chat.conversation)
         self.history.shutdown()
+        self.store.update(
+            {
+                "sampling_preset": self.chat.sampling_panel.preset.currentText(),
+                "margin_mib": self.plan_panel.margin.value(),
+            }
+        )
         self.bridge.shutdown()
         self.picker.shutdown()
         self._pool.shutdown(wait=True, cancel_futures=True)
