@@ -14,6 +14,7 @@ re-render at the end of each reply covers the whole transcript.
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import statistics
 import sys
@@ -87,7 +88,7 @@ def main() -> int:
         stats = wait_for(pane.reply_finished)[0]
         app.processEvents()  # the end-of-reply re-render runs in this window too
         probe.stop()
-        stall_ms = max((b - a for a, b in zip(ticks, ticks[1:], strict=False)), default=0.0) * 1000
+        stall_ms = max((b - a for a, b in itertools.pairwise(ticks)), default=0.0) * 1000
         stalls.append(stall_ms)
         assert isinstance(stats, p.ReplyStats) and stats.n_gen == args.tokens, stats
         arrivals = pane.arrivals

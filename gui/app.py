@@ -103,6 +103,7 @@ def run_gui(args: argparse.Namespace, settings: Any, models_dir: Path, simulate:
     asyncio.set_event_loop(loop)
 
     window = MainWindow(models_dir, settings, simulate=simulate)
+    window.tabs.setCurrentIndex(1 if getattr(args, "tab", "chat") == "monitor" else 0)
     install_excepthook(window)
     window.show()
     status = 0

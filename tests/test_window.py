@@ -43,8 +43,11 @@ def test_picker_lists_the_demo_model_from_its_header(window: MainWindow, demo_mo
     entry = window.picker.current()
     assert entry is not None and entry.path == demo_model
     assert (entry.quant, entry.n_layer) == ("Q4_1", 30)
-    item = window.picker.topLevelItem(0)
-    assert [item.text(c) for c in range(4)] == [demo_model.name, "Q4_1", "94 MiB", "30"]
+    group = window.picker.topLevelItem(0)
+    assert "llama" in group.toolTip(0) and "30 layers" in group.toolTip(0) and "chat template" in group.toolTip(0)
+    item = group.child(0)
+    assert [item.text(c) for c in range(4)] == [demo_model.name, "Q4_1", "94 MiB", f"{entry.bits_per_weight:.2f}"]
+    assert 5.0 < entry.bits_per_weight < 6.5  # Q4_1 blocks are 5 bits per weight, the embedding is Q8_0
     # The layer slider now ends at the model's blocks + output layer.
     assert window.params.rows["n_gpu_layers"].maximum == 31
     assert "CPU build" in window.engine_label.text()

@@ -23,6 +23,10 @@ class ModelEntry:
     n_parts: int = 1
     error: str | None = None  # why the file cannot be used; the entry is still listed
     header: GGUFHeader | None = field(default=None, compare=False, repr=False)  # for the planner
+    n_params: int | None = None
+    bits_per_weight: float | None = None
+    has_chat_template: bool = False
+    type_mix: tuple[tuple[str, int], ...] = ()  # bytes per ggml type, largest first
 
     @property
     def usable(self) -> bool:
@@ -48,6 +52,10 @@ def describe_file(path: Path) -> ModelEntry:
         architecture=header.architecture,
         n_parts=int(match.group(2)) if match else 1,
         header=header,
+        n_params=header.n_params,
+        bits_per_weight=header.bits_per_weight,
+        has_chat_template=header.has_chat_template,
+        type_mix=tuple(header.type_mix.items()),
     )
 
 

@@ -191,6 +191,7 @@ class ChatPane(QWidget):
     notice_changed = Signal(str)
     conversation_changed = Signal()  # a turn was added, finished, edited or removed
     new_chat_requested = Signal()
+    live_rate = Signal(object)  # tokens/s as the pane receives them while streaming; 0.0 when a reply ends
 
     def __init__(self, bridge: EngineBridge, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -507,7 +508,9 @@ class ChatPane(QWidget):
         received = sum(n for _, n in self.arrivals)
         elapsed = self._last_flush - self.arrivals[0][0]
         if received > 1 and elapsed > 0:
-            self.stats_label.setText(f"{received} tokens · {(received - 1) / elapsed:.1f} tok/s")
+            rate = (received - 1) / elapsed
+            self.stats_label.setText(f"{received} tokens · {rate:.1f} tok/s")
+            self.live_rate.emit(rate)
 
     def _on_event(self, event: Any) -> None:
         if isinstance(event, p.Done) and event.request_id == self._request:
@@ -568,6 +571,8 @@ class ChatPane(QWidget):
         self.drop_oldest_and_resend()
 
     def _end_reply(self) -> None:
+        if self._request is not None:
+            self.live_rate.emit(0.0)
         self._request = None
         self._reply = None
         self.show_conversation()

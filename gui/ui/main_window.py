@@ -7,9 +7,10 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import (
+    QFileDialog,
     QGroupBox,
     QHBoxLayout,
     QLabel,
@@ -19,6 +20,8 @@ from PySide6.QtWidgets import (
     QPushButton,
     QScrollArea,
     QSplitter,
+    QSystemTrayIcon,
+    QTabWidget,
     QVBoxLayout,
     QWidget,
 )
@@ -40,7 +43,9 @@ from gui.services.system import measure_ram_bandwidth_gbs
 from gui.ui.chat_pane import ChatPane
 from gui.ui.engine_bridge import EngineBridge
 from gui.ui.history_panel import HistoryPanel
-from gui.ui.model_picker import ModelPicker
+from gui.ui.model_picker import ModelPicker, describe_group
+from gui.ui.models_tab import ModelsTab
+from gui.ui.monitor import MonitorView, notify_desktop
 from gui.ui.param_panel import ParamPanel
 from gui.ui.plan_panel import PlanPanel
 
@@ -68,7 +73,6 @@ class MainWindow(QMainWindow):
         super().__init__()
         self.simulate = simulate
         self.nvml = nvml or Nvml()
-        self.store = settings_store or SettingsStore()
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gpu-detect")
         self.plan: Plan | None = None
         self.ram_bandwidth_gbs: float | None = None  # measured once at start, for the decode ceiling
@@ -87,16 +91,20 @@ class MainWindow(QMainWindow):
         self.build: p.EngineBuild | None = None
 
         # left column: model, settings, load
-        self.picker = ModelPicker(models_dir, self)
-        self.folder_label = QLabel(f"Folder: {models_dir}", self)
+        self.store = settings_store or SettingsStore()
+        extra = [Path(f) for f in self.store.model_folders if Path(f) != models_dir]
+        self.picker = ModelPicker(models_dir, self, extra_folders=extra)
+        self.folder_label = QLabel(self)
         self.folder_label.setWordWrap(True)
         self.folder_label.setStyleSheet("color: #666")
         self.rescan_button = QPushButton("Rescan", self)
+        self.add_folder_button = QPushButton("Add folder…", self)
         models_box = QGroupBox("Model", self)
         models_layout = QVBoxLayout(models_box)
         models_layout.addWidget(self.picker)
         row = QHBoxLayout()
         row.addWidget(self.folder_label, 1)
+        row.addWidget(self.add_folder_button)
         row.addWidget(self.rescan_button)
         models_layout.addLayout(row)
 
@@ -152,12 +160,30 @@ class MainWindow(QMainWindow):
         chat_split.addWidget(self.chat)
         chat_split.setStretchFactor(1, 1)
         chat_split.setSizes([200, 520])
-        chat_box = QGroupBox("Chat", self)
-        QVBoxLayout(chat_box).addWidget(chat_split)
+        chat_box = QWidget(self)
+        chat_layout = QVBoxLayout(chat_box)
+        chat_layout.setContentsMargins(4, 4, 4, 4)
+        chat_layout.addWidget(chat_split)
+        self.monitor = MonitorView(
+            source=None if simulate is not None else self.nvml,
+            simulated_name=simulate.key if simulate is not None else None,
+            parent=self,
+        )
+        self.tabs = QTabWidget(self)
+        self.tabs.addTab(chat_box, "Chat")
+        self.tabs.addTab(self.monitor, "Monitor (SIMULATED)" if simulate is not None else "Monitor")
+        self.models_tab = ModelsTab(models_dir, parent=self)
+        self.tabs.addTab(self.models_tab, "Quants")
+        # The quant table re-plans every quant (auto-fit each): follow the sliders, but not on every step.
+        self._quants_timer = QTimer(self)
+        self._quants_timer.setSingleShot(True)
+        self._quants_timer.setInterval(150)
+        self._quants_timer.timeout.connect(self._refresh_quants)
+        self.tray = QSystemTrayIcon(self) if QSystemTrayIcon.isSystemTrayAvailable() else None
 
         splitter = QSplitter(Qt.Orientation.Horizontal, self)
         splitter.addWidget(left_column)
-        splitter.addWidget(chat_box)
+        splitter.addWidget(self.tabs)
         splitter.setStretchFactor(0, 0)
         splitter.setStretchFactor(1, 1)
         splitter.setSizes([560, 720])
@@ -169,6 +195,11 @@ class MainWindow(QMainWindow):
 
         self.picker.selected.connect(self._model_selected)
         self.rescan_button.clicked.connect(lambda: self.picker.rescan())
+        self.add_folder_button.clicked.connect(self._add_folder_clicked)
+        self.models_tab.local_chosen.connect(self._quant_chosen)
+        self.models_tab.download_finished.connect(self._downloaded)
+        self.tabs.currentChanged.connect(lambda _: self._quants_timer.start())
+        self._show_folders()
         self.load_button.clicked.connect(self.load_selected)
         self.unload_button.clicked.connect(self.unload)
         self.bridge.engine_event.connect(self._on_event)
@@ -181,6 +212,9 @@ class MainWindow(QMainWindow):
         self.history.opened.connect(lambda _id, conversation: self.chat.set_conversation(conversation))
         self.history.failed.connect(lambda message: self.statusBar().showMessage(message, 15000))
         self.chat.sampling_panel.preset_saved.connect(self._preset_saved)
+        self.chat.live_rate.connect(self.monitor.set_engine_rate)
+        self.monitor.alert.connect(self._alert)
+        self.monitor.cap_changed.connect(lambda watts: self.store.set("cap_watts", int(watts)))
         self._restore_preferences()
         self.gpus_found.connect(self._gpus_found)
         self.ram_measured.connect(self._ram_measured)
@@ -191,8 +225,9 @@ class MainWindow(QMainWindow):
     def start(self, select: Path | None = None) -> None:
         """Start the engine process and the first scan; both finish in the background."""
         self.bridge.client.start()
-        self.picker.rescan(select)
+        self.picker.start(select)
         self.history.restore_last()
+        self.monitor.start()  # telemetry samples on its own thread
         # NVML can take a while to answer (or time out on a sick driver): never on the UI thread.
         self._pool.submit(self.nvml.query_gpus).add_done_callback(lambda f: self.gpus_found.emit(f.result()))
         self._pool.submit(measure_ram_bandwidth_gbs).add_done_callback(lambda f: self.ram_measured.emit(f.result()))
@@ -226,6 +261,7 @@ class MainWindow(QMainWindow):
                 self.plan_panel.show_plan(None, f"Cannot plan: {exc}")
             else:
                 self.plan_panel.show_plan(self.plan)
+        self._quants_timer.start()
         self.planned.emit(self.plan)
 
     def auto_fit(self) -> None:
@@ -279,6 +315,14 @@ class MainWindow(QMainWindow):
         margin = self.store.get("margin_mib")
         if isinstance(margin, int | float):
             self.plan_panel.margin.setValue(int(margin))
+        cap = self.store.get("cap_watts")
+        if isinstance(cap, int) and not isinstance(cap, bool):
+            self.monitor.cap_watts = cap
+
+    def _alert(self, alert: Any) -> None:
+        """Once per event (the rules decide): a line in the status bar and a desktop notification."""
+        self.statusBar().showMessage(alert.message, 30000)
+        notify_desktop(self.tray, alert)
 
     def _preset_saved(self, name: str, sampling: p.Sampling) -> None:
         presets = self.store.get("sampling_presets", {})
@@ -302,6 +346,45 @@ class MainWindow(QMainWindow):
         except (ValueError, TypeError):
             return None
 
+    # ---- library and quants ----------------------------------------------------------------
+
+    def _show_folders(self) -> None:
+        folders = self.picker.folders
+        self.folder_label.setText("Folders: " + ", ".join(str(f) for f in folders))
+        self.folder_label.setToolTip("\n".join(str(f) for f in folders))
+
+    def _add_folder_clicked(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, "Add a folder of GGUF models")
+        if folder:
+            self.add_model_folder(Path(folder))
+
+    def add_model_folder(self, folder: Path) -> None:
+        """Scan another folder from now on, and remember it."""
+        self.store.add_model_folder(folder)
+        folders = self.picker.folders
+        if folder not in folders:
+            self.picker.set_folders([*folders, folder])
+        self._show_folders()
+
+    def _downloaded(self, path: Path | None) -> None:
+        if path is not None:
+            self.picker.rescan(select=path)
+
+    def _quant_chosen(self, row: Any) -> None:
+        """A row of the quant table: select that file and size it to the card."""
+        if row.path is not None and self.picker.select_path(Path(row.path)):
+            self.auto_fit()
+
+    def _refresh_quants(self) -> None:
+        if self.tabs.currentWidget() is not self.models_tab:
+            return  # planned when the tab is shown
+        self.models_tab.set_context(
+            self.params.settings(),
+            self.plan_panel.devices(),
+            float(self.plan_panel.margin.value()),
+            self.ram_bandwidth_gbs,
+        )
+
     def _model_selected(self, entry: ModelEntry | None) -> None:
         changed = entry is not None and entry.path != self._selected_path
         self._selected_path = entry.path if entry is not None else None
@@ -311,6 +394,9 @@ class MainWindow(QMainWindow):
             if remembered is not None:  # the settings this model last loaded with
                 self.params.set_settings(remembered)
         self.plan_panel.show_verify(None)
+        group = self.picker.current_group()
+        if group is not None:
+            self.models_tab.set_local_variants(f"{group.name}: {describe_group(group)}", group.variants)
         self.replan()
         self._update_buttons()
 
@@ -487,6 +573,7 @@ class MainWindow(QMainWindow):
         self._closed = True
         if self.chat.streaming:
             self.chat.stop()
+        self.monitor.stop()
         self.history.save(self.chat.conversation)
         self.history.shutdown()
         self.store.update(
@@ -497,5 +584,6 @@ class MainWindow(QMainWindow):
         )
         self.bridge.shutdown()
         self.picker.shutdown()
+        self.models_tab.shutdown()
         self._pool.shutdown(wait=True, cancel_futures=True)
         super().closeEvent(event)

@@ -1,0 +1,297 @@
+"""Which quant fits my card, and how fast: the quant table for the selected model and for a Hugging Face repo.
+
+Rows are computed by the planner from the files' headers only (local files, or headers read from the hub
+with HTTP Range requests), for the card and settings the window plans for. Network and disk work runs on
+background threads; results come back as signals.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import Signal
+from PySide6.QtGui import QColor
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QGroupBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QProgressBar,
+    QPushButton,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from gui.core.params import LoadSettings
+from gui.core.planner import Device
+from gui.core.quant_quality import SOURCE as QUALITY_SOURCE
+from gui.services.hf import DownloadProgress, HubClient, HubError, RemoteFile, parse_repo_id
+from gui.services.quant_table import QuantRow, QuantSource, quant_rows
+from gui.ui.model_picker import human_size
+
+FIT_COLOURS = {"yes": "#2e7d32", "tight": "#b26a00", "no": "#c62828"}
+COLUMNS = ("File", "Quant", "Size", "BPW", "Fits fully", "Max ctx (full offload)", "GPU layers", "tok/s ceiling",
+           "Quality")  # fmt: skip
+
+
+class QuantTable(QTableWidget):
+    chosen = Signal(object)  # QuantRow the user double-clicked or activated
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(0, len(COLUMNS), parent)
+        self.rows: list[QuantRow] = []
+        self.setHorizontalHeaderLabels(COLUMNS)
+        self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.verticalHeader().setVisible(False)
+        header = self.horizontalHeader()
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        for col in range(1, len(COLUMNS)):
+            header.setSectionResizeMode(col, QHeaderView.ResizeMode.ResizeToContents)
+        self.cellActivated.connect(self._activated)
+        self.cellDoubleClicked.connect(self._activated)
+
+    def show_rows(self, rows: Sequence[QuantRow]) -> None:
+        self.rows = list(rows)
+        self.setRowCount(len(rows))
+        for r, row in enumerate(rows):
+            if row.error:
+                cells = [row.label, "error", "", "", "", "", "", "", row.error]
+            else:
+                cells = [
+                    row.label,
+                    row.quant,
+                    human_size(row.size_bytes),
+                    f"{row.bits_per_weight:.2f}",
+                    {"yes": "yes", "tight": "tight", "no": "no"}.get(row.fits, row.fits),
+                    f"{row.max_ctx_full_offload:,}" if row.max_ctx_full_offload else "—",
+                    "all" if row.all_layers else f"{row.gpu_layers} of {row.n_layer + 1}",
+                    f"{row.tok_s:.0f}" if row.tok_s else "n/a",
+                    f"{row.quality_level}" if row.quality_level else "?",
+                ]
+            for c, text in enumerate(cells):
+                item = QTableWidgetItem(text)
+                if c == 4 and row.fits in FIT_COLOURS:
+                    item.setForeground(QColor(FIT_COLOURS[row.fits]))
+                if c == 8:
+                    item.setToolTip(f"{row.quality_hint}\n\nSource: {QUALITY_SOURCE}")
+                if c == 0:
+                    item.setToolTip(str(row.path or row.url or row.label))
+                self.setItem(r, c, item)
+
+    def _activated(self, r: int, _c: int) -> None:
+        if 0 <= r < len(self.rows) and not self.rows[r].error:
+            self.chosen.emit(self.rows[r])
+
+
+class ModelsTab(QWidget):
+    """The local quant table and the Hugging Face browser, sharing one planning context."""
+
+    local_chosen = Signal(object)  # QuantRow of a local file: the window selects it and auto-fits
+    listed = Signal()  # a hub listing finished (rows filled, or an error shown)
+    download_finished = Signal(object)  # Path of the verified file, or None
+    _done = Signal(object, object)
+    _progress = Signal(object)
+
+    def __init__(self, models_dir: Path, client: HubClient | None = None, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.models_dir = models_dir
+        self.client = client or HubClient()
+        self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="hub")
+        self._context: tuple[LoadSettings, tuple[Device, ...], float, float | None] | None = None
+        self._local: list[Any] = []
+        self._remote: list[tuple[RemoteFile, Any]] = []
+        self.download: Any = None
+
+        self.local_title = QLabel("Select a model in the library.", self)
+        self.local_table = QuantTable(self)
+        self.local_table.setAccessibleName("Quants of the selected model")
+        local_box = QGroupBox("Quants of this model on disk — double-click one to select it and auto-fit", self)
+        local_layout = QVBoxLayout(local_box)
+        local_layout.addWidget(self.local_title)
+        local_layout.addWidget(self.local_table)
+
+        self.repo = QLineEdit(self)
+        self.repo.setPlaceholderText("owner/name on Hugging Face, e.g. unsloth/Qwen3.5-27B-GGUF")
+        self.repo.setAccessibleName("Hugging Face repository")
+        self.list_button = QPushButton("List quants", self)
+        self.hub_status = QLabel("Headers are read with HTTP range requests: nothing is downloaded to compare.", self)
+        self.hub_status.setWordWrap(True)
+        self.hub_table = QuantTable(self)
+        self.hub_table.setAccessibleName("Quants in the repository")
+        self.download_button = QPushButton("Download", self)
+        self.pause_button = QPushButton("Pause", self)
+        self.download_bar = QProgressBar(self)
+        self.download_bar.setAccessibleName("Download progress")
+        self.download_status = QLabel("", self)
+        self.download_status.setWordWrap(True)
+        repo_row = QHBoxLayout()
+        repo_row.addWidget(self.repo, 1)
+        repo_row.addWidget(self.list_button)
+        download_row = QHBoxLayout()
+        download_row.addWidget(self.download_button)
+        download_row.addWidget(self.pause_button)
+        download_row.addWidget(self.download_bar, 1)
+        hub_box = QGroupBox("Hugging Face", self)
+        hub_layout = QVBoxLayout(hub_box)
+        hub_layout.addLayout(repo_row)
+        hub_layout.addWidget(self.hub_status)
+        hub_layout.addWidget(self.hub_table)
+        hub_layout.addLayout(download_row)
+        hub_layout.addWidget(self.download_status)
+
+        layout = QVBoxLayout(self)
+        layout.addWidget(local_box, 1)
+        layout.addWidget(hub_box, 1)
+        self.pause_button.setEnabled(False)
+        self.download_button.setEnabled(False)
+
+        self.local_table.chosen.connect(self.local_chosen)
+        self.list_button.clicked.connect(self.list_repo)
+        self.repo.returnPressed.connect(self.list_repo)
+        self.download_button.clicked.connect(self.start_download)
+        self.pause_button.clicked.connect(self._pause_clicked)
+        self.hub_table.itemSelectionChanged.connect(self._hub_selection)
+        self._done.connect(lambda callback, result: callback(result))
+        self._progress.connect(self._show_progress)
+
+    # ---- planning context -----------------------------------------------------------------
+
+    def set_context(
+        self, settings: LoadSettings, devices: Sequence[Device], margin_mib: float, ram_gbs: float | None
+    ) -> None:
+        """The card and settings every row is planned for; the tables follow."""
+        self._context = (settings, tuple(devices), margin_mib, ram_gbs)
+        self._refresh_local()
+        self._refresh_remote()
+
+    def _rows(self, items: Sequence[Any]) -> list[QuantRow]:
+        if self._context is None or not items:
+            return []
+        settings, devices, margin, ram = self._context
+        return quant_rows(items, settings, devices, margin, ram)
+
+    def set_local_variants(self, title: str, variants: Sequence[Any]) -> None:
+        self._local = list(variants)
+        self.local_title.setText(title)
+        self._refresh_local()
+
+    def _refresh_local(self) -> None:
+        self.local_table.show_rows(self._rows(self._local))
+
+    def _refresh_remote(self) -> None:
+        sources = [QuantSource(remote.name, header, url=remote.url) for remote, header in self._remote]
+        by_name = {remote.name: remote for remote, _ in self._remote}
+        rows = [replace(row, source=by_name.get(row.label)) for row in self._rows(sources)]
+        self.hub_table.show_rows(rows)
+
+    # ---- hub ------------------------------------------------------------------------------
+
+    def _run(self, job: Callable[[], Any], then: Callable[[Any], None]) -> None:
+        def finished(future: Future[Any]) -> None:
+            try:
+                result: Any = future.result()
+            except (HubError, ValueError, OSError) as exc:
+                result = exc
+            self._done.emit(then, result)
+
+        self._pool.submit(job).add_done_callback(finished)
+
+    def list_repo(self) -> None:
+        try:
+            repo_id = parse_repo_id(self.repo.text())
+        except (HubError, ValueError) as exc:
+            self.hub_status.setText(str(exc))
+            self.listed.emit()
+            return
+        self.hub_status.setText(f"Listing {repo_id} and reading each file's header…")
+        self.list_button.setEnabled(False)
+
+        def job() -> tuple[list[tuple[RemoteFile, Any]], list[str]]:
+            found, problems = [], []
+            for remote in self.client.list_gguf(repo_id):
+                try:
+                    found.append((remote, self.client.read_header(remote)))
+                except Exception as exc:  # one unreadable file must not hide the others
+                    problems.append(f"{remote.name}: {exc}")
+            return found, problems
+
+        self._run(job, self._listed)
+
+    def _listed(self, result: Any) -> None:
+        self.list_button.setEnabled(True)
+        if isinstance(result, Exception):
+            self._remote = []
+            self.hub_status.setText(str(result))
+        else:
+            self._remote, problems = result
+            text = f"{len(self._remote)} GGUF file(s); sizes and fit from their headers."
+            if problems:
+                text += " Could not read: " + "; ".join(problems)
+            self.hub_status.setText(text)
+        self._refresh_remote()
+        self.listed.emit()
+
+    def _selected_remote(self) -> RemoteFile | None:
+        rows = self.hub_table.selectionModel().selectedRows() if self.hub_table.selectionModel() else []
+        if not rows:
+            return None
+        row = self.hub_table.rows[rows[0].row()]
+        return row.source if isinstance(row.source, RemoteFile) else None
+
+    def _hub_selection(self) -> None:
+        busy = self.download is not None and self.download.state == "running"
+        self.download_button.setEnabled(self._selected_remote() is not None and not busy)
+
+    def start_download(self, remote: RemoteFile | None = None) -> None:
+        remote = remote or self._selected_remote()
+        if remote is None:
+            return
+        self.download = self.client.download(remote, self.models_dir, on_progress=self._progress.emit)
+        self.download_status.setText(f"Downloading {remote.name} into {self.models_dir}…")
+        self.download_button.setEnabled(False)
+        self.pause_button.setEnabled(True)
+        self.pause_button.setText("Pause")
+        self.download.start()
+
+    def _pause_clicked(self) -> None:
+        if self.download is None:
+            return
+        if self.download.state == "running":
+            self.download.pause()
+        else:
+            self.download.resume()
+            self.pause_button.setText("Pause")
+
+    def _show_progress(self, progress: DownloadProgress) -> None:
+        self.download_bar.setValue(round(progress.fraction * 100))
+        rate = f" at {progress.rate_bps / 1e6:.1f} MB/s" if progress.rate_bps else ""
+        state = {"paused": "paused", "verifying": "checking SHA-256", "done": "done, verified"}.get(
+            progress.state, progress.state
+        )
+        text = f"{human_size(progress.done)} of {human_size(progress.total)}{rate} — {state}"
+        if progress.message:
+            text += f". {progress.message}"
+        self.download_status.setText(text)
+        if progress.state == "paused":
+            self.pause_button.setText("Resume")
+        if progress.state in ("done", "failed", "cancelled"):
+            self.pause_button.setEnabled(False)
+            self._hub_selection()
+            done = progress.state == "done" and self.download is not None
+            self.download_finished.emit(self.models_dir / self.download.remote.name if done else None)
+
+    def shutdown(self) -> None:
+        if self.download is not None and self.download.state == "running":
+            self.download.pause()
+            self.download.wait(5)
+        self._pool.shutdown(wait=False, cancel_futures=True)

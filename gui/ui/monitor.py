@@ -1,0 +1,425 @@
+"""The GPU monitor view: live readout, GPU selector, charts, alert banner, power cap and CSV logging.
+
+NVML is read on the telemetry thread; ticks reach this view through TelemetryBridge as a signal on the
+UI thread, where they are recorded (cheap) and a redraw is requested (coalesced: a burst of queued ticks
+costs one redraw). Alerts come from the pure rules in gui.core.alerts, once per event; the view shows a
+banner and emits `alert` so the window can raise a desktop notification.
+
+Lifetime: `start()` starts sampling, `stop()` joins the telemetry thread. Call `stop()` before the widget
+goes away; closing the view does it too. Hiding it (another tab) keeps recording, so the history has no
+hole when it is shown again.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QCloseEvent, QShowEvent
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QDoubleSpinBox,
+    QFileDialog,
+    QFrame,
+    QGridLayout,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QSizePolicy,
+    QSystemTrayIcon,
+    QVBoxLayout,
+    QWidget,
+)
+
+from gui.core.alerts import Alert, AlertRules
+from gui.core.gpu_sample import GpuSample
+from gui.core.simulated_gpu import SimulatedGpu
+from gui.services.nvml import Nvml
+from gui.services.power_limit import PowerLimiter
+from gui.services.telemetry import GpuSource, SimulatedSource, TelemetryService, Tick
+from gui.ui.charts import TelemetryCharts, capacity_for
+from gui.ui.power_panel import PowerPanel
+from gui.ui.telemetry_bridge import LiveTick, TelemetryBridge
+
+__all__ = ["DEFAULT_ALERT_C", "MonitorView", "describe_sample", "notify_desktop"]
+
+DEFAULT_ALERT_C = 83.0
+NA = "n/a"
+_SEVERITY_STYLE = {
+    "info": "background:#e3f2fd; color:#0d47a1; border:1px solid #90caf9;",
+    "warning": "background:#fff3e0; color:#e65100; border:1px solid #ffb74d;",
+    "critical": "background:#ffebee; color:#b71c1c; border:1px solid #e57373;",
+}
+READOUT_KEYS = ("temperature", "power", "limit", "util", "vram", "clocks", "fan", "pstate", "throttle", "ecc", "pcie")
+_READOUT_TITLES = {
+    "temperature": "Temp",
+    "power": "Power",
+    "limit": "Limit",
+    "util": "Util GPU",
+    "vram": "VRAM",
+    "clocks": "SM/mem",
+    "fan": "Fan",
+    "pstate": "P-state",
+    "throttle": "Throttle",
+    "ecc": "ECC",
+    "pcie": "PCIe gen×w",
+}
+
+
+def _fmt(value: float | int | None, pattern: str) -> str:
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return NA
+    return pattern.format(value)
+
+
+def describe_sample(sample: GpuSample | None) -> dict[str, str]:
+    """The readout row's texts for one sample; "n/a" wherever a reading is missing."""
+    if sample is None or sample.lost:
+        return dict.fromkeys(READOUT_KEYS, NA)
+    s = sample
+    used = s.memory_used_mib / 1024 if s.memory_used_mib is not None else None
+    total = s.memory_total_mib / 1024 if s.memory_total_mib is not None else None
+    reasons = NA if s.throttle_reasons is None else (", ".join(s.throttle_reasons) or "none")
+    return {
+        "temperature": _fmt(s.temperature_c, "{:.0f} °C"),
+        "power": _fmt(s.power_w, "{:.0f} W"),
+        "limit": _fmt(s.power_limit_w, "{:.0f} W"),
+        "util": f"{_fmt(s.gpu_util_pct, '{:.0f}%')} (mem {_fmt(s.mem_util_pct, '{:.0f}%')})",
+        "vram": f"{_fmt(used, '{:.1f}')} / {_fmt(total, '{:.1f}')} GiB",
+        "clocks": f"{_fmt(s.sm_clock_mhz, '{:.0f}')} / {_fmt(s.mem_clock_mhz, '{:.0f}')} MHz",
+        "fan": _fmt(s.fan_pct, "{:.0f}%"),
+        "pstate": _fmt(s.pstate, "P{}"),
+        "throttle": reasons,
+        "ecc": f"{_fmt(s.ecc_corrected, '{}')} corr., {_fmt(s.ecc_uncorrected, '{}')} uncorr.",
+        "pcie": (
+            f"{_fmt(s.pcie_gen, '{}')}×{_fmt(s.pcie_width, '{}')} "
+            f"(max {_fmt(s.pcie_gen_max, '{}')}×{_fmt(s.pcie_width_max, '{}')})"
+        ),
+    }
+
+
+def notify_desktop(tray: QSystemTrayIcon | None, alert: Alert) -> bool:
+    """Show an alert as a desktop notification where the platform has a tray; False where it has none."""
+    if tray is None or not QSystemTrayIcon.isSystemTrayAvailable() or not tray.supportsMessages():
+        return False
+    icon = {
+        "info": QSystemTrayIcon.MessageIcon.Information,
+        "warning": QSystemTrayIcon.MessageIcon.Warning,
+        "critical": QSystemTrayIcon.MessageIcon.Critical,
+    }[alert.severity]
+    tray.showMessage("Tightfit GPU alert", alert.message, icon)
+    return True
+
+
+class MonitorView(QWidget):
+    alert = Signal(object)  # Alert, once per event
+    cap_changed = Signal(int)
+
+    def __init__(
+        self,
+        source: GpuSource | None = None,
+        *,
+        simulated_name: str | None = None,
+        limiter: PowerLimiter | None = None,
+        interval_s: float = 1.0,
+        clock: Callable[[], float] = time.monotonic,
+        parent: QWidget | None = None,
+    ) -> None:
+        """`source`: where GPU readings come from; None means NVML, or the simulated card `simulated_name`
+        (a catalog key such as "v100-16gb") when given. `clock` is the telemetry clock (tests pass a fake
+        one to step time without sleeping)."""
+        super().__init__(parent)
+        nvml: Nvml | None = None
+        if source is None and simulated_name is not None:
+            source = SimulatedSource([SimulatedGpu(simulated_name)], clock=clock)
+        elif source is None:
+            source = nvml = Nvml()
+        elif isinstance(source, Nvml):
+            nvml = source
+        self.source: GpuSource = source
+        simulated = source if isinstance(source, SimulatedSource) else None
+        if limiter is None:
+            if simulated is not None:  # capped through the simulator, no privileges involved
+                limiter = PowerLimiter(simulators=dict(enumerate(simulated.gpus)))
+            else:
+                limiter = PowerLimiter(nvml=nvml)
+        self.limiter = limiter
+        self.rules = AlertRules(DEFAULT_ALERT_C)
+        self.samples: dict[int, GpuSample] = {}  # the latest of each GPU
+        self.last_tick: Tick | None = None
+        self.alerts: list[Alert] = []  # every alert raised, oldest first
+        self._selected: int | None = None
+
+        source_for_service = source
+        self.bridge = TelemetryBridge(
+            lambda listener: TelemetryService(listener, source=source_for_service, interval_s=interval_s, clock=clock),
+            simulated=simulated,
+            parent=self,
+        )
+        self.charts = TelemetryCharts(capacity=capacity_for(interval_s), wall_offset=time.time() - clock())
+        self.charts.set_alert_threshold(DEFAULT_ALERT_C)
+
+        def read_back(index: int) -> float | None:  # worker thread
+            return limiter.read_back(nvml or Nvml(), index)
+
+        self.power_panel = PowerPanel(limiter, read_back=read_back)
+        self.power_panel.cap_changed.connect(self.cap_changed)
+
+        # Header: what is shown, and the controls that pick it.
+        self.title_label = QLabel("GPU monitor")
+        self.title_label.setStyleSheet("font-weight:bold;")
+        # A long card name must not widen the view: it is cut off instead (the tooltip has it whole).
+        self.title_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.simulated_label = QLabel("SIMULATED")
+        self.simulated_label.setStyleSheet(
+            "background:#ffb300; color:#212121; font-weight:bold; padding:1px 6px; border-radius:3px;"
+        )
+        self.simulated_label.setToolTip("Readings come from a simulated card driven by the engine's real load")
+        self.simulated_label.setVisible(False)
+        self.gpu_combo = QComboBox()
+        self.gpu_combo.setToolTip("Which GPU the readout, charts and power cap show")
+        self.gpu_combo.setVisible(False)
+        self.gpu_combo.currentIndexChanged.connect(self._on_gpu_chosen)
+        self.threshold_spin = QDoubleSpinBox()
+        self.threshold_spin.setRange(30.0, 120.0)
+        self.threshold_spin.setDecimals(0)
+        self.threshold_spin.setSuffix(" °C")
+        self.threshold_spin.setValue(DEFAULT_ALERT_C)
+        self.threshold_spin.setToolTip("Alert when the GPU reaches this temperature")
+        self.threshold_spin.valueChanged.connect(self._on_threshold)
+        self.log_box = QCheckBox("Log to CSV")
+        self.log_box.setToolTip("Append every reading to a CSV file, for long runs")
+        self.log_box.clicked.connect(self._on_log_clicked)
+        header = QHBoxLayout()
+        header.setContentsMargins(0, 0, 0, 0)
+        header.addWidget(self.simulated_label)
+        header.addWidget(self.title_label, 1)
+        header.addWidget(self.gpu_combo)
+        header.addWidget(QLabel("Alert at"))
+        header.addWidget(self.threshold_spin)
+        header.addWidget(self.log_box)
+
+        self.status_label = QLabel("waiting for the first reading…")
+        self.status_label.setStyleSheet("color:#616161;")
+        self.status_label.setWordWrap(True)
+
+        self.banner = QFrame()
+        self.banner.setVisible(False)
+        self.banner_label = QLabel()
+        self.banner_label.setWordWrap(True)
+        dismiss = QPushButton("×")
+        dismiss.setFlat(True)
+        dismiss.setFixedWidth(24)
+        dismiss.setToolTip("Dismiss")
+        dismiss.clicked.connect(lambda: self.banner.setVisible(False))
+        banner_layout = QHBoxLayout(self.banner)
+        banner_layout.setContentsMargins(6, 2, 2, 2)
+        banner_layout.addWidget(self.banner_label, 1)
+        banner_layout.addWidget(dismiss)
+
+        self.readout_frame = QWidget()
+        readout = QGridLayout(self.readout_frame)
+        readout.setContentsMargins(0, 0, 0, 0)
+        readout.setHorizontalSpacing(10)
+        readout.setVerticalSpacing(0)
+        self.readout: dict[str, QLabel] = {}
+        per_row = 4
+        for i, key in enumerate(READOUT_KEYS):
+            value = QLabel(NA)
+            value.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+            # Long values (several throttle reasons) are cut rather than widening the view; see the tooltip.
+            value.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+            value.setMinimumWidth(70)
+            self.readout[key] = value
+            cell = QLabel(f"<span style='color:#757575'>{_READOUT_TITLES[key]}</span>")
+            row, column = divmod(i, per_row)
+            readout.addWidget(cell, row, 2 * column, Qt.AlignmentFlag.AlignRight)
+            readout.addWidget(value, row, 2 * column + 1)
+            readout.setColumnStretch(2 * column + 1, 1)
+
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(6, 6, 6, 6)
+        layout.setSpacing(4)
+        layout.addLayout(header)
+        layout.addWidget(self.status_label)
+        layout.addWidget(self.banner)
+        layout.addWidget(self.readout_frame)
+        layout.addWidget(self.power_panel)
+        layout.addWidget(self.charts, 1)
+
+        self.bridge.tick.connect(self._on_tick)
+        self.setWindowTitle("GPU monitor")
+        self._update_labels()
+
+    # --- lifetime -----------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        self.bridge.start()
+
+    def stop(self) -> None:
+        """Stop sampling and join the telemetry thread (and any CSV log); safe to call twice."""
+        self.bridge.stop()
+        self.power_panel.shutdown()
+        self.log_box.setChecked(False)
+
+    @property
+    def running(self) -> bool:
+        return self.bridge.running
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        self.stop()
+        super().closeEvent(event)
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        self.charts.request_redraw()  # ticks recorded while hidden were not drawn
+
+    def sample_now(self) -> LiveTick:
+        """Take one tick now, on this thread, and show it (charts included) before returning."""
+        live = self.bridge.sample_now()
+        self.charts.redraw()
+        return live
+
+    # --- public knobs -------------------------------------------------------------------------------
+
+    def set_engine_rate(self, tok_s: float | None) -> None:
+        """The engine's generation rate (0 when idle): charted, and the simulated card's load."""
+        self.bridge.set_engine_rate(tok_s)
+
+    @property
+    def cap_watts(self) -> int:
+        return self.power_panel.cap_watts
+
+    @cap_watts.setter
+    def cap_watts(self, watts: int) -> None:
+        self.power_panel.cap_watts = watts
+
+    @property
+    def alert_threshold_c(self) -> float:
+        return self.rules.temp_threshold_c
+
+    @alert_threshold_c.setter
+    def alert_threshold_c(self, celsius: float) -> None:
+        self.threshold_spin.setValue(celsius)
+
+    @property
+    def selected_gpu(self) -> int | None:
+        return self._selected
+
+    def select_gpu(self, index: int) -> None:
+        position = self.gpu_combo.findData(index)
+        if position < 0:
+            raise ValueError(f"no GPU {index} in this view")
+        self.gpu_combo.setCurrentIndex(position)
+
+    def set_csv_log(self, path: str | Path | None) -> None:
+        """Log every tick to this CSV file (None: stop logging). Errors opening it raise to the caller."""
+        if path is None:
+            self.bridge.service.stop_csv_log()
+        else:
+            self.bridge.service.start_csv_log(path)
+        self.log_box.setChecked(path is not None)
+        self.log_box.setToolTip(f"Logging to {path}" if path is not None else "Append every reading to a CSV file")
+
+    def banner_text(self) -> str:
+        return self.banner_label.text() if not self.banner.isHidden() else ""
+
+    # --- ticks --------------------------------------------------------------------------------------
+
+    def _on_tick(self, live: LiveTick) -> None:
+        tick = live.tick
+        self.last_tick = tick
+        for sample in tick.gpus:
+            self.samples[sample.index] = sample
+            self._ensure_in_combo(sample)
+            for alert in self.rules.check(sample):
+                self._raise_alert(alert)
+        self.charts.add_tick(tick.host.timestamp, tick.gpus, tick.host, live.engine_tok_s)
+        has_gpus = bool(self.samples)
+        if self.charts.gpu_charts_visible != has_gpus:
+            self.charts.set_gpu_charts_visible(has_gpus)
+        if self._selected is None and tick.gpus:
+            self.select_gpu(tick.gpus[0].index)
+        self.status_label.setText(self._status(tick))
+        self._update_labels()
+
+    def _status(self, tick: Tick) -> str:
+        if tick.status:
+            return f"{tick.status}: showing the host only" if not self.samples else tick.status
+        sample = self.samples.get(self._selected) if self._selected is not None else None
+        if sample is not None and sample.lost:
+            return f"GPU {sample.index} fell off the bus; still watching for it to come back"
+        return ""
+
+    def _ensure_in_combo(self, sample: GpuSample) -> None:
+        if self.gpu_combo.findData(sample.index) >= 0:
+            return
+        label = f"GPU {sample.index}: {sample.name or 'unknown'}" + (" (SIMULATED)" if sample.simulated else "")
+        self.gpu_combo.addItem(label, sample.index)
+        self.gpu_combo.setVisible(self.gpu_combo.count() > 1)
+
+    def _on_gpu_chosen(self, position: int) -> None:
+        index = self.gpu_combo.itemData(position)
+        if index is None:
+            return
+        self._selected = int(index)
+        self.charts.select_gpu(self._selected)
+        self._update_labels()
+
+    def _update_labels(self) -> None:
+        sample = self.samples.get(self._selected) if self._selected is not None else None
+        for key, text in describe_sample(sample).items():
+            self.readout[key].setText(text)
+            self.readout[key].setToolTip(f"{_READOUT_TITLES[key]}: {text}")
+        if sample is not None and sample.slowdown_c is not None:
+            self.readout["temperature"].setToolTip(f"Slowdown at {sample.slowdown_c:.0f} °C")
+        simulated = sample is not None and sample.simulated
+        has_gpu = sample is not None
+        self.readout_frame.setVisible(has_gpu)
+        self.power_panel.setVisible(has_gpu)
+        self.power_panel.set_sample(sample)
+        self.simulated_label.setVisible(simulated)
+        if sample is None:
+            title = "GPU monitor — host only" if self.last_tick is not None and not self.samples else "GPU monitor"
+        else:
+            title = f"GPU {sample.index}: {sample.name or 'unknown GPU'}"
+            if simulated:
+                title += " — SIMULATED"
+        self.title_label.setText(title)
+        self.title_label.setToolTip(title)
+        self.setWindowTitle(title if sample is not None else "GPU monitor")
+
+    # --- alerts -------------------------------------------------------------------------------------
+
+    def _raise_alert(self, alert: Alert) -> None:
+        self.alerts.append(alert)
+        stamp = time.strftime("%H:%M:%S")
+        self.banner_label.setText(f"{stamp} — {alert.message}")
+        self.banner.setStyleSheet(f"QFrame {{ {_SEVERITY_STYLE[alert.severity]} border-radius:3px; }}")
+        self.banner.setVisible(True)
+        self.alert.emit(alert)
+
+    def _on_threshold(self, celsius: float) -> None:
+        self.rules.temp_threshold_c = celsius
+        self.charts.set_alert_threshold(celsius)
+        self.charts.request_redraw()
+
+    # --- CSV log ------------------------------------------------------------------------------------
+
+    def _on_log_clicked(self, checked: bool) -> None:
+        if not checked:
+            self.set_csv_log(None)
+            return
+        path, _ = QFileDialog.getSaveFileName(self, "Log readings to", "tightfit-telemetry.csv", "CSV files (*.csv)")
+        if not path:
+            self.log_box.setChecked(False)
+            return
+        try:
+            self.set_csv_log(path)
+        except OSError as exc:
+            self.log_box.setChecked(False)
+            self.status_label.setText(f"cannot log to {path}: {exc}")

@@ -1,0 +1,217 @@
+"""The one-click power cap: a watts spin box, "Cap at N W", "Restore default", and what happened, in words.
+
+The field notes' fix for a blower V100 passing 80 °C is `nvidia-smi -pl 200` (about 5 % slower, ~70 °C),
+hence the 200 W default. The request is first checked against the card's constraints (PowerLimiter.check:
+clamped with a message, or refused where the card has no adjustable limit); the privileged helper then
+runs on a worker thread, because it blocks until the user answers the polkit password dialog. The result
+comes back through a queued signal, with the enforced limit read back from the driver.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+
+from PySide6.QtCore import Qt, Signal, Slot
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSpinBox, QVBoxLayout, QWidget
+
+from gui.core.gpu_sample import GpuSample
+from gui.services.power_limit import Decision, Outcome, PowerLimiter, PowerResult
+
+__all__ = ["DEFAULT_CAP_W", "PowerPanel", "PowerReport"]
+
+DEFAULT_CAP_W = 200
+ReadBack = Callable[[int], float | None]
+
+
+@dataclass(frozen=True)
+class PowerReport:
+    """What one click ended in: the outcome word, the message shown, and the limit read back."""
+
+    outcome: Outcome
+    message: str
+    enforced_w: float | None
+    result: PowerResult | None  # None when the request was refused before anything ran
+
+
+class PowerPanel(QWidget):
+    cap_changed = Signal(int)  # the watts in the spin box, for the window to remember
+    finished = Signal(object)  # PowerReport, after every click
+    _done = Signal(object)  # (PowerResult, read-back watts, Decision | None), from the worker thread
+
+    def __init__(
+        self, limiter: PowerLimiter, *, read_back: ReadBack | None = None, parent: QWidget | None = None
+    ) -> None:
+        super().__init__(parent)
+        self.limiter = limiter
+        self._read_back = read_back
+        self._sample: GpuSample | None = None
+        self._pool: ThreadPoolExecutor | None = None
+        self._busy = False
+        self.last_report: PowerReport | None = None
+
+        self.spin = QSpinBox()
+        # Deliberately wide: out-of-range requests are clamped by check() with a message, not silently here.
+        self.spin.setRange(1, 9999)
+        self.spin.setSuffix(" W")
+        self.spin.setValue(DEFAULT_CAP_W)
+        self.spin.setToolTip("Power limit to apply; checked against this card's minimum and maximum")
+        self.spin.setAccessibleName("Power cap in watts")
+        self.cap_button = QPushButton()
+        self.cap_button.setToolTip("Set the card's power limit (needs the privileged helper; a password may be asked)")
+        self.restore_button = QPushButton("Restore default")
+        self.restore_button.setToolTip("Set the card's power limit back to its default")
+        self.outcome_label = QLabel("")
+        self.outcome_label.setWordWrap(True)
+        self.outcome_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.enforced_label = QLabel("limit: n/a")
+        self.enforced_label.setToolTip("The limit the driver enforces now")
+
+        controls = QHBoxLayout()
+        controls.setContentsMargins(0, 0, 0, 0)
+        controls.addWidget(QLabel("Power cap"))
+        controls.addWidget(self.spin)
+        controls.addWidget(self.cap_button)
+        controls.addWidget(self.restore_button)
+        controls.addWidget(self.enforced_label)
+        controls.addStretch(1)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(0)
+        layout.addLayout(controls)
+        layout.addWidget(self.outcome_label)  # its own line: helper messages can be long
+        self.outcome_label.setVisible(False)
+
+        self.spin.valueChanged.connect(self._on_spin)
+        self.cap_button.clicked.connect(self.apply_cap)
+        self.restore_button.clicked.connect(self.restore_default)
+        self._done.connect(self._on_done, Qt.ConnectionType.QueuedConnection)
+        self._on_spin(self.spin.value())
+        if hasattr(os, "geteuid") and os.geteuid() == 0:
+            self._show(Outcome.FAILED, "Tightfit is running as root: run it as your user; the cap uses a helper")
+
+    # --- state --------------------------------------------------------------------------------------
+
+    @property
+    def cap_watts(self) -> int:
+        return int(self.spin.value())
+
+    @cap_watts.setter
+    def cap_watts(self, watts: int) -> None:
+        self.spin.setValue(int(watts))
+
+    @property
+    def busy(self) -> bool:
+        return self._busy
+
+    def set_sample(self, sample: GpuSample | None) -> None:
+        """The latest reading of the GPU the panel acts on (its constraints and enforced limit)."""
+        self._sample = sample
+        limit = sample.power_limit_w if sample is not None else None
+        self.enforced_label.setText(f"limit: {limit:.0f} W" if limit is not None else "limit: n/a")
+        self._update_enabled()
+
+    def shutdown(self) -> None:
+        """Stop accepting work. A helper waiting on a password dialog is not waited for; its result is
+        dropped (the next tick shows the limit anyway)."""
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=False, cancel_futures=True)
+        self._busy = False
+        self._update_enabled()
+
+    # --- actions ------------------------------------------------------------------------------------
+
+    def apply_cap(self) -> None:
+        sample = self._sample
+        decision = self.limiter.check(self.cap_watts, sample)
+        if not decision.allowed or decision.watts is None or sample is None:
+            refused = Outcome.NOT_SUPPORTED if "cannot be changed" in decision.message else Outcome.FAILED
+            self._report(PowerReport(refused, decision.message, sample.power_limit_w if sample else None, None))
+            return
+        index, watts = sample.index, decision.watts
+        self._run(lambda: self.limiter.apply(index, watts), index, decision)
+
+    def restore_default(self) -> None:
+        sample = self._sample
+        if sample is None:
+            self._report(PowerReport(Outcome.FAILED, "there is no reading of this GPU yet", None, None))
+            return
+        index = sample.index
+        self._run(lambda: self.limiter.restore_default(index), index, None)
+
+    def _run(self, action: Callable[[], PowerResult], index: int, decision: Decision | None) -> None:
+        if self._busy:
+            return
+        self._busy = True
+        self._update_enabled()
+        self._show(None, "applying… (a password dialog may appear)")
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="power-limit")
+        read_back = self._read_back
+
+        def work() -> tuple[PowerResult, float | None]:  # worker thread: may block on pkexec
+            result = action()
+            enforced = result.enforced_w
+            if read_back is not None and result.ok:
+                try:
+                    enforced = read_back(index)
+                except Exception:  # a failed read-back must not lose the helper's own answer
+                    enforced = result.enforced_w
+            return result, enforced
+
+        def done(future: Future[tuple[PowerResult, float | None]]) -> None:  # worker thread
+            if future.cancelled():
+                return
+            # RuntimeError: the panel was deleted while the helper ran, so nobody is left to tell.
+            with contextlib.suppress(RuntimeError):
+                self._done.emit((*future.result(), decision))
+
+        self._pool.submit(work).add_done_callback(done)
+
+    @Slot(object)
+    def _on_done(self, payload: tuple[PowerResult, float | None, Decision | None]) -> None:
+        result, enforced, decision = payload
+        self._busy = False
+        self._update_enabled()
+        outcome, message = result.outcome, result.message
+        if result.ok and decision is not None and decision.clamped:
+            outcome = Outcome.CLAMPED  # the card took it, but not what was typed
+            message = f"{decision.message}; {result.message}"
+        self._report(PowerReport(outcome, message, enforced, result))
+
+    def _report(self, report: PowerReport) -> None:
+        self.last_report = report
+        self._show(report.outcome, report.message)
+        if report.enforced_w is not None:
+            self.enforced_label.setText(f"limit: {report.enforced_w:.0f} W (read back)")
+        self.finished.emit(report)
+
+    # --- looks --------------------------------------------------------------------------------------
+
+    def _show(self, outcome: Outcome | None, message: str) -> None:
+        colour = {None: "#424242", Outcome.APPLIED: "#2e7d32", Outcome.CLAMPED: "#b26a00"}.get(outcome, "#c62828")
+        words = f"<b>{outcome.value}</b>: " if outcome is not None else ""
+        self.outcome_label.setText(f"<span style='color:{colour}'>{words}{_escape(message)}</span>")
+        self.outcome_label.setVisible(bool(message))
+
+    def outcome_text(self) -> str:
+        """The outcome line as plain text (for tests and accessibility)."""
+        report = self.last_report
+        return f"{report.outcome.value}: {report.message}" if report is not None else ""
+
+    def _on_spin(self, watts: int) -> None:
+        self.cap_button.setText(f"Cap at {watts} W")
+        self.cap_changed.emit(int(watts))
+
+    def _update_enabled(self) -> None:
+        usable = self._sample is not None and not self._sample.lost and not self._busy
+        self.cap_button.setEnabled(usable)
+        self.restore_button.setEnabled(usable)
+
+
+def _escape(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")

@@ -1,0 +1,318 @@
+"""Chat history in a real SQLite file."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from dataclasses import asdict
+from pathlib import Path
+
+import pytest
+
+from gui.core.chat import Conversation, Turn
+from gui.core.params import LoadSettings
+from gui.core.protocol import ReplyStats, Sampling
+from gui.services.history import SCHEMA_VERSION, HistoryError, HistoryStore
+
+STATS = ReplyStats(
+    n_prompt=42,
+    n_prompt_evaluated=40,
+    n_gen=17,
+    ttft_ms=85.5,
+    prompt_ms=60.25,
+    gen_ms=410.0,
+    engine_decode_tok_s=41.5,
+    finish_reason="stop",
+)
+
+
+def reply(text: str, **kwargs: object) -> Turn:
+    turn = Turn(
+        "assistant",
+        text,
+        stats=STATS,
+        model_file="SmolLM2-135M-Instruct.Q4_1.gguf",
+        settings=LoadSettings(n_ctx=8192, cache_type_k="q8_0").to_dict(),
+        sampling=asdict(Sampling(temperature=0.2)),
+    )
+    for key, value in kwargs.items():
+        setattr(turn, key, value)
+    return turn
+
+
+def conversation(*texts: str, system: str = "Be brief.") -> Conversation:
+    conv = Conversation(system)
+    for i, text in enumerate(texts):
+        conv.turns.append(Turn("user", text) if i % 2 == 0 else reply(text))
+    return conv
+
+
+@pytest.fixture(params=[True, False], ids=["fts5", "like"])
+def use_fts(request: pytest.FixtureRequest) -> bool:
+    return bool(request.param)
+
+
+@pytest.fixture
+def store(tmp_path: Path, use_fts: bool):
+    with HistoryStore(tmp_path / "history.sqlite3", use_fts=use_fts) as s:
+        assert s.fts is use_fts
+        yield s
+
+
+def test_survives_a_restart_with_settings_sampling_and_stats(tmp_path: Path):
+    path = tmp_path / "history.sqlite3"
+    with HistoryStore(path) as first:
+        cid = first.create("Sizing a 70B model", system_prompt="Be brief.")
+        first.save(cid, conversation("How much VRAM?", "About 40 GB at Q4.", "And the KV cache?"))
+        first.set_last_opened(cid)
+
+    with HistoryStore(path) as second:
+        assert second.warning is None
+        assert second.last_opened() == cid
+        stored = second.load(cid)
+        assert stored.title == "Sizing a 70B model"
+        conv = stored.to_conversation()
+        assert conv.system_prompt == "Be brief."
+        assert [t.text for t in conv.turns] == ["How much VRAM?", "About 40 GB at Q4.", "And the KV cache?"]
+        answer = conv.turns[1]
+        assert answer.stats == STATS
+        assert answer.model_file == "SmolLM2-135M-Instruct.Q4_1.gguf"
+        assert answer.settings is not None
+        assert LoadSettings.from_dict(answer.settings) == LoadSettings(n_ctx=8192, cache_type_k="q8_0")
+        assert answer.sampling is not None and Sampling(**answer.sampling) == Sampling(temperature=0.2)
+        assert conv.turns[0].stats is None and conv.turns[0].settings is None
+        assert conv.messages() == conversation("How much VRAM?", "About 40 GB at Q4.", "And the KV cache?").messages()
+
+
+def test_wal_mode_and_schema_version(tmp_path: Path):
+    path = tmp_path / "history.sqlite3"
+    HistoryStore(path).close()
+    db = sqlite3.connect(path)
+    try:
+        assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    finally:
+        db.close()
+
+
+def test_newer_schema_is_refused_not_moved(tmp_path: Path):
+    path = tmp_path / "history.sqlite3"
+    HistoryStore(path).close()
+    db = sqlite3.connect(path)
+    db.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    db.close()
+    with pytest.raises(HistoryError, match="newer Tightfit"):
+        HistoryStore(path)
+    assert path.exists() and not list(tmp_path.glob("*.corrupt-*"))
+
+
+def test_list_newest_first_with_paging(store: HistoryStore):
+    ids = [store.create(f"chat {i}") for i in range(5)]
+    store.append_turn(ids[1], Turn("user", "bump"))  # changing a conversation moves it to the top
+    listed = store.list(limit=3)
+    assert [c.id for c in listed] == [ids[1], ids[4], ids[3]]
+    assert listed[0].n_turns == 1
+    assert [c.id for c in store.list(limit=3, offset=3)] == [ids[2], ids[0]]
+
+
+def test_save_is_idempotent_and_writes_only_changes(store: HistoryStore):
+    texts = [f"message number {i}" for i in range(20)]
+    full_start = store._db.total_changes
+    store.save(store.create("reference"), conversation(*texts))
+    full_write = store._db.total_changes - full_start
+
+    cid = store.create("t")
+    conv = conversation(*texts)
+    store.save(cid, conv)
+    before = store.list()[0].updated
+    changes = store._db.total_changes
+    store.save(cid, conv)  # nothing changed: nothing written, order unchanged
+    assert store._db.total_changes == changes
+    assert store.list()[0].updated == before
+
+    conv.turns[-1].text = "a longer last reply"
+    changes = store._db.total_changes
+    store.save(cid, conv)
+    # Only the last row (and its index entries) is written, not all twenty.
+    assert store._db.total_changes - changes < full_write / 5
+    assert store.load(cid).turns[-1].text == "a longer last reply"
+
+    conv.turns = conv.turns[:2]  # e.g. the user deleted the later exchanges
+    conv.system_prompt = "New system"
+    store.save(cid, conv)
+    loaded = store.load(cid)
+    assert [t.text for t in loaded.turns] == texts[:2]
+    assert loaded.system_prompt == "New system"
+
+
+def test_append_and_update_last_turn_while_streaming(store: HistoryStore):
+    cid = store.create("stream")
+    assert store.append_turn(cid, Turn("user", "Tell me a story")) == 0
+    assert store.append_turn(cid, Turn("assistant", "")) == 1
+    for text in ("Once", "Once upon", "Once upon a time."):
+        store.update_last_turn(cid, Turn("assistant", text))
+    store.update_last_turn(cid, reply("Once upon a time.", note="stopped by you"))
+    turns = store.load(cid).turns
+    assert [t.text for t in turns] == ["Tell me a story", "Once upon a time."]
+    assert turns[1].note == "stopped by you" and turns[1].stats == STATS
+    with pytest.raises(KeyError):
+        store.update_last_turn(store.create("empty"), Turn("assistant", "x"))
+    with pytest.raises(KeyError):
+        store.append_turn(9999, Turn("user", "x"))
+
+
+def test_rename_delete_and_last_opened(store: HistoryStore):
+    keep = store.create("keep")
+    gone = store.create("gone")
+    store.save(gone, conversation("secret words here", "reply"))
+    store.rename(keep, "kept, renamed")
+    store.set_last_opened(gone)
+    store.delete(gone)
+    assert [c.title for c in store.list()] == ["kept, renamed"]
+    assert store.last_opened() is None  # a deleted conversation is not restored
+    assert store.search("secret") == []
+    with pytest.raises(KeyError):
+        store.load(gone)
+    with pytest.raises(KeyError):
+        store.rename(gone, "x")
+    store.set_last_opened(keep)
+    assert store.last_opened() == keep
+    store.set_last_opened(None)
+    assert store.last_opened() is None
+
+
+def test_search_messages_and_titles(store: HistoryStore):
+    a = store.create("GPU sizing")
+    store.save(a, conversation("How big is the KV cache at 32k context?", "About 4 GiB with an f16 cache."))
+    b = store.create("Recipes")
+    store.save(b, conversation("A soup with 100% tomatoes_and_basil", "Simmer it."))
+
+    hits = store.search("kv cache")
+    assert [h.conversation_id for h in hits] == [a]
+    assert hits[0].title == "GPU sizing"
+    assert "KV cache" in hits[0].snippet
+
+    assert [h.conversation_id for h in store.search("recipes")] == [b]  # title match
+    assert [h.conversation_id for h in store.search("simmer")] == [b]  # case-insensitive
+    assert store.search("100%") != []  # LIKE wildcards and FTS syntax in the query are inert
+    assert store.search('"unbalanced AND (') == []
+    assert store.search("") == []
+    assert store.search("nothing-like-this") == []
+
+
+def test_search_prefix_and_snippet_is_short(store: HistoryStore):
+    cid = store.create("long")
+    long_text = "word " * 200 + "needle in the haystack " + "word " * 200
+    store.save(cid, conversation(long_text))
+    hits = store.search("needle")
+    assert len(hits) == 1
+    assert "needle" in hits[0].snippet
+    assert len(hits[0].snippet) <= 122
+    assert hits[0].snippet.startswith("…") and hits[0].snippet.endswith("…")
+
+
+def test_index_written_without_fts_is_rebuilt_when_fts_returns(tmp_path: Path):
+    path = tmp_path / "history.sqlite3"
+    with HistoryStore(path) as with_index:
+        cid = with_index.create("t")
+        with_index.save(cid, conversation("alpha"))
+    with HistoryStore(path, use_fts=False) as without:  # as on an SQLite built without FTS5
+        without.append_turn(cid, Turn("assistant", "bravo"))
+        assert [h.conversation_id for h in without.search("bravo")] == [cid]
+    with HistoryStore(path) as again:
+        assert again.fts
+        assert [h.conversation_id for h in again.search("bravo")] == [cid]
+        assert [h.conversation_id for h in again.search("alpha")] == [cid]
+
+
+def test_corrupt_file_is_moved_aside_and_a_fresh_one_started(tmp_path: Path):
+    path = tmp_path / "history.sqlite3"
+    garbage = b"this is not an sqlite database " * 200
+    path.write_bytes(garbage)
+    with HistoryStore(path) as store:
+        assert store.warning is not None and "moved to history.sqlite3.corrupt-" in store.warning
+        assert store.list() == []
+        store.create("works")
+    moved = list(tmp_path.glob("history.sqlite3.corrupt-*"))
+    assert len(moved) == 1
+    assert moved[0].read_bytes() == garbage  # never lose the user's old file
+
+
+def test_damaged_pages_are_detected(tmp_path: Path):
+    path = tmp_path / "history.sqlite3"
+    with HistoryStore(path) as store:
+        cid = store.create("t")
+        store.save(cid, conversation(*(f"message {i} " * 50 for i in range(200))))
+        store._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    data = bytearray(path.read_bytes())
+    page_size = int.from_bytes(data[16:18], "big")
+    # Scribble over the second page (the first table's b-tree root), leaving the header valid.
+    data[page_size : 2 * page_size] = b"\xa5" * page_size
+    path.write_bytes(bytes(data))
+    with HistoryStore(path) as fresh:
+        assert fresh.warning is not None
+        assert fresh.list() == []
+    assert len(list(tmp_path.glob("history.sqlite3.corrupt-*"))) == 1
+
+
+def test_locked_database_is_not_treated_as_corrupt(tmp_path: Path):
+    path = tmp_path / "history.sqlite3"
+    HistoryStore(path).close()
+    blocker = sqlite3.connect(path, isolation_level=None)  # e.g. a second Tightfit window mid-write
+    blocker.execute("BEGIN EXCLUSIVE")
+    try:
+        with pytest.raises(HistoryError, match="cannot be opened: database is locked"):
+            HistoryStore(path, busy_timeout_s=0.05)
+    finally:
+        blocker.execute("ROLLBACK")
+        blocker.close()
+    assert not list(tmp_path.glob("*.corrupt-*"))
+    with HistoryStore(path) as store:
+        assert store.warning is None
+
+
+def test_writer_thread_and_reader_thread_together(tmp_path: Path):
+    store = HistoryStore(tmp_path / "history.sqlite3")
+    cid = store.create("busy")
+    store.append_turn(cid, Turn("user", "go"))
+    store.append_turn(cid, Turn("assistant", ""))
+    n_updates = 300
+    done = threading.Event()
+    errors: list[BaseException] = []
+    seen_lengths: list[int] = []
+
+    def writer() -> None:
+        try:
+            text = ""
+            for i in range(n_updates):
+                text += f"t{i} "
+                store.update_last_turn(cid, Turn("assistant", text))
+                if i % 50 == 0:
+                    other = store.create(f"side {i}")
+                    store.save(other, conversation("side question", "side answer"))
+        except BaseException as e:
+            errors.append(e)
+        finally:
+            done.set()
+
+    def reader() -> None:
+        try:
+            while not done.is_set():
+                turns = store.load(cid).turns
+                seen_lengths.append(len(turns[-1].text))
+                store.list(limit=10)
+                store.search("side")
+        except BaseException as e:
+            errors.append(e)
+
+    threads = [threading.Thread(target=writer), threading.Thread(target=reader)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    store.close()
+    assert errors == []
+    assert seen_lengths == sorted(seen_lengths)  # the reader never saw a reply go backwards
+    with HistoryStore(tmp_path / "history.sqlite3") as reopened:
+        assert reopened.load(cid).turns[-1].text.endswith(f"t{n_updates - 1} ")
+        assert len(reopened.list()) == 1 + n_updates // 50

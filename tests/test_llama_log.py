@@ -1,0 +1,199 @@
+"""explain_failure turns llama.cpp's last log lines into a sentence a user can act on.
+
+The excerpts are written here in the wording llama.cpp / ggml print; each says which public report
+shows that wording (paths and sizes changed).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from gui.core.llama_log import explain_failure, parse_dry_run
+
+# ggml-org/llama.cpp#11476 and #16725: a compute buffer that does not fit when the context is created.
+COMPUTE_OOM = """\
+llama_context: n_ctx_per_seq = 32768
+llama_kv_cache: CUDA0 KV buffer size = 4096.00 MiB
+ggml_backend_cuda_buffer_type_alloc_buffer: allocating 1234.00 MiB on device 0: cudaMalloc failed: out of memory
+ggml_gallocr_reserve_n: failed to allocate CUDA0 buffer of size 1293942784
+graph_reserve: failed to allocate compute buffers
+llama_init_from_model: failed to initialize the context: failed to allocate compute pp buffers
+""".splitlines()
+
+# ggml-org/llama.cpp#20431: the weights themselves do not fit on the card.
+WEIGHTS_OOM = """\
+print_info: max token length      = 256
+load_tensors: loading model tensors, this can take a while... (mmap = true)
+ggml_backend_cuda_buffer_type_alloc_buffer: allocating 144817.04 MiB on device 1: cudaMalloc failed: out of memory
+alloc_tensor_range: failed to allocate CUDA1 buffer of size 151851674624
+llama_model_load: error loading model: unable to allocate CUDA1 buffer
+llama_model_load_from_file_impl: failed to load model
+""".splitlines()
+
+# ggml-org/llama.cpp#8101: a KV cache too large for system memory (CPU build).
+CPU_KV_OOM = """\
+llama_new_context_with_model: n_ctx      = 1048576
+llama_new_context_with_model: freq_scale = 1
+ggml_backend_cpu_buffer_type_alloc_buffer: failed to allocate buffer of size 137438953504
+llama_kv_cache_init: failed to allocate buffer for kv cache
+llama_new_context_with_model: llama_kv_cache_init() failed for self-attention cache
+""".splitlines()
+
+# ollama/ollama#3237 (older ggml) and current ggml's ggml_cuda_error: the CUDA memory pool grows
+# mid-decode. The last line is ggml_abort's "file:line: message", which only appears when stderr is
+# captured too, so the tests try it with and without.
+POOL_OOM = """\
+llama_perf_context_print: prompt eval time = 120.00 ms
+CUDA error: out of memory
+  current device: 1, in function ggml_cuda_pool_malloc_vmm at /src/ggml/src/ggml-cuda/ggml-cuda.cu:380
+  cuMemCreate(&handle, reserve_size, &prop, 0)
+/src/ggml/src/ggml-cuda/ggml-cuda.cu:88: CUDA error
+""".splitlines()
+
+# lmstudio-ai/lmstudio-bug-tracker#210: a build without kernels for an old card's architecture.
+NO_KERNEL = """\
+ggml_cuda_compute_forward: SCALE failed
+CUDA error: no kernel image is available for execution on the device
+  current device: 0, in function ggml_cuda_compute_forward at /src/ggml/src/ggml-cuda/ggml-cuda.cu:2341
+  err
+/src/ggml/src/ggml-cuda/ggml-cuda.cu:75: CUDA error
+""".splitlines()
+
+# ggml.h: GGML_ASSERT(x) calls GGML_ABORT("GGML_ASSERT(%s) failed", #x), printed as "file:line: message".
+ASSERT_NEW = [
+    "llama_context: graph splits = 2",
+    "/home/ci/llama.cpp/ggml/src/ggml.c:1563: GGML_ASSERT(view_src == NULL || data_size == 0) failed",
+]
+# ggml-org/llama.cpp#6527: the older "GGML_ASSERT: file:line: condition" form.
+ASSERT_OLD = [
+    "compute_imatrix: computing over 307 chunks with batch_size 512",
+    "GGML_ASSERT: llama.cpp/ggml-cuda/argsort.cu:48: (ncols & (ncols - 1)) == 0",
+]
+
+# ggml-org/llama.cpp#4928: the C++ runtime's message when operator new fails.
+BAD_ALLOC = [
+    "llama_model_loader: - type q8_0:  226 tensors",
+    "terminate called after throwing an instance of 'std::bad_alloc'",
+    "  what():  std::bad_alloc",
+]
+
+
+def test_compute_buffer_oom_on_gpu():
+    failure = explain_failure(COMPUTE_OOM, exitcode=None)
+    assert failure.kind == "out_of_memory"
+    assert failure.summary == "CUDA ran out of memory allocating 1,234 MiB for the compute buffer on GPU 0."
+    assert failure.device == "CUDA0"
+    assert failure.requested_mib == pytest.approx(1234.0)
+    assert "micro-batch" in failure.detail
+    assert "graph_reserve: failed to allocate compute buffers" in failure.detail
+
+
+def test_weights_oom_names_the_device_and_size():
+    failure = explain_failure(WEIGHTS_OOM, exitcode=None)
+    assert failure.kind == "out_of_memory"
+    assert failure.device == "CUDA1"
+    assert failure.requested_mib == pytest.approx(144817.04)
+    assert failure.summary == "CUDA ran out of memory allocating 144,817 MiB for the model weights on GPU 1."
+    assert "fewer layers" in failure.detail
+
+
+def test_kv_cache_oom_in_system_memory():
+    failure = explain_failure(CPU_KV_OOM, exitcode=None)
+    assert failure.kind == "out_of_memory"
+    assert failure.device == "CPU"
+    assert failure.requested_mib == pytest.approx(137438953504 / 2**20)
+    assert failure.summary == "The computer ran out of memory allocating 131,072 MiB for the KV cache."
+
+
+@pytest.mark.parametrize("with_abort_line", [True, False])
+def test_cuda_pool_oom_during_decode(with_abort_line: bool):
+    lines = POOL_OOM if with_abort_line else POOL_OOM[:-1]
+    failure = explain_failure(lines, exitcode=-6)
+    assert failure.kind == "out_of_memory"
+    assert failure.device == "CUDA1"
+    assert failure.requested_mib is None
+    assert failure.summary == "CUDA ran out of memory for temporary buffers during a computation on GPU 1."
+
+
+@pytest.mark.parametrize("with_abort_line", [True, False])
+def test_cuda_error_other_than_memory_is_an_abort(with_abort_line: bool):
+    lines = NO_KERNEL if with_abort_line else NO_KERNEL[:-1]
+    failure = explain_failure(lines, exitcode=-6)
+    assert failure.kind == "assert"
+    assert failure.device == "CUDA0"
+    assert failure.summary == (
+        "llama.cpp aborted on a CUDA error on GPU 0: no kernel image is available for execution on the device."
+    )
+    assert "not compiled for this GPU" in failure.detail
+
+
+def test_assert_new_and_old_format():
+    new = explain_failure(ASSERT_NEW, exitcode=-6)
+    assert new.kind == "assert"
+    assert new.summary == (
+        "llama.cpp stopped on a failed internal check: view_src == NULL || data_size == 0 (ggml.c:1563)."
+    )
+    old = explain_failure(ASSERT_OLD, exitcode=-6)
+    assert old.kind == "assert"
+    assert "(ncols & (ncols - 1)) == 0 (argsort.cu:48)" in old.summary
+
+
+def test_bad_alloc_is_system_memory():
+    failure = explain_failure(BAD_ALLOC, exitcode=-6)
+    assert failure.kind == "out_of_memory"
+    assert failure.device == "CPU"
+    assert failure.summary == "The computer ran out of memory."
+
+
+def test_sigkill_without_log_evidence_points_at_the_oom_killer():
+    failure = explain_failure(["load_tensors: CPU_Mapped model buffer size = 4096.00 MiB"], exitcode=-9)
+    assert failure.kind == "killed"
+    assert "out-of-memory killer" in failure.summary
+    assert "CPU_Mapped" in failure.detail
+
+
+def test_a_later_abort_wins_over_an_earlier_recovered_allocation_failure():
+    # llama.cpp retries some failed allocations (e.g. without pipeline parallelism) and carries on.
+    lines = [
+        "ggml_backend_cuda_buffer_type_alloc_buffer: allocating 51748.72 MiB on device 1: cudaMalloc failed: "
+        "out of memory",
+        "ggml_gallocr_reserve_n_impl: failed to allocate CUDA1 buffer of size 54262464512",
+        "sched_reserve: compute buffer allocation failed, retrying without pipeline parallelism",
+        "llama_context: CUDA1 compute buffer size = 1024.00 MiB",
+        *ASSERT_NEW,
+    ]
+    assert explain_failure(lines, exitcode=-6).kind == "assert"
+
+
+def test_pinned_memory_warning_alone_is_not_an_oom():
+    # ggml_cuda_host_malloc falls back to pageable memory (ggml-org/llama.cpp#9629): only a warning.
+    lines = [
+        "ggml_cuda_host_malloc: failed to allocate 1900.00 MiB of pinned memory: invalid argument",
+        "llama_model_load: error loading model: unknown model architecture: 'foo'",
+    ]
+    failure = explain_failure(lines, exitcode=1)
+    assert failure.kind == "unknown"
+    assert failure.summary == "llama.cpp reported an error: unknown model architecture: 'foo'."
+
+
+def test_nothing_recognisable_reports_the_exit():
+    failure = explain_failure([], exitcode=-11)
+    assert failure.kind == "unknown"
+    assert failure.summary == "The engine stopped unexpectedly (SIGSEGV)."
+    assert "crashed" in failure.detail
+    windows = explain_failure(["llama_context: n_ctx = 4096"], exitcode=0xC0000005)
+    assert windows.summary == "The engine stopped unexpectedly (an access violation)."
+    assert explain_failure([], exitcode=None).summary == "The engine stopped unexpectedly."
+
+
+def test_parse_dry_run_still_reads_figures():
+    figures = parse_dry_run(
+        [
+            "llama_kv_cache: size =  96.00 MiB (  4096 cells,  30 layers)",
+            "llama_context:      CUDA0 compute buffer size =   412.50 MiB",
+            "llama_context:  CUDA_Host  output buffer size =     0.19 MiB",
+        ]
+    )
+    assert figures.kv_mib == 96.0
+    assert figures.compute_mib == {"CUDA0": 412.5}
+    assert figures.output_mib == {"CUDA_Host": 0.19}

@@ -1,0 +1,137 @@
+"""The library and the quant table in the window: grouping, files coming and going, Hugging Face."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from fake_hub import FakeHub, write_small_model
+from model_shapes import SHAPES, write_shape
+
+from gui.core.params import LoadSettings
+from gui.services.hf import HubClient
+from gui.services.history import HistoryStore
+from gui.services.settings_store import SettingsStore
+from gui.ui.main_window import MainWindow
+
+TIMEOUT = 60_000
+REPO = "someone/Qwen3.5-27B-GGUF"
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    models = tmp_path / "models"
+    models.mkdir()
+    write_shape(models / "Qwen3.5-27B-Q4_K_M.gguf", SHAPES["qwen35-27b"])
+    write_shape(models / "Qwen3.5-27B-Q3_K_S.gguf", SHAPES["qwen35-27b-q3ks"])
+    (models / "notes.gguf").write_bytes(b"PK\x03\x04 this is a zip, not a model")
+    return models
+
+
+def open_window(qtbot, folder: Path, tmp_path: Path, hub: FakeHub | None = None) -> MainWindow:
+    win = MainWindow(
+        folder,
+        LoadSettings(n_threads=2, n_ctx=8192),
+        history=HistoryStore(tmp_path / "h.sqlite3"),
+        settings_store=SettingsStore(tmp_path / "settings.json"),
+    )
+    if hub is not None:
+        win.models_tab.client = HubClient(endpoint=hub.endpoint, timeout=10)
+    qtbot.addWidget(win)
+    win.show()
+    with qtbot.waitSignals([win.picker.scanned, win.gpus_found, win.ram_measured], timeout=TIMEOUT):
+        win.start(select=folder / "Qwen3.5-27B-Q4_K_M.gguf")
+    win.plan_panel.select_target("v100-16gb")
+    return win
+
+
+def test_quants_of_one_model_are_grouped_and_bad_files_listed(qtbot, folder: Path, tmp_path: Path) -> None:
+    win = open_window(qtbot, folder, tmp_path)
+    picker = win.picker
+    assert [g.name for g in picker.groups] == ["Qwen3.5-27B-shaped"]
+    assert [v.quant for v in picker.groups[0].variants] == ["Q4_K_M", "Q3_K_S"]
+    bad = [e for e in picker.entries if e.error]
+    assert [e.path.name for e in bad] == ["notes.gguf"] and "not a GGUF file" in (bad[0].error or "")
+    win.close()
+
+
+def test_the_quant_table_says_which_quant_fits_and_picks_it(qtbot, folder: Path, tmp_path: Path) -> None:
+    win = open_window(qtbot, folder, tmp_path)
+    win.tabs.setCurrentWidget(win.models_tab)
+    table = win.models_tab.local_table
+    qtbot.waitUntil(lambda: table.rowCount() == 2 and all(r.tok_s for r in table.rows), timeout=5000)
+    q4, q3 = table.rows
+    assert (q4.quant, q4.fits) == ("Q4_K_M", "no") and not q4.all_layers
+    assert (q3.quant, q3.fits) == ("Q3_K_S", "yes") and q3.max_ctx_full_offload and q3.max_ctx_full_offload >= 32768
+    assert table.item(1, 4).text() == "yes" and table.item(0, 4).text() == "no"
+    assert q3.tok_s and q4.tok_s and q3.tok_s > q4.tok_s  # smaller and all on the GPU: faster
+    assert table.item(1, 8).text() and "quantize" in table.item(1, 8).toolTip()
+    # Choosing the row selects that file and sizes the load to the card.
+    with qtbot.waitSignal(win.planned, timeout=5000):
+        table.cellDoubleClicked.emit(1, 0)
+    assert win.picker.current() is not None and win.picker.current().path.name == "Qwen3.5-27B-Q3_K_S.gguf"
+    assert win.plan is not None and win.plan.fits and win.plan.layers_on_gpu == 65
+    win.close()
+
+
+def test_files_added_and_removed_are_noticed(qtbot, folder: Path, tmp_path: Path) -> None:
+    win = open_window(qtbot, folder, tmp_path)
+    extra = write_shape(folder / "Qwen3.5-2B-Q4_K_M.gguf", SHAPES["qwen35-2b"])
+    with qtbot.waitSignal(win.picker.scanned, timeout=TIMEOUT):
+        win.picker.rescan()
+    assert any(e.path == extra for e in win.picker.entries)
+    extra.unlink()
+    with qtbot.waitSignal(win.picker.scanned, timeout=TIMEOUT):
+        win.picker.rescan()
+    assert all(e.path != extra for e in win.picker.entries)
+    # A folder the user adds is scanned and remembered.
+    other = tmp_path / "more"
+    other.mkdir()
+    write_shape(other / "Qwen3.5-2B-Q4_K_M.gguf", SHAPES["qwen35-2b"])
+    with qtbot.waitSignal(win.picker.scanned, timeout=TIMEOUT):
+        win.add_model_folder(other)
+    assert any(e.path.parent == other for e in win.picker.entries)
+    assert str(other) in SettingsStore(tmp_path / "settings.json").model_folders
+    win.close()
+
+
+def test_hugging_face_repo_is_planned_from_headers_then_downloaded(qtbot, folder: Path, tmp_path: Path) -> None:
+    src = tmp_path / "hub-files"
+    src.mkdir()
+    small = write_small_model(src / "Tiny-Q4_K_M.gguf")
+    big = write_shape(src / "Qwen3.5-27B-Q3_K_S.gguf", SHAPES["qwen35-27b-q3ks"])
+    with FakeHub() as hub:
+        hub.add_file(REPO, "Tiny-Q4_K_M.gguf", small)
+        hub.add_file(REPO, "Qwen3.5-27B-Q3_K_S.gguf", big, sha256="3" * 64)  # header-only: never downloaded
+        win = open_window(qtbot, folder, tmp_path, hub)
+        tab = win.models_tab
+        win.tabs.setCurrentWidget(tab)
+        tab.repo.setText(REPO)
+        with qtbot.waitSignal(tab.listed, timeout=TIMEOUT):
+            tab.list_button.click()
+        assert "2 GGUF file(s)" in tab.hub_status.text()
+        rows = {r.label: r for r in tab.hub_table.rows}
+        assert rows["Qwen3.5-27B-Q3_K_S.gguf"].fits == "yes"
+        # Only the header of the 11 GiB file was asked for: every request for it carried a Range.
+        big_hits = hub.cdn_hits("Qwen3.5-27B-Q3_K_S.gguf")
+        assert big_hits and all(h.range and h.range.startswith("bytes=0-") for h in big_hits)
+
+        tab.hub_table.selectRow([r.label for r in tab.hub_table.rows].index("Tiny-Q4_K_M.gguf"))
+        with qtbot.waitSignal(tab.download_finished, timeout=TIMEOUT) as done:
+            tab.download_button.click()
+        assert done.args[0] == folder / "Tiny-Q4_K_M.gguf"
+        assert (folder / "Tiny-Q4_K_M.gguf").read_bytes() == small.read_bytes()
+        assert "verified" in tab.download_status.text()
+        qtbot.waitUntil(lambda: any(e.path.name == "Tiny-Q4_K_M.gguf" for e in win.picker.entries), timeout=TIMEOUT)
+        win.close()
+
+
+def test_offline_is_said_in_words(qtbot, folder: Path, tmp_path: Path) -> None:
+    win = open_window(qtbot, folder, tmp_path)
+    win.models_tab.client = HubClient(endpoint="http://127.0.0.1:9", timeout=3)
+    win.models_tab.repo.setText(REPO)
+    with qtbot.waitSignal(win.models_tab.listed, timeout=TIMEOUT):
+        win.models_tab.list_button.click()
+    assert "offline" in win.models_tab.hub_status.text().lower() or "reach" in win.models_tab.hub_status.text()
+    assert win.picker.groups  # the rest works
+    win.close()

@@ -1,0 +1,325 @@
+"""The GPU monitor view, offscreen: readout, charts (pixels), pause/follow, export, power cap, alerts, no driver.
+
+Time is a fake clock stepped one second per tick and ticks are taken with `sample_now()`, so nothing sleeps;
+one test runs the real telemetry thread at 0.25 s to cover the threaded path and its join.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from fake_nvml import FakeNvml
+from PySide6.QtCore import QRect, Qt
+from PySide6.QtGui import QColor, QImage
+from pytestqt.qtbot import QtBot
+
+from gui.core.alerts import Alert
+from gui.core.simulated_gpu import SimulatedGpu
+from gui.services.nvml import Nvml
+from gui.services.power_limit import Outcome
+from gui.services.telemetry import GpuSource, SimulatedSource
+from gui.ui.charts import TEMPERATURE_COLOUR
+from gui.ui.monitor import MonitorView
+
+
+class FakeClock:
+    def __init__(self, start: float = 5_000.0) -> None:
+        self.t = start
+
+    def __call__(self) -> float:
+        return self.t
+
+
+MakeView = Callable[..., MonitorView]
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture
+def make_view(qtbot: QtBot, clock: FakeClock) -> Iterator[MakeView]:
+    views: list[MonitorView] = []
+
+    def make(source: GpuSource | None = None, **kwargs: object) -> MonitorView:
+        kwargs.setdefault("clock", clock)
+        view = MonitorView(source, **kwargs)  # type: ignore[arg-type]
+        qtbot.addWidget(view)
+        views.append(view)
+        view.resize(740, 800)
+        return view
+
+    yield make
+    for view in views:
+        view.stop()  # joins the telemetry thread; qtbot closes the widgets after this
+        assert not view.running
+
+
+def simulated(clock: FakeClock, *cards: str) -> SimulatedSource:
+    return SimulatedSource([SimulatedGpu(card, index=i) for i, card in enumerate(cards or ("v100-16gb",))], clock=clock)
+
+
+def ticks(view: MonitorView, clock: FakeClock, n: int) -> None:
+    for _ in range(n):
+        clock.t += 1.0
+        view.sample_now()
+
+
+def plot_area(view: MonitorView, key: str) -> QRect:
+    """The data area of one chart (no title, no axes) in the view's coordinates."""
+    plot = view.charts.plots[key]
+    box = plot.getPlotItem().getViewBox()
+    rect = plot.mapFromScene(box.sceneBoundingRect()).boundingRect()
+    return QRect(plot.mapTo(view, rect.topLeft()), rect.size())
+
+
+def count_colour(image: QImage, rect: QRect, colour: str) -> int:
+    wanted = QColor(colour).rgb()
+    return sum(
+        1
+        for y in range(rect.top(), rect.bottom() + 1, 1)
+        for x in range(rect.left(), rect.right() + 1)
+        if image.pixel(x, y) == wanted
+    )
+
+
+# --- simulated card: drawing and labelling -------------------------------------------------------------
+
+
+def test_simulated_card_is_drawn_and_labelled(make_view: MakeView, clock: FakeClock, tmp_path: Path) -> None:
+    view = make_view(simulated(clock))
+    view.show()
+    view.set_engine_rate(40.0)
+    ticks(view, clock, 90)
+    view.set_engine_rate(0.0)
+    ticks(view, clock, 30)
+    image = view.grab().toImage()
+    image.save(str(tmp_path / "monitor.png"))
+    assert (image.width(), image.height()) == (740, 800)  # the compact layout fits
+    assert count_colour(image, plot_area(view, "temperature"), TEMPERATURE_COLOUR) > 100
+    # Nothing else is drawn in the temperature colour: the pixels are the curve's.
+    assert count_colour(image, plot_area(view, "power"), TEMPERATURE_COLOUR) == 0
+    assert view.simulated_label.isVisible() and view.simulated_label.text() == "SIMULATED"
+    assert "SIMULATED" in view.title_label.text() and "SIMULATED" in view.windowTitle()
+    assert "SIMULATED" in view.gpu_combo.itemText(0)
+
+
+def test_readout_says_na_where_the_card_has_no_reading(make_view: MakeView, clock: FakeClock) -> None:
+    view = make_view(simulated(clock))
+    view.set_engine_rate(30.0)
+    ticks(view, clock, 3)
+    text = {key: label.text() for key, label in view.readout.items()}
+    assert text["fan"] == "n/a"  # passive data-centre card
+    assert text["limit"] == "300 W" and text["pstate"] == "P0"
+    assert text["util"] == "100% (mem 90%)" and text["pcie"] == "3×16 (max 3×16)"
+    assert text["ecc"] == "0 corr., 0 uncorr." and text["throttle"] == "none"
+    assert text["temperature"].endswith("°C") and text["clocks"].endswith("MHz")
+
+
+def test_engine_rate_is_charted_and_drives_the_simulated_load(make_view: MakeView, clock: FakeClock) -> None:
+    view = make_view(simulated(clock))
+    view.set_engine_rate(55.0)
+    ticks(view, clock, 5)
+    assert view.samples[0].gpu_util_pct == 100.0
+    _, last = view.charts.host.last  # type: ignore[misc]
+    assert last["engine_tok_s"] == 55.0
+    view.set_engine_rate(0.0)
+    ticks(view, clock, 2)
+    assert view.samples[0].gpu_util_pct == 0.0
+    view.set_engine_rate(None)
+    ticks(view, clock, 1)
+    assert math.isnan(view.charts.host.last[1]["engine_tok_s"])  # type: ignore[index]
+
+
+def test_several_gpus_are_selectable(make_view: MakeView, clock: FakeClock) -> None:
+    view = make_view(simulated(clock, "v100-16gb", "p40"))
+    ticks(view, clock, 3)
+    assert view.gpu_combo.count() == 2 and not view.gpu_combo.isHidden()
+    assert view.selected_gpu == 0 and "V100" in view.title_label.text()
+    view.select_gpu(1)
+    assert view.selected_gpu == 1 and "P40" in view.title_label.text()
+    assert view.charts.gpu_index == 1 and len(view.charts.gpus[1]) == 3
+
+
+# --- pause, follow, export ------------------------------------------------------------------------------
+
+
+def test_pause_freezes_the_view_while_readings_keep_arriving(make_view: MakeView, clock: FakeClock) -> None:
+    view = make_view(simulated(clock))
+    ticks(view, clock, 10)
+    before = view.charts.visible_range()
+    view.charts.pause_button.click()
+    assert view.charts.paused
+    recorded = len(view.charts.host)
+    ticks(view, clock, 20)
+    assert len(view.charts.host) == recorded + 20  # data keeps coming
+    assert view.charts.visible_range() == pytest.approx(before)  # the view does not move
+    view.charts.pause_button.click()
+    assert view.charts.visible_range()[1] == pytest.approx(before[1] + 20)  # back at the live edge
+
+
+def test_follow_window_and_mouse_zoom(make_view: MakeView, clock: FakeClock) -> None:
+    view = make_view(simulated(clock))
+    ticks(view, clock, 10)
+    x0, x1 = view.charts.visible_range()
+    assert x1 - x0 == pytest.approx(300.0)  # the 5-minute default
+    view.charts.window_combo.setCurrentText("1 h")
+    x0, x1 = view.charts.visible_range()
+    assert x1 - x0 == pytest.approx(3600.0)
+    box = view.charts.plots["power"].getPlotItem().getViewBox()
+    box.scaleBy(x=0.5)  # what the mouse wheel does
+    box.sigRangeChangedManually.emit([True, False])
+    assert not view.charts.follow and not view.charts.follow_box.isChecked()
+    zoomed = view.charts.visible_range()
+    ticks(view, clock, 5)
+    assert view.charts.visible_range() == pytest.approx(zoomed)  # not following: stays put
+    view.charts.set_window(300.0)  # choosing a window goes back to the live edge
+    assert view.charts.follow
+    assert view.charts.visible_range()[1] == pytest.approx(x1 + 5)
+
+
+def test_export_writes_the_rows_in_the_visible_range(make_view: MakeView, clock: FakeClock, tmp_path: Path) -> None:
+    view = make_view(simulated(clock))
+    ticks(view, clock, 15)  # the engine has not reported a rate yet: a gap
+    view.set_engine_rate(20.0)
+    ticks(view, clock, 25)
+    times = list(view.charts.host.view().t)
+    view.charts.set_follow(False)
+    view.charts.plots["temperature"].setXRange(times[10], times[19], padding=0.0)
+    path = tmp_path / "visible.csv"
+    assert view.charts.export_visible_csv(path) == 10
+    with path.open(newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    assert [float(r["time_unix"]) for r in rows] == pytest.approx(times[10:20])
+    assert all(float(r["gpu0_temperature_c"]) > 20 for r in rows)
+    assert [r["engine_tok_s"] for r in rows] == [""] * 5 + ["20"] * 5  # missing is an empty cell
+    assert all(r["gpu0_power_limit_w"] == "300" for r in rows)
+
+
+def test_csv_log_toggle_logs_every_tick(make_view: MakeView, clock: FakeClock, tmp_path: Path) -> None:
+    view = make_view(simulated(clock))
+    path = tmp_path / "log.csv"
+    view.set_csv_log(path)
+    assert view.log_box.isChecked()
+    view.start()  # the service writes the log on its own thread
+    try:
+        assert view.bridge.service.csv_path == path
+    finally:
+        view.stop()
+    assert not view.log_box.isChecked() and view.bridge.service.csv_path is None
+
+
+def test_real_telemetry_thread_delivers_ticks_on_the_ui_thread_and_joins(qtbot: QtBot, make_view: MakeView) -> None:
+    view = make_view(simulated(FakeClock()), interval_s=0.25, clock=time.monotonic)
+    threads: list[threading.Thread] = []
+    view.bridge.tick.connect(lambda _live: threads.append(threading.current_thread()))
+    view.start()
+    qtbot.waitUntil(lambda: len(view.charts.host) >= 3, timeout=5000)
+    view.stop()
+    assert not view.running
+    assert threads and all(t is threading.main_thread() for t in threads)
+    settled = len(view.charts.host)
+    qtbot.wait(1)  # nothing queued before stop() may still land
+    assert len(view.charts.host) == settled
+
+
+# --- power cap -----------------------------------------------------------------------------------------
+
+
+def test_cap_at_200_w_on_the_simulated_card(qtbot: QtBot, make_view: MakeView, clock: FakeClock) -> None:
+    view = make_view(simulated(clock))
+    view.set_engine_rate(40.0)
+    ticks(view, clock, 5)
+    assert view.samples[0].power_w == pytest.approx(300.0)  # SXM2 board power at full load
+    panel = view.power_panel
+    assert panel.cap_button.text() == "Cap at 200 W"
+    with qtbot.waitSignal(panel.finished, timeout=5000) as done:
+        qtbot.mouseClick(panel.cap_button, Qt.MouseButton.LeftButton)
+    report = done.args[0]
+    assert report.outcome is Outcome.APPLIED and report.enforced_w == 200.0
+    assert panel.outcome_text() == "applied: simulated card capped at 200 W"
+    assert "200 W (read back)" in panel.enforced_label.text()
+    ticks(view, clock, 30)
+    assert view.samples[0].power_limit_w == 200.0 and view.readout["limit"].text() == "200 W"
+    assert all(s <= 200.0 for s in view.charts.gpus[0].view()["power_w"][-30:])
+    with qtbot.waitSignal(panel.finished, timeout=5000) as done:
+        qtbot.mouseClick(panel.restore_button, Qt.MouseButton.LeftButton)
+    assert done.args[0].outcome is Outcome.APPLIED and done.args[0].enforced_w == 300.0
+
+
+def test_cap_beyond_the_card_is_clamped_with_a_message(qtbot: QtBot, make_view: MakeView, clock: FakeClock) -> None:
+    view = make_view(simulated(clock))
+    ticks(view, clock, 2)
+    view.power_panel.spin.setValue(9999)
+    with qtbot.waitSignal(view.power_panel.finished, timeout=5000) as done:
+        view.power_panel.cap_button.click()
+    report = done.args[0]
+    assert report.outcome is Outcome.CLAMPED and report.enforced_w == 300.0
+    assert "9999 W is above this card's maximum; capping at 300 W" in report.message
+    assert view.power_panel.outcome_text().startswith("clamped: ")
+
+
+def test_cap_watts_is_remembered_through_a_signal(qtbot: QtBot, make_view: MakeView, clock: FakeClock) -> None:
+    view = make_view(simulated(clock))
+    with qtbot.waitSignal(view.cap_changed) as changed:
+        view.cap_watts = 180
+    assert changed.args == [180] and view.cap_watts == 180
+    assert view.power_panel.cap_button.text() == "Cap at 180 W"
+
+
+def test_cap_is_refused_where_the_card_reports_no_limit_range(qtbot: QtBot, make_view: MakeView) -> None:
+    fake = FakeNvml.replay("nvml_v100_session.json")
+    for key in ("min_limit_mw", "max_limit_mw"):
+        del fake.gpus[0].readings[key]
+    view = make_view(Nvml(fake))
+    view.sample_now()
+    with qtbot.waitSignal(view.power_panel.finished, timeout=1000) as done:
+        view.power_panel.cap_button.click()
+    assert done.args[0].outcome is Outcome.NOT_SUPPORTED and done.args[0].result is None
+    assert "cannot be changed" in view.power_panel.outcome_text()
+
+
+# --- recorded sessions: alerts, lost GPU, no driver ----------------------------------------------------------
+
+
+def test_recorded_v100_session_raises_each_alert_once(make_view: MakeView) -> None:
+    fake = FakeNvml.replay("nvml_v100_session.json")
+    view = make_view(Nvml(fake))
+    seen: list[Alert] = []
+    view.alert.connect(seen.append)
+    banners = []
+    for _ in range(len(fake.gpus[0].frames)):
+        view.sample_now()
+        banners.append(view.banner_text())
+        if view.samples[0].lost:
+            assert "fell off the bus" in view.status_label.text()
+            assert view.readout["temperature"].text() == "n/a"
+        fake.step()
+    assert [a.kind for a in seen] == ["throttle", "temperature", "ecc", "lost"]
+    assert [a.kind for a in seen].count("temperature") == 1
+    assert "83 °C" in seen[1].message and "fell off the bus" in seen[3].message
+    assert "fell off the bus" in banners[9] and not view.banner.isHidden()
+    assert view.status_label.text() == ""  # back again
+    assert view.readout["temperature"].text() == "70 °C" and view.readout["fan"].text() == "n/a"
+    assert not view.simulated_label.isVisible() and "SIMULATED" not in view.windowTitle()
+
+
+def test_no_driver_shows_the_host_charts_only(make_view: MakeView, tmp_path: Path) -> None:
+    view = make_view(Nvml(FakeNvml.replay("nvml_no_driver.json")))
+    view.show()
+    view.sample_now()
+    view.sample_now()
+    assert "no NVIDIA driver" in view.status_label.text()
+    plots = view.charts.plots
+    assert all(plots[k].isHidden() for k in ("temperature", "power", "utilisation", "vram", "clocks"))
+    assert all(not plots[k].isHidden() for k in ("cpu", "memory", "tokens"))
+    assert view.readout_frame.isHidden() and view.power_panel.isHidden()
+    assert len(view.charts.host) == 2 and not view.charts.gpus
+    view.grab().save(str(tmp_path / "no-driver.png"))
