@@ -1,0 +1,56 @@
+"""The monitor inside the window: a simulated card labelled as such, driven by the real engine's activity."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gui.core.cards import find_card
+from gui.core.params import LoadSettings
+from gui.services.history import HistoryStore
+from gui.services.settings_store import SettingsStore
+from gui.services.telemetry import SimulatedSource
+from gui.ui.main_window import MainWindow
+
+pytestmark = pytest.mark.engine
+TIMEOUT = 120_000
+
+
+def test_simulated_card_follows_the_engine_and_remembers_the_cap(qtbot, demo_model: Path, tmp_path: Path) -> None:
+    store = SettingsStore(tmp_path / "settings.json")
+    store.set("cap_watts", 180)
+    win = MainWindow(
+        demo_model.parent,
+        LoadSettings(n_threads=2, n_ctx=1024),
+        simulate=find_card("v100-16gb"),
+        history=HistoryStore(tmp_path / "h.sqlite3"),
+        settings_store=store,
+    )
+    qtbot.addWidget(win)
+    win.show()
+    with qtbot.waitSignals([win.engine_ready, win.picker.scanned], timeout=TIMEOUT):
+        win.start(select=demo_model)
+    assert win.tabs.tabText(1) == "Monitor (SIMULATED)"
+    assert win.monitor.cap_watts == 180  # remembered from last time
+    source = win.monitor.source
+    assert isinstance(source, SimulatedSource)
+
+    with qtbot.waitSignal(win.model_loaded, timeout=TIMEOUT):
+        win.load_selected()
+    chat = win.chat
+    chat.max_tokens = 300
+    chat.ignore_eos = True
+    chat.input.setPlainText("Tell me a story.")
+    chat.send()
+    # While tokens stream, the engine's rate reaches the monitor and loads the simulated card.
+    qtbot.waitUntil(lambda: (win.monitor.bridge.engine_rate or 0) > 0, timeout=TIMEOUT)
+    busy = source.sample(0)
+    assert busy.simulated and (busy.gpu_util_pct or 0) > 50
+    with qtbot.waitSignal(chat.reply_finished, timeout=TIMEOUT):
+        chat.stop()
+    assert win.monitor.bridge.engine_rate == 0
+
+    win.monitor.cap_watts = 210
+    assert store.get("cap_watts") == 210
+    win.close()
