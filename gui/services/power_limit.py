@@ -153,6 +153,11 @@ class PowerLimiter:
         self._simulators = dict(simulators or {})
         self._nvml = nvml
 
+    @property
+    def simulated(self) -> bool:
+        """Every GPU this limiter acts on is simulated: no helper, no privileges."""
+        return bool(self._simulators)
+
     # --- deciding ---------------------------------------------------------------------------------
 
     def check(self, target_w: float, sample: GpuSample | None) -> Decision:

@@ -90,8 +90,9 @@ class PowerPanel(QWidget):
         self.restore_button.clicked.connect(self.restore_default)
         self._done.connect(self._on_done, Qt.ConnectionType.QueuedConnection)
         self._on_spin(self.spin.value())
-        if hasattr(os, "geteuid") and os.geteuid() == 0:
-            self._show(Outcome.FAILED, "Tightfit is running as root: run it as your user; the cap uses a helper")
+        if hasattr(os, "geteuid") and os.geteuid() == 0 and not limiter.simulated:
+            # Not an error yet, but worth saying before the first click: the design keeps the window unprivileged.
+            self._show(None, "Tightfit is running as root; run it as your user — the power cap goes through a helper")
 
     # --- state --------------------------------------------------------------------------------------
 
