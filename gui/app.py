@@ -53,8 +53,9 @@ async def start_up(window: Any, args: argparse.Namespace) -> None:
     ready = signal_future(window.engine_ready)
     scanned = signal_future(window.picker.scanned)
     gpus = signal_future(window.gpus_found)
+    ram = signal_future(window.ram_measured)
     window.start(select=args.model.resolve() if args.model else None)
-    await asyncio.wait_for(asyncio.gather(ready, scanned, gpus), SETTLE_TIMEOUT_S)
+    await asyncio.wait_for(asyncio.gather(ready, scanned, gpus, ram), SETTLE_TIMEOUT_S)
     if not (args.load or args.prompt):
         return
     if window.picker.current() is None:
@@ -103,7 +104,7 @@ def run_gui(args: argparse.Namespace, settings: Any, models_dir: Path, simulate:
     asyncio.set_event_loop(loop)
 
     window = MainWindow(models_dir, settings, simulate=simulate)
-    window.tabs.setCurrentIndex(1 if getattr(args, "tab", "chat") == "monitor" else 0)
+    window.tabs.setCurrentIndex({"chat": 0, "monitor": 1, "quants": 2}.get(getattr(args, "tab", "chat"), 0))
     install_excepthook(window)
     window.show()
     status = 0
@@ -116,6 +117,7 @@ def run_gui(args: argparse.Namespace, settings: Any, models_dir: Path, simulate:
             log.warning("start-up did not settle within %s s", SETTLE_TIMEOUT_S)
             status = 1
         if args.screenshot is not None:
+            await asyncio.sleep(0.3)  # debounced work (the quant table) and the last repaints
             app.processEvents()
             args.screenshot.parent.mkdir(parents=True, exist_ok=True)
             if not window.grab().save(str(args.screenshot)):

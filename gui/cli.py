@@ -48,7 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="CARD",
         help="run against a simulated GPU (e.g. v100-16gb, p40, t4, 3090), labelled as such",
     )
-    parser.add_argument("--tab", choices=("chat", "monitor"), default="chat", help="the tab shown at start")
+    parser.add_argument("--tab", choices=("chat", "monitor", "quants"), default="chat", help="the tab shown at start")
     parser.add_argument("--screenshot", type=Path, default=None, metavar="PATH",
                         help="render the window offscreen once start-up work settles, save a PNG, exit")  # fmt: skip
     add_sizing_flags(parser)

@@ -38,8 +38,18 @@ from gui.services.quant_table import QuantRow, QuantSource, quant_rows
 from gui.ui.model_picker import human_size
 
 FIT_COLOURS = {"yes": "#2e7d32", "tight": "#b26a00", "no": "#c62828"}
-COLUMNS = ("File", "Quant", "Size", "BPW", "Fits fully", "Max ctx (full offload)", "GPU layers", "tok/s ceiling",
-           "Quality")  # fmt: skip
+COLUMNS = ("File", "Quant", "Size", "BPW", "Fits", "Max ctx", "GPU layers", "tok/s", "Quality")
+HEADER_TIPS = (
+    "The GGUF file",
+    "Quant type, from the file type and the mix of tensor types",
+    "File size",
+    "Bits per weight",
+    "Whether every layer fits on the card at the current context, keeping the margin",
+    "The largest context that still fits with every layer on the card",
+    "GPU layers that fit at the current context",
+    "Decode ceiling from memory bandwidth (tok/s) for that placement",
+    "Relative quality of the quant type (llama.cpp's quantize table)",
+)
 
 
 class QuantTable(QTableWidget):
@@ -49,14 +59,19 @@ class QuantTable(QTableWidget):
         super().__init__(0, len(COLUMNS), parent)
         self.rows: list[QuantRow] = []
         self.setHorizontalHeaderLabels(COLUMNS)
+        for col, tip in enumerate(HEADER_TIPS):
+            header_item = self.horizontalHeaderItem(col)
+            if header_item is not None:
+                header_item.setToolTip(tip)
         self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.verticalHeader().setVisible(False)
+        self.setWordWrap(False)
         header = self.horizontalHeader()
-        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
-        for col in range(1, len(COLUMNS)):
+        for col in range(len(COLUMNS)):
             header.setSectionResizeMode(col, QHeaderView.ResizeMode.ResizeToContents)
+        header.setStretchLastSection(True)
         self.cellActivated.connect(self._activated)
         self.cellDoubleClicked.connect(self._activated)
 
