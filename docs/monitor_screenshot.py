@@ -17,11 +17,11 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("QT_API", "pyside6")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from PySide6.QtWidgets import QApplication  # noqa: E402
+from PySide6.QtWidgets import QApplication
 
-from gui.core.simulated_gpu import SimulatedGpu  # noqa: E402
-from gui.services.telemetry import SimulatedSource  # noqa: E402
-from gui.ui.monitor import MonitorView  # noqa: E402
+from gui.core.simulated_gpu import SimulatedGpu
+from gui.services.telemetry import SimulatedSource
+from gui.ui.monitor import MonitorView
 
 
 class VirtualClock:
