@@ -851,22 +851,30 @@ def read_model(path: str | os.PathLike[str], *, limits: Limits = DEFAULT_LIMITS)
     if len(parts) == 1:
         return read_header(parts[0], limits=limits)
     headers = [read_header(q, limits=limits) for q in parts]
+    return combine_split(headers, [q.name for q in parts])
+
+
+def combine_split(headers: list[GGUFHeader], names: list[str]) -> GGUFHeader:
+    """One header from the headers of a split model's parts, in order (read from disk or over HTTP).
+
+    Checks that the parts belong together (split.count, split.no, no tensor twice, split.tensors.count).
+    """
     first = headers[0]
-    label = parts[0].name
+    label = names[0]
     declared = first.metadata.get("split.count")
-    if _as_int(declared) is not None and declared != len(parts):
-        raise GGUFError(f"{label}: says it has {declared} parts, but its name says {len(parts)}", source=label)
+    if _as_int(declared) is not None and declared != len(headers):
+        raise GGUFError(f"{label}: says it has {declared} parts, but its name says {len(headers)}", source=label)
     for i, h in enumerate(headers):
         no = _as_int(h.metadata.get("split.no"))
         if no is not None and no != i:
-            raise GGUFError(f"{parts[i].name}: is split part {no + 1}, expected part {i + 1}", source=label)
+            raise GGUFError(f"{names[i]}: is split part {no + 1}, expected part {i + 1}", source=label)
 
     tensors: list[TensorInfo] = []
     seen: set[str] = set()
     for i, h in enumerate(headers):
         for t in h.tensors:
             if t.name in seen:
-                raise GGUFError(f"{parts[i].name}: tensor {t.name!r} appears in two parts", source=label)
+                raise GGUFError(f"{names[i]}: tensor {t.name!r} appears in two parts", source=label)
             seen.add(t.name)
             tensors.append(replace(t, part=i))
     declared_tensors = _as_int(first.metadata.get("split.tensors.count"))

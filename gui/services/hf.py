@@ -33,8 +33,8 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 from urllib.parse import urlparse
 
-from gui.core.gguf_reader import GGUFError, GGUFHeader, HeaderIncomplete, read_header_from_bytes
-from gui.services.remote_header import FIRST_READ, MAX_HEADER, RemoteHeaderError, fetch_header
+from gui.core.gguf_reader import GGUFHeader, combine_split
+from gui.services.remote_header import RemoteHeaderError, fetch_header
 
 __all__ = [
     "Download",
@@ -207,32 +207,9 @@ class HubClient:
 
     def _read_one(self, f: RemoteFile) -> GGUFHeader:
         try:
-            if not self.token:
-                return fetch_header(f.url, timeout=self.timeout)
-            return self._fetch_header_with_token(f)
+            return fetch_header(f.url, timeout=self.timeout, token=self.token)
         except RemoteHeaderError as exc:
             raise HubError(_header_words(str(exc))) from exc
-
-    def _fetch_header_with_token(self, f: RemoteFile) -> GGUFHeader:
-        # fetch_header cannot send a token; this is its growing-prefix loop with one.
-        size = FIRST_READ
-        while True:
-            try:
-                with _open(f.url, self.token, self.timeout, start=0, end=size - 1) as resp:
-                    total = _total_size(resp)
-                    data = _read_at_most(resp, size)
-            except urllib.error.HTTPError as exc:
-                raise HubError(_http_words(exc.code, f.name)) from exc
-            except (urllib.error.URLError, OSError) as exc:
-                raise HubError(f"{f.name}: cannot reach the server ({_reason(exc)})") from exc
-            try:
-                return read_header_from_bytes(data, f.name, file_size=total)
-            except HeaderIncomplete as exc:
-                if len(data) < size or (total is not None and len(data) >= total):
-                    raise GGUFError(f"{f.name}: the file ends inside its header ({len(data)} bytes)") from exc
-                size = max(exc.needed, size * 2)
-                if size > MAX_HEADER:
-                    raise GGUFError(f"{f.name}: header larger than {MAX_HEADER >> 20} MiB") from exc
 
     # -- download --------------------------------------------------------------------------------
 
@@ -267,22 +244,11 @@ def _group_splits(files: Iterable[RemoteFile]) -> list[RemoteFile]:
 
 
 def _combine(headers: list[GGUFHeader], remote: RemoteFile) -> GGUFHeader:
-    """One header for a split model read part by part (as read_model does for files on disk)."""
-    first = headers[0]
-    tensors = [replace(t, part=i) for i, h in enumerate(headers) for t in h.tensors]
-    sizes = [h.file_size for h in headers]
-    total = sum(s for s in sizes if s is not None) if all(s is not None for s in sizes) else remote.size
-    return GGUFHeader(
-        source=first.source,
-        version=first.version,
-        metadata=dict(first.metadata),
-        tensors=tensors,
-        alignment=first.alignment,
-        data_offset=first.data_offset,
-        header_size=first.header_size,
-        file_size=total,
-        parts=headers,
-    )
+    """One header for a split model read part by part, checked as read_model checks files on disk."""
+    header = combine_split(headers, [f.name for f in remote.files])
+    if header.file_size is None:
+        header.file_size = remote.size
+    return header
 
 
 def _hub_error(exc: BaseException, repo: str, revision: str) -> HubError:
@@ -343,25 +309,6 @@ def _open(
         req.add_unredirected_header("Authorization", f"Bearer {token}")
     resp: http.client.HTTPResponse = urllib.request.urlopen(req, timeout=timeout)
     return resp
-
-
-def _total_size(resp: http.client.HTTPResponse) -> int | None:
-    if resp.status == 206:
-        tail = resp.headers.get("Content-Range", "").rpartition("/")[2]
-        return int(tail) if tail.isdigit() else None
-    length = resp.headers.get("Content-Length", "")
-    return int(length) if length.isdigit() else None
-
-
-def _read_at_most(resp: http.client.HTTPResponse, size: int) -> bytes:
-    chunks, got = [], 0
-    while got < size:
-        chunk = resp.read(min(1 << 16, size - got))
-        if not chunk:
-            break
-        chunks.append(chunk)
-        got += len(chunk)
-    return b"".join(chunks)
 
 
 # ---- downloads ---------------------------------------------------------------------------------

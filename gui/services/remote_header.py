@@ -26,9 +26,12 @@ def _label(url: str) -> str:
     return PurePosixPath(urlparse(url).path).name or url
 
 
-def _fetch_prefix(url: str, size: int, timeout: float) -> tuple[bytes, int | None]:
+def _fetch_prefix(url: str, size: int, timeout: float, token: str | None) -> tuple[bytes, int | None]:
     """Up to `size` bytes from the start of `url`, and the file's full size when the server says."""
     request = urllib.request.Request(url, headers={"Range": f"bytes=0-{size - 1}", "User-Agent": USER_AGENT})
+    if token:
+        # Unredirected: a hub redirects large files to a CDN, which must not see the token.
+        request.add_unredirected_header("Authorization", f"Bearer {token}")
     try:
         with urllib.request.urlopen(request, timeout=timeout) as response:
             total: int | None = None
@@ -53,10 +56,12 @@ def _fetch_prefix(url: str, size: int, timeout: float) -> tuple[bytes, int | Non
         raise RemoteHeaderError(f"{_label(url)}: cannot reach the server ({reason})") from exc
 
 
-def fetch_header(url: str, *, timeout: float = 30.0, first_read: int = FIRST_READ) -> GGUFHeader:
+def fetch_header(
+    url: str, *, timeout: float = 30.0, first_read: int = FIRST_READ, token: str | None = None
+) -> GGUFHeader:
     size = first_read
     while True:
-        data, total = _fetch_prefix(url, size, timeout)
+        data, total = _fetch_prefix(url, size, timeout, token)
         try:
             return read_header_from_bytes(data, _label(url), file_size=total)
         except HeaderIncomplete as exc:

@@ -198,7 +198,7 @@ class MainWindow(QMainWindow):
         self.add_folder_button.clicked.connect(self._add_folder_clicked)
         self.models_tab.local_chosen.connect(self._quant_chosen)
         self.models_tab.download_finished.connect(self._downloaded)
-        self.tabs.currentChanged.connect(lambda _: self._quants_timer.start())
+        self.tabs.currentChanged.connect(lambda _: self._refresh_quants())  # at once: the tab is being shown
         self._show_folders()
         self.load_button.clicked.connect(self.load_selected)
         self.unload_button.clicked.connect(self.unload)
