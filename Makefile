@@ -37,7 +37,7 @@ bench: setup
 
 screenshot: setup
 	$(PY) -m gui --model $(DEMO) --load --threads 2 --ctx 2048 \
-		--prompt "In two sentences: why does a 27B model need a quant that fits in VRAM?" \
+		--prompt "Show a Python function that adds two numbers, then explain it in one sentence." \
 		--screenshot docs/screenshot.png
 
 clean:

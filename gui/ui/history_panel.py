@@ -58,6 +58,8 @@ class HistoryPanel(QWidget):
         self.search.setClearButtonEnabled(True)
         self.list = QListWidget(self)
         self.list.setAccessibleName("Saved chats")
+        self.list.setTextElideMode(Qt.TextElideMode.ElideRight)
+        self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.rename_button = QPushButton("Rename", self)
         self.delete_button = QPushButton("Delete", self)
         buttons = QHBoxLayout()
