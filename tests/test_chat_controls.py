@@ -123,3 +123,29 @@ def test_every_control_has_an_accessible_name_or_text(qtbot, demo_model: Path) -
     ]
     assert unnamed == []
     win.close()
+
+
+def test_a_long_streamed_reply_arrives_complete(qtbot, demo_model: Path) -> None:
+    win = open_loaded(qtbot, demo_model, n_ctx=2048)
+    chat = win.chat
+    chat.max_tokens = 1200
+    chat.ignore_eos = True
+    received: list[str] = []
+    original = win.bridge.take_tokens  # tap what the bridge hands the pane
+
+    def tap() -> list:
+        tokens = original()
+        received.extend(t.text for t, _ in tokens)
+        return tokens
+
+    win.bridge.take_tokens = tap  # type: ignore[method-assign]
+    chat.input.setPlainText("Write a very long story about the sea.")
+    with qtbot.waitSignal(chat.reply_finished, timeout=TIMEOUT) as done:
+        chat.send()
+    stats: p.ReplyStats = done.args[0]
+    reply = chat.conversation.turns[-1].text
+    assert stats.n_gen == 1200 and stats.finish_reason == "length"
+    assert sum(n for _, n in chat.arrivals) >= 1200  # every token reached the pane
+    assert reply == "".join(received)  # in order, nothing dropped or doubled
+    assert len(chat.arrivals) > 20  # and it streamed: many updates, not one at the end
+    win.close()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import pytest
@@ -9,7 +10,7 @@ from fake_hub import FakeHub, write_small_model
 from model_shapes import SHAPES, write_shape
 
 from gui.core.params import LoadSettings
-from gui.services.hf import HubClient
+from gui.services.hf import DownloadProgress, HubClient
 from gui.services.history import HistoryStore
 from gui.services.settings_store import SettingsStore
 from gui.ui.main_window import MainWindow
@@ -137,3 +138,36 @@ def test_offline_is_said_in_words(qtbot, folder: Path, tmp_path: Path) -> None:
     assert "offline" in win.models_tab.hub_status.text().lower() or "reach" in win.models_tab.hub_status.text()
     assert win.picker.groups  # the rest works
     win.close()
+
+
+def test_an_interrupted_download_is_offered_again_after_a_restart(qtbot, folder: Path, tmp_path: Path) -> None:
+    src = tmp_path / "hub-files"
+    src.mkdir()
+    small = write_small_model(src / "Tiny-Q4_K_M.gguf")
+    with FakeHub() as hub:
+        hub.add_file(REPO, "Tiny-Q4_K_M.gguf", small)
+        client = HubClient(endpoint=hub.endpoint, timeout=10)
+        (remote,) = client.list_gguf(REPO)
+        # The earlier run: paused after the first MiB, then the window closed.
+        paused = threading.Event()
+
+        def pause_early(progress: DownloadProgress) -> None:
+            if progress.done >= 1 << 20 and not paused.is_set():
+                paused.set()
+                first.pause()
+
+        first = client.download(remote, folder, on_progress=pause_early, chunk_size=256 << 10, progress_interval_s=0.0)
+        first.start()
+        assert first.wait(30) and first.state == "paused"
+
+        win = open_window(qtbot, folder, tmp_path, hub)
+        tab = win.models_tab
+        qtbot.waitUntil(lambda: tab.pending is not None, timeout=10_000)
+        assert "Interrupted download: Tiny-Q4_K_M.gguf" in tab.download_status.text()
+        assert tab.pause_button.text() == "Resume" and tab.pause_button.isEnabled()
+        with qtbot.waitSignal(tab.download_finished, timeout=TIMEOUT) as done:
+            tab.pause_button.click()
+        assert done.args[0] == folder / "Tiny-Q4_K_M.gguf"
+        assert (folder / "Tiny-Q4_K_M.gguf").read_bytes() == small.read_bytes()
+        assert hub.cdn_hits()[-1].range not in (None, "bytes=0-")  # it picked up where it stopped
+        win.close()

@@ -33,7 +33,7 @@ from PySide6.QtWidgets import (
 from gui.core.params import LoadSettings
 from gui.core.planner import Device
 from gui.core.quant_quality import SOURCE as QUALITY_SOURCE
-from gui.services.hf import DownloadProgress, HubClient, HubError, RemoteFile, parse_repo_id
+from gui.services.hf import DownloadProgress, HubClient, HubError, RemoteFile, parse_repo_id, pending_downloads
 from gui.services.quant_table import QuantRow, QuantSource, quant_rows
 from gui.ui.model_picker import human_size
 
@@ -126,6 +126,7 @@ class ModelsTab(QWidget):
         self._local: list[Any] = []
         self._remote: list[tuple[RemoteFile, Any]] = []
         self.download: Any = None
+        self.pending: RemoteFile | None = None  # a download interrupted in an earlier run
 
         self.local_title = QLabel("Select a model in the library.", self)
         self.local_table = QuantTable(self)
@@ -178,6 +179,20 @@ class ModelsTab(QWidget):
         self.hub_table.itemSelectionChanged.connect(self._hub_selection)
         self._done.connect(lambda callback, result: callback(result))
         self._progress.connect(self._show_progress)
+        self._run(lambda: pending_downloads(self.models_dir), self._found_pending)
+
+    def _found_pending(self, result: Any) -> None:
+        """A download cut short in an earlier run (closed window, lost connection): offer to finish it."""
+        if isinstance(result, Exception) or not result or self.download is not None:
+            return
+        remote, done = result[0]
+        self.pending = remote
+        self.download_status.setText(
+            f"Interrupted download: {remote.name}, {human_size(done)} of {human_size(remote.size)} already here."
+        )
+        self.download_bar.setValue(round(100 * done / remote.size) if remote.size else 0)
+        self.pause_button.setText("Resume")
+        self.pause_button.setEnabled(True)
 
     # ---- planning context -----------------------------------------------------------------
 
@@ -280,6 +295,9 @@ class ModelsTab(QWidget):
 
     def _pause_clicked(self) -> None:
         if self.download is None:
+            if self.pending is not None:  # picks up from the bytes on disk, checked by the sidecar
+                remote, self.pending = self.pending, None
+                self.start_download(remote)
             return
         if self.download.state == "running":
             self.download.pause()
