@@ -54,3 +54,15 @@ def test_simulated_card_follows_the_engine_and_remembers_the_cap(qtbot, demo_mod
     win.monitor.cap_watts = 210
     assert store.get("cap_watts") == 210
     win.close()
+
+
+def test_the_sampling_interval_is_set_from_the_monitor(qtbot, tmp_path: Path) -> None:
+    from gui.ui.monitor import MonitorView
+
+    view = MonitorView(simulated_name="t4")
+    qtbot.addWidget(view)
+    view.interval_spin.setValue(0.5)
+    assert view.bridge.service.interval_s == 0.5
+    view.interval_spin.setValue(9)  # out of range: the spin box keeps it to 5 s
+    assert view.bridge.service.interval_s == 5.0
+    view.stop()
