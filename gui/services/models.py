@@ -57,22 +57,3 @@ def describe_file(path: Path) -> ModelEntry:
         has_chat_template=header.has_chat_template,
         type_mix=tuple(header.type_mix.items()),
     )
-
-
-def list_model_files(folder: Path) -> list[Path]:
-    """GGUF files in folder; of a split model only its first part stands for the whole."""
-    if not folder.is_dir():
-        return []
-    files = []
-    for path in sorted(folder.iterdir(), key=lambda p: p.name.lower()):
-        if not path.is_file() or path.suffix.lower() != ".gguf":
-            continue
-        match = SPLIT_PART.search(path.name)
-        if match and int(match.group(1)) != 1:
-            continue
-        files.append(path)
-    return files
-
-
-def scan_folder(folder: Path) -> list[ModelEntry]:
-    return [describe_file(path) for path in list_model_files(folder)]
