@@ -122,6 +122,11 @@ class ModelsTab(QWidget):
         self.models_dir = models_dir
         self.client = client or HubClient()
         self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="hub")
+        # Planning every quant (an auto-fit each) takes tens of ms for a big family: off the UI thread, newest
+        # request wins.
+        self._planner = ThreadPoolExecutor(max_workers=1, thread_name_prefix="quant-plan")
+        self._generation = {"local": 0, "remote": 0}
+        self._closed = False
         self._context: tuple[LoadSettings, tuple[Device, ...], float, float | None] | None = None
         self._local: list[Any] = []
         self._remote: list[tuple[RemoteFile, Any]] = []
@@ -204,11 +209,31 @@ class ModelsTab(QWidget):
         self._refresh_local()
         self._refresh_remote()
 
-    def _rows(self, items: Sequence[Any]) -> list[QuantRow]:
-        if self._context is None or not items:
-            return []
-        settings, devices, margin, ram = self._context
-        return quant_rows(items, settings, devices, margin, ram)
+    def _plan_rows(self, which: str, items: Sequence[Any], show: Callable[[list[QuantRow]], None]) -> None:
+        """Plan every item on the planner thread; show the rows unless a newer request came meanwhile."""
+        self._generation[which] += 1
+        generation = self._generation[which]
+        context = self._context
+        if self._closed:
+            return
+        if context is None or not items:
+            show([])
+            return
+        settings, devices, margin, ram = context
+        wanted = list(items)
+
+        def shown(rows: Any) -> None:
+            if generation == self._generation[which]:
+                show(rows if isinstance(rows, list) else [])
+
+        def finished(future: Future[list[QuantRow]]) -> None:
+            try:
+                rows: Any = future.result()
+            except Exception as exc:  # a planner bug must not take the tab down; say it in the title
+                rows = exc
+            self._done.emit(shown, rows)
+
+        self._planner.submit(quant_rows, wanted, settings, devices, margin, ram).add_done_callback(finished)
 
     def set_local_variants(self, title: str, variants: Sequence[Any]) -> None:
         self._local = list(variants)
@@ -216,17 +241,24 @@ class ModelsTab(QWidget):
         self._refresh_local()
 
     def _refresh_local(self) -> None:
-        self.local_table.show_rows(self._rows(self._local))
+        self._plan_rows("local", self._local, self.local_table.show_rows)
 
-    def _refresh_remote(self) -> None:
+    def _refresh_remote(self, then: Callable[[], None] | None = None) -> None:
         sources = [QuantSource(remote.name, header, url=remote.url) for remote, header in self._remote]
         by_name = {remote.name: remote for remote, _ in self._remote}
-        rows = [replace(row, source=by_name.get(row.label)) for row in self._rows(sources)]
-        self.hub_table.show_rows(rows)
+
+        def show(rows: list[QuantRow]) -> None:
+            self.hub_table.show_rows([replace(row, source=by_name.get(row.label)) for row in rows])
+            if then is not None:
+                then()
+
+        self._plan_rows("remote", sources, show)
 
     # ---- hub ------------------------------------------------------------------------------
 
     def _run(self, job: Callable[[], Any], then: Callable[[Any], None]) -> None:
+        if self._closed:
+            return
         def finished(future: Future[Any]) -> None:
             try:
                 result: Any = future.result()
@@ -268,8 +300,7 @@ class ModelsTab(QWidget):
             if problems:
                 text += " Could not read: " + "; ".join(problems)
             self.hub_status.setText(text)
-        self._refresh_remote()
-        self.listed.emit()
+        self._refresh_remote(then=self.listed.emit)
 
     def _selected_remote(self) -> RemoteFile | None:
         rows = self.hub_table.selectionModel().selectedRows() if self.hub_table.selectionModel() else []
@@ -324,7 +355,9 @@ class ModelsTab(QWidget):
             self.download_finished.emit(self.models_dir / self.download.remote.name if done else None)
 
     def shutdown(self) -> None:
+        self._closed = True
         if self.download is not None and self.download.state == "running":
             self.download.pause()
             self.download.wait(5)
         self._pool.shutdown(wait=False, cancel_futures=True)
+        self._planner.shutdown(wait=False, cancel_futures=True)
