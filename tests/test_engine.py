@@ -160,3 +160,18 @@ def test_killed_worker_is_reported_with_the_reason(demo_model: Path, tmp_path: P
         # A new worker can be started on the same client.
         eng.client.start()
         assert isinstance(eng.expect(p.Hello, 120), p.Hello)
+
+
+def test_a_dry_run_asked_mid_reply_waits_instead_of_cutting_it_off(engine: SyncEngine, demo_model: Path) -> None:
+    request = engine.client.generate((p.ChatMessage("user", "Tell me a story."),), 64, GREEDY, True)
+    assert isinstance(engine.expect(p.Token, 60), p.Token)
+    engine.client.dry_run(demo_model, SETTINGS)
+    order = []
+    while len(order) < 2:
+        event = engine.next_event(60)
+        if isinstance(event, p.Done | p.DryRunResult):
+            order.append(event)
+    done, dry = order
+    assert isinstance(done, p.Done) and done.request_id == request
+    assert done.stats.n_gen == 64 and done.stats.finish_reason == "length"
+    assert isinstance(dry, p.DryRunResult) and dry.ok and dry.kv_mib > 0

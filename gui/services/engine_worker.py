@@ -29,6 +29,8 @@ from gui.core.params import LoadSettings, llama_gpu_layers
 llama: Any = None
 
 FLASH_ATTN = {"auto": -1, "off": 0, "on": 1}
+# Commands that replace what the engine is doing: one waiting ends the reply being generated.
+INTERRUPTING = (p.Load, p.Unload, p.Generate, p.Shutdown)
 
 
 def _redirect_stderr(log_path: str | None) -> None:
@@ -104,6 +106,8 @@ class Engine:
         self.inbox: queue.Queue[Any] = queue.Queue()
         self.outbox: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self.stop_id: int | None = None
+        self._interrupting = 0  # Load/Unload/Generate/Shutdown commands waiting in the inbox
+        self._waiting_lock = threading.Lock()
         self._reader = threading.Thread(target=self._read_commands, name="commands", daemon=True)
         self._writer = threading.Thread(target=self._write_events, name="events", daemon=True)
         self._reader.start()
@@ -133,6 +137,9 @@ class Engine:
             if isinstance(command, p.Stop):
                 self.stop_id = command.request_id
                 continue
+            if isinstance(command, INTERRUPTING):
+                with self._waiting_lock:
+                    self._interrupting += 1
             self.inbox.put(command)
             if isinstance(command, p.Shutdown):
                 return
@@ -147,6 +154,9 @@ class Engine:
     def serve(self) -> None:
         while True:
             command = self.inbox.get()
+            if isinstance(command, INTERRUPTING):
+                with self._waiting_lock:
+                    self._interrupting -= 1
             if isinstance(command, p.Shutdown):
                 self.unload()
                 return
@@ -401,8 +411,11 @@ class Engine:
         return chain
 
     def stop_requested(self, request_id: int) -> bool:
-        """A Stop for this reply, or any other command waiting, ends the reply."""
-        return self.stop_id == request_id or not self.inbox.empty()
+        """A Stop for this reply, or a command that replaces what the engine is doing, ends the reply.
+
+        A dry run or a stats request waits for the reply instead: asking for figures must not cut it off.
+        """
+        return self.stop_id == request_id or self._interrupting > 0
 
     def generate(self, command: p.Generate) -> None:
         rid = command.request_id
