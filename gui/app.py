@@ -63,6 +63,9 @@ async def start_up(window: Any, args: argparse.Namespace) -> None:
         return
     outcome = signal_future(window.load_finished)
     window.load_selected()
+    if window.loading is None and not outcome.done():
+        outcome.cancel()
+        return  # nothing was sent (the plan said it will not fit, or the settings are wrong): the window says why
     if not await asyncio.wait_for(outcome, SETTLE_TIMEOUT_S):
         return  # the window already says why
     if args.prompt:

@@ -175,3 +175,13 @@ def test_a_dry_run_asked_mid_reply_waits_instead_of_cutting_it_off(engine: SyncE
     assert isinstance(done, p.Done) and done.request_id == request
     assert done.stats.n_gen == 64 and done.stats.finish_reason == "length"
     assert isinstance(dry, p.DryRunResult) and dry.ok and dry.kv_mib > 0
+
+
+def test_parallel_slots_split_the_context_and_a_full_one_is_said(demo_model: Path, tmp_path: Path) -> None:
+    with SyncEngine(log_dir=tmp_path) as eng:
+        eng.client.load(demo_model, SETTINGS.with_values(n_parallel=4))
+        loaded = eng.expect(p.Loaded, 120)
+        assert loaded.n_ctx == 256  # what one conversation can use: 1024 cells over 4 sequences
+        eng.client.generate((p.ChatMessage("user", " ".join(["word"] * 400)),), 8, GREEDY)
+        event = eng.next_event(60)
+        assert isinstance(event, p.GenerateFailed) and event.kind == "context_full" and event.n_ctx == 256

@@ -50,6 +50,8 @@ class WorkerExited:
     log_tail: tuple[str, ...]  # llama.cpp's last log lines
     expected: bool  # True after an orderly shutdown
     failure: Failure | None = None  # why, read from the log (None after an orderly shutdown)
+    pid: int | None = None  # which worker: a report can arrive after a new worker was started
+    said_hello: bool = True  # False: it died before it was ready (it cannot start at all)
 
 
 class EngineUnavailable(RuntimeError):
@@ -125,7 +127,7 @@ class EngineClient:
         self._process = process
         self._commands = cmd_send
         self._reader = threading.Thread(
-            target=self._read_events, args=(evt_recv, process), name="engine-events", daemon=True
+            target=self._read_events, args=(evt_recv, process, self.log_path), name="engine-events", daemon=True
         )
         self._reader.start()
 
@@ -196,7 +198,8 @@ class EngineClient:
 
     # ---- events ---------------------------------------------------------------------------
 
-    def _read_events(self, events: Connection, process: Any) -> None:
+    def _read_events(self, events: Connection, process: Any, log_path: Path) -> None:
+        hello = False
         try:
             while True:
                 try:
@@ -209,27 +212,32 @@ class EngineClient:
                     break
                 if isinstance(message, p.Hello):
                     self.build = message.build
+                    hello = True
                 self._listener(message)
         finally:
             events.close()
             process.join(5.0)
             code = process.exitcode
             expected = self._closing and code == 0
-            tail = self.log_tail(200)
+            tail = read_log_tail(log_path, 200)  # this worker's log, even if a new one has started since
             failure = None if expected else explain_failure(tail, code)
             reason = f"The engine process {describe_exit(code)}."
-            self._listener(WorkerExited(code, reason, tail, expected, failure))
+            self._listener(WorkerExited(code, reason, tail, expected, failure, process.pid, hello))
 
     def log_tail(self, lines: int = 200) -> tuple[str, ...]:
         """The last lines llama.cpp (and the worker) wrote."""
-        if self.log_path is None or not self.log_path.exists():
-            return ()
-        with self.log_path.open("rb") as fh:
-            fh.seek(0, os.SEEK_END)
-            size = fh.tell()
-            fh.seek(max(0, size - 256 * 1024))
-            text = fh.read().decode("utf-8", "replace")
-        return tuple(line.rstrip() for line in text.splitlines() if line.strip())[-lines:]
+        return read_log_tail(self.log_path, lines)
+
+
+def read_log_tail(path: Path | None, lines: int = 200) -> tuple[str, ...]:
+    if path is None or not path.exists():
+        return ()
+    with path.open("rb") as fh:
+        fh.seek(0, os.SEEK_END)
+        size = fh.tell()
+        fh.seek(max(0, size - 256 * 1024))
+        text = fh.read().decode("utf-8", "replace")
+    return tuple(line.rstrip() for line in text.splitlines() if line.strip())[-lines:]
 
 
 class SyncEngine:

@@ -167,7 +167,10 @@ class Engine:
 
     def dispatch(self, command: Any) -> None:
         if isinstance(command, p.Load):
-            self.load(command)
+            try:
+                self.load(command)
+            except Exception as exc:  # whatever went wrong, the window must hear that this load ended
+                self.send(p.LoadFailed(command.model_path, f"{type(exc).__name__}: {exc}"))
         elif isinstance(command, p.Unload):
             self.unload()
             self.send(p.Unloaded())
@@ -240,7 +243,8 @@ class Engine:
         self.model, self.ctx = model, ctx
         self.vocab = llama.llama_model_get_vocab(model)
         self.model_path = command.model_path
-        self.n_ctx = int(llama.llama_n_ctx(ctx))
+        # What one conversation can use: with parallel slots the KV cache is split between sequences.
+        self.n_ctx = int(llama.llama_n_ctx_seq(ctx))
         self.n_batch = settings.n_batch
         raw = llama.llama_model_chat_template(model, None)
         self.template = choose_template(raw.decode("utf-8", "replace") if raw else None)
@@ -417,6 +421,15 @@ class Engine:
         """
         return self.stop_id == request_id or self._interrupting > 0
 
+    def _context_full(self, rid: int, n_prompt: int) -> p.GenerateFailed:
+        return p.GenerateFailed(
+            rid,
+            f"the conversation is {n_prompt} tokens, the context holds {self.n_ctx}",
+            kind="context_full",
+            n_prompt=n_prompt,
+            n_ctx=self.n_ctx,
+        )
+
     def generate(self, command: p.Generate) -> None:
         rid = command.request_id
         received = time.perf_counter()
@@ -429,15 +442,7 @@ class Engine:
             self.send(p.GenerateFailed(rid, str(exc), kind="template"))
             return
         if len(prompt) >= self.n_ctx:
-            self.send(
-                p.GenerateFailed(
-                    rid,
-                    f"the conversation is {len(prompt)} tokens, the context holds {self.n_ctx}",
-                    kind="context_full",
-                    n_prompt=len(prompt),
-                    n_ctx=self.n_ctx,
-                )
-            )
+            self.send(self._context_full(rid, len(prompt)))
             return
 
         reused = self.reuse_prefix(prompt)
@@ -448,7 +453,12 @@ class Engine:
             if status != 0:
                 self.cached = []
                 llama.llama_memory_clear(llama.llama_get_memory(self.ctx), True)
-                self.send(p.GenerateFailed(rid, f"llama_decode failed on the prompt (status {status})", kind="decode"))
+                if status == 1:  # no room left in the KV cache for this sequence
+                    self.send(self._context_full(rid, len(prompt)))
+                else:
+                    self.send(
+                        p.GenerateFailed(rid, f"llama_decode failed on the prompt (status {status})", kind="decode")
+                    )
                 return
             if self.stop_requested(rid):
                 self.send(p.Done(rid, self._stats(prompt, reused, 0, received, received, received, 0.0)))

@@ -474,14 +474,30 @@ class ChatPane(QWidget):
     def drop_oldest_and_resend(self) -> None:
         """The context is full: forget the oldest exchange (the system prompt stays) and ask again."""
         turns = self.conversation.turns
-        if len(turns) <= 1 or self.streaming:
+        if self.streaming:
+            return
+        if not self._ready:
+            self.show_notice("Load the model again first; nothing was dropped.")
+            return
+        if len(turns) <= 1:
             self.show_notice("Nothing older to drop: this message alone is longer than the context.")
             return
+        before = list(turns)
         cut = next((i for i in range(1, len(turns)) if turns[i].role == "user"), len(turns) - 1)
         del turns[:cut]
         if turns and turns[-1].role == "assistant" and not turns[-1].text:
             turns.pop()
-        self._request_reply()
+        if not self._request_reply():
+            turns[:] = before  # nothing was sent: keep every turn
+            self.show_conversation()
+
+    def keep_partial_reply(self, note: str) -> None:
+        """Take what has streamed so far into the reply and end it here (the window is closing)."""
+        self._flush()
+        if self._reply is not None:
+            self._reply.note = note
+        self._request = None
+        self._reply = None
 
     # ---- streaming ------------------------------------------------------------------------
 

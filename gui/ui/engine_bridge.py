@@ -30,6 +30,9 @@ class EngineBridge(QObject):
     def _on_event(self, message: Any) -> None:  # reader thread
         if self._closed:
             return  # the window is going away; nobody is left to tell
+        stale = isinstance(message, WorkerExited) and message.pid not in (None, self.client.pid)
+        if stale and self.client.alive:
+            return  # a worker that ended before the current one started: old news
         if isinstance(message, p.Token):
             with self._lock:
                 first = not self._tokens
@@ -44,6 +47,10 @@ class EngineBridge(QObject):
         with self._lock:
             tokens, self._tokens = self._tokens, []
         return tokens
+
+    def mute(self) -> None:
+        """From now on nothing reaches the window (it is closing)."""
+        self._closed = True
 
     def shutdown(self) -> None:
         self._closed = True

@@ -47,6 +47,8 @@ class HistoryPanel(QWidget):
         super().__init__(parent)
         self.store = store
         self.current_id: int | None = None
+        self.can_switch: Callable[[], bool] = lambda: True  # the window says no while a reply streams
+        self._shut = False
         # Which stored conversation the chat pane shows, per "session" (a new chat or an opened one).
         # Only the database thread touches _ids, so two quick saves of a new chat create it once.
         self._session = 0
@@ -86,6 +88,9 @@ class HistoryPanel(QWidget):
     # ---- the database thread ----------------------------------------------------------------
 
     def _run(self, job: Callable[[], Any], then: Callable[[Any], None] | None = None) -> None:
+        if self._shut:
+            return
+
         def finished(future: Future[Any]) -> None:
             try:
                 result = future.result()
@@ -99,6 +104,7 @@ class HistoryPanel(QWidget):
 
     def shutdown(self) -> None:
         """Finish pending writes, then close the database."""
+        self._shut = True
         self._db.shutdown(wait=True)
         self.store.close()
 
@@ -151,8 +157,12 @@ class HistoryPanel(QWidget):
 
     def _item_chosen(self, item: QListWidgetItem) -> None:
         conversation_id = int(item.data(Qt.ItemDataRole.UserRole))
-        if conversation_id != self.current_id:
-            self.open(conversation_id)
+        if conversation_id == self.current_id:
+            return
+        if not self.can_switch():
+            self.failed.emit("Stop the reply first: it belongs to the chat that is open.")
+            return
+        self.open(conversation_id)
 
     def open(self, conversation_id: int) -> None:
         def job() -> StoredConversation:

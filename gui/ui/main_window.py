@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -79,6 +80,7 @@ class MainWindow(QMainWindow):
         self._verify_request: int | None = None
         self.overcommit_dialog: QMessageBox | None = None
         self._closed = False
+        self._restarts: list[float] = []
         self._selected_path: Path | None = None
         title = f"Tightfit {__version__}"
         if simulate is not None:
@@ -210,6 +212,7 @@ class MainWindow(QMainWindow):
         self.chat.new_chat_requested.connect(self.new_chat)
         self.chat.conversation_changed.connect(lambda: self.history.save(self.chat.conversation))
         self.history.opened.connect(lambda _id, conversation: self.chat.set_conversation(conversation))
+        self.history.can_switch = lambda: not self.chat.streaming
         self.history.failed.connect(lambda message: self.statusBar().showMessage(message, 15000))
         self.chat.sampling_panel.preset_saved.connect(self._preset_saved)
         self.chat.live_rate.connect(self.monitor.set_engine_rate)
@@ -229,10 +232,23 @@ class MainWindow(QMainWindow):
         self.history.restore_last()
         self.monitor.start()  # telemetry samples on its own thread
         # NVML can take a while to answer (or time out on a sick driver): never on the UI thread.
-        self._pool.submit(self.nvml.query_gpus).add_done_callback(lambda f: self.gpus_found.emit(f.result()))
-        self._pool.submit(measure_ram_bandwidth_gbs).add_done_callback(lambda f: self.ram_measured.emit(f.result()))
+        self._pool.submit(self._query_gpus).add_done_callback(lambda f: self.gpus_found.emit(f.result()))
+        self._pool.submit(self._measure_ram).add_done_callback(lambda f: self.ram_measured.emit(f.result()))
 
-    def _ram_measured(self, gbs: float) -> None:
+    def _query_gpus(self) -> GpuQuery:  # detection thread
+        try:
+            return self.nvml.query_gpus()
+        except Exception as exc:  # a binding error NVML itself does not map: no GPU, said in words
+            return GpuQuery((), f"NVML failed: {exc}")
+
+    @staticmethod
+    def _measure_ram() -> float | None:  # detection thread
+        try:
+            return measure_ram_bandwidth_gbs()
+        except (MemoryError, OSError):
+            return None  # the ceiling then says "n/a" for host-resident weights
+
+    def _ram_measured(self, gbs: float | None) -> None:
         self.ram_bandwidth_gbs = gbs
         self.replan()
 
@@ -418,6 +434,7 @@ class MainWindow(QMainWindow):
             self.bridge.client.load(entry.path, settings)
         except (ValueError, EngineUnavailable) as exc:
             self.load_status.setText(f"Cannot load: {exc}")
+            self.load_finished.emit(False)
             return
         self.loading = str(entry.path)
         self.loaded = None
@@ -527,6 +544,10 @@ class MainWindow(QMainWindow):
                 self.verified.emit(event)
         elif isinstance(event, p.CommandRejected):
             self.load_status.setText(f"The engine refused a command: {event.error}")
+            if self.loading:
+                self.loading = None
+                self.progress.setValue(0)
+                self.load_finished.emit(False)
         elif isinstance(event, WorkerExited) and not event.expected:
             self._engine_died(event)
         self._update_buttons()
@@ -559,7 +580,17 @@ class MainWindow(QMainWindow):
         )
         self.engine_label.setText("Engine: restarting…")
         self.engine_died.emit(event)
-        # A fresh worker, so Load works at once; the conversation stays in the pane.
+        # A fresh worker, so Load works at once; the conversation stays in the pane. A worker that died
+        # before it was even ready would only die again: say so instead of starting one after another.
+        now = time.monotonic()
+        self._restarts = [t for t in self._restarts if now - t < 60] + [now]
+        if not event.said_hello and len(self._restarts) > 2:
+            self.engine_label.setText("Engine: cannot start")
+            self.load_status.setText(
+                f"The engine cannot start: {failure.summary if failure else event.reason} "
+                "Check the llama-cpp-python install (see the README), then restart Tightfit."
+            )
+            return
         self.bridge.client.start()
 
     def _reload(self, settings: LoadSettings) -> None:
@@ -571,8 +602,10 @@ class MainWindow(QMainWindow):
             super().closeEvent(event)
             return
         self._closed = True
+        self.bridge.mute()  # nothing from the engine reaches the widgets from here on
         if self.chat.streaming:
             self.chat.stop()
+            self.chat.keep_partial_reply("stopped: the window closed")
         self.monitor.stop()
         self.history.save(self.chat.conversation)
         self.history.shutdown()
@@ -585,5 +618,5 @@ class MainWindow(QMainWindow):
         self.bridge.shutdown()
         self.picker.shutdown()
         self.models_tab.shutdown()
-        self._pool.shutdown(wait=True, cancel_futures=True)
+        self._pool.shutdown(wait=False, cancel_futures=True)  # a hung driver call must not hang the close
         super().closeEvent(event)

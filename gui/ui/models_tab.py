@@ -259,6 +259,7 @@ class ModelsTab(QWidget):
     def _run(self, job: Callable[[], Any], then: Callable[[Any], None]) -> None:
         if self._closed:
             return
+
         def finished(future: Future[Any]) -> None:
             try:
                 result: Any = future.result()
