@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import ctypes
+import ctypes.util
 import logging
 import os
 import sys
@@ -23,6 +25,13 @@ SETTLE_TIMEOUT_S = 300
 def _prepare_environment(offscreen: bool) -> None:
     if offscreen:
         os.environ["QT_QPA_PLATFORM"] = "offscreen"
+    elif sys.platform.startswith("linux") and _needs_xcb() and (missing := _xcb_plugin_problem()):
+        # Qt aborts with a misleading "reinstall the application" message; say what to install instead.
+        raise SystemExit(
+            f"tightfit: error: Qt cannot open a window on X11: {missing}. On Debian/Ubuntu install: sudo apt "
+            "install libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1 libxcb-image0 libxcb-render-util0 "
+            "libxkbcommon-x11-0 (or run under Wayland)"
+        )
     # pyqtgraph and Qt pick the binding from this; the project uses PySide6 only.
     os.environ.setdefault("QT_API", "pyside6")
 
@@ -41,6 +50,30 @@ def signal_future(signal: Any) -> asyncio.Future[Any]:
     signal.connect(fire)
     future.add_done_callback(lambda _: signal.disconnect(fire))
     return future
+
+
+def _xcb_plugin_problem() -> str:
+    """Why Qt's X11 plugin cannot load ('' if it can): the dynamic loader names the missing library."""
+    try:
+        import PySide6
+    except ImportError:
+        return ""
+    plugin = os.path.join(os.path.dirname(PySide6.__file__), "Qt", "plugins", "platforms", "libqxcb.so")
+    if not os.path.exists(plugin):
+        return ""
+    try:
+        ctypes.CDLL(plugin)
+    except OSError as exc:
+        return f"{str(exc).split(':', 1)[0]} is missing"  # "libxcb-icccm.so.4: cannot open shared object…"
+    return "" if ctypes.util.find_library("xcb-cursor") else "libxcb-cursor.so.0 is missing"
+
+
+def _needs_xcb() -> bool:
+    """Whether Qt will pick its X11 plugin: no platform chosen and no Wayland session to use instead."""
+    chosen = os.environ.get("QT_QPA_PLATFORM", "")
+    if chosen:
+        return chosen.startswith("xcb")
+    return not os.environ.get("WAYLAND_DISPLAY")
 
 
 async def wait_signal(signal: Any, timeout: float) -> Any:
