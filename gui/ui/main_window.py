@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
     QPushButton,
     QScrollArea,
     QSplitter,
+    QStyle,
     QSystemTrayIcon,
     QTabWidget,
     QVBoxLayout,
@@ -181,7 +182,12 @@ class MainWindow(QMainWindow):
         self._quants_timer.setSingleShot(True)
         self._quants_timer.setInterval(150)
         self._quants_timer.timeout.connect(self._refresh_quants)
-        self.tray = QSystemTrayIcon(self) if QSystemTrayIcon.isSystemTrayAvailable() else None
+        self.tray: QSystemTrayIcon | None = None
+        if QSystemTrayIcon.isSystemTrayAvailable():
+            # A tray icon must be visible (and have an icon) for its notifications to show.
+            self.tray = QSystemTrayIcon(self.style().standardIcon(QStyle.StandardPixmap.SP_ComputerIcon), self)
+            self.tray.setToolTip("Tightfit")
+            self.tray.show()
 
         splitter = QSplitter(Qt.Orientation.Horizontal, self)
         splitter.addWidget(left_column)
