@@ -50,3 +50,29 @@ def no_leaked_windows(request: pytest.FixtureRequest):
     for widget in leaked:
         widget.close()
     assert not leaked, f"test left windows open: {[type(w).__name__ for w in leaked]}"
+
+
+# ---- how many engine processes the suite starts (reported at the end of the run) -----------------
+
+_engine_spawns: list[str] = []
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    from gui.services import engine_client
+
+    start = engine_client.EngineClient.start
+
+    def counted_start(self: engine_client.EngineClient) -> None:
+        was_alive = self.alive
+        start(self)
+        if not was_alive and self.alive:
+            _engine_spawns.append(os.environ.get("PYTEST_CURRENT_TEST", "?").split(" ")[0])
+
+    engine_client.EngineClient.start = counted_start  # type: ignore[method-assign]
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    files = sorted({name.split("::")[0] for name in _engine_spawns})
+    terminalreporter.write_line(
+        f"engine processes started in this process: {len(_engine_spawns)} (by {len(files)} test files)"
+    )
