@@ -1,4 +1,4 @@
-"""Composition root of the window: builds the services and widgets and runs the Qt event loop.
+"""Composition root of the window: builds the services, hands them to the window, runs the Qt event loop.
 
 Start-up work (first scan, engine hello, optional --load and --prompt) is orchestrated as one asyncio
 task on the qasync loop; --screenshot waits for it to settle, saves the window, and exits.
@@ -16,7 +16,11 @@ import sys
 import traceback
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from gui.core.cards import Card
+    from gui.services.bundle import Services
 
 log = logging.getLogger("tightfit")
 SETTLE_TIMEOUT_S = 300
@@ -96,7 +100,7 @@ async def start_up(window: Any, args: argparse.Namespace) -> None:
         return
     outcome = signal_future(window.load_finished)
     window.load_selected()
-    if window.loading is None and not outcome.done():
+    if not window.session.state.busy and not outcome.done():
         outcome.cancel()
         return  # nothing was sent (the plan said it will not fit, or the settings are wrong): the window says why
     if not await asyncio.wait_for(outcome, SETTLE_TIMEOUT_S):
@@ -125,7 +129,52 @@ def install_excepthook(parent: Any) -> None:
     sys.excepthook = hook
 
 
-def run_gui(args: argparse.Namespace, settings: Any, models_dir: Path, simulate: Any = None) -> int:
+def build_services(
+    models_dir: Path,
+    simulate: Card | None = None,
+    *,
+    engine: Any = None,
+    nvml: Any = None,
+    store: Any = None,
+    history: Any = None,
+    hub: Any = None,
+) -> Services:
+    """Every service the window uses, built once, here. Tests pass their own engine, NVML, stores or hub."""
+    from gui.core.simulated_gpu import SimulatedGpu
+    from gui.services.bundle import Services
+    from gui.services.engine_client import EngineClient
+    from gui.services.hf import HubClient
+    from gui.services.history import HistoryStore
+    from gui.services.library import Library
+    from gui.services.nvml import Nvml
+    from gui.services.power_limit import PowerLimiter
+    from gui.services.settings_store import SettingsStore
+    from gui.services.telemetry import GpuSource, SimulatedSource
+
+    settings = store or SettingsStore()
+    nvml = nvml or Nvml()
+    extra = [Path(f) for f in settings.model_folders if Path(f) != models_dir]
+    source: GpuSource = nvml
+    limiter = PowerLimiter(nvml=nvml)
+    if simulate is not None:
+        simulated = SimulatedSource([SimulatedGpu(simulate.key)])
+        source = simulated
+        limiter = PowerLimiter(simulators=dict(enumerate(simulated.gpus)))  # capped through the simulator
+    return Services(
+        models_dir=models_dir,
+        engine=engine or EngineClient(),
+        nvml=nvml,
+        gpu_source=source,
+        limiter=limiter,
+        library=Library([models_dir, *extra]),
+        history=history or HistoryStore(),
+        settings=settings,
+        hub=hub or HubClient(),
+        simulated=simulate,
+    )
+
+
+def run_gui(args: argparse.Namespace, settings: Any, models_dir: Path, simulate: Card | None = None) -> int:
     _prepare_environment(offscreen=args.screenshot is not None)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     import qasync
@@ -139,7 +188,7 @@ def run_gui(args: argparse.Namespace, settings: Any, models_dir: Path, simulate:
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
 
-    window = MainWindow(models_dir, settings, simulate=simulate)
+    window = MainWindow(build_services(models_dir, simulate), settings)
     window.tabs.setCurrentIndex({"chat": 0, "monitor": 1, "quants": 2}.get(getattr(args, "tab", "chat"), 0))
     install_excepthook(window)
     window.show()

@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from gui import __version__
-from gui.commands.flags import add_sizing_flags, settings_from_args
-from gui.core.protocol import Sampling
+from gui.commands.flags import add_sampling_flags, add_sizing_flags, add_spec_flags, settings_from_args
+from gui.core.protocol import MAX_TOKENS
 
 DEFAULT_MODELS_ENV = "TIGHTFIT_MODELS"
 
@@ -58,10 +58,9 @@ def build_parser() -> argparse.ArgumentParser:
     chat.add_argument("model", type=Path, metavar="MODEL.gguf")
     chat.add_argument("--prompt", required=True, metavar="TEXT")
     chat.add_argument("--system", default="", metavar="TEXT", help="system prompt")
-    chat.add_argument("--max-tokens", type=int, default=256, metavar="N")
-    chat.add_argument("--temperature", type=float, default=Sampling.temperature, metavar="T")
-    chat.add_argument("--seed", type=int, default=Sampling.seed, metavar="N")
     chat.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    add_spec_flags(chat, [MAX_TOKENS])
+    add_sampling_flags(chat)
     add_sizing_flags(chat)
 
     from gui.commands.plan import add_plan_parser

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import Qt
+from window_kit import open_window
 
 from gui.core import protocol as p
 from gui.core.params import LoadSettings
-from gui.ui.main_window import MainWindow
 
 pytestmark = pytest.mark.engine
 TIMEOUT = 120_000
@@ -27,11 +27,7 @@ CUDA_OOM = (
 
 
 def test_oom_abort_mid_reply(qtbot, demo_model: Path) -> None:
-    win = MainWindow(demo_model.parent, LoadSettings(n_threads=2, n_ctx=2048))
-    qtbot.addWidget(win)
-    win.show()
-    with qtbot.waitSignals([win.engine_ready, win.picker.scanned, win.gpus_found], timeout=TIMEOUT):
-        win.start(select=demo_model)
+    win = open_window(qtbot, demo_model.parent, demo_model, LoadSettings(n_threads=2, n_ctx=2048))
     win.plan_panel.select_target("v100-16gb")  # planning for a V100: the safer reload takes layers off
     with qtbot.waitSignal(win.model_loaded, timeout=TIMEOUT):
         win.load_selected()

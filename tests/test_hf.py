@@ -15,6 +15,7 @@ from gguf import LlamaFileType
 from gui.core.cards import find_card
 from gui.core.gguf_reader import GGUFError
 from gui.core.params import LoadSettings
+from gui.core.planner import Verdict
 from gui.services.devices import device_from_card
 from gui.services.hf import (
     Download,
@@ -140,7 +141,7 @@ def test_27b_headers_by_range_request_fill_the_quant_table(hub: FakeHub, files: 
     listing = client.list_gguf(BIG)
     sources = [QuantSource(f.name, client.read_header(f), url=f.url) for f in listing]
     rows = quant_rows(sources, LoadSettings(n_ctx=8192), [device_from_card(find_card("v100-16gb"))])
-    assert [(r.quant, r.fits) for r in rows] == [("Q4_K_M", "no"), ("Q3_K_S", "yes")]
+    assert [(r.quant, r.fits) for r in rows] == [("Q4_K_M", Verdict.WONT_FIT), ("Q3_K_S", Verdict.FITS)]
     assert rows[0].size_bytes == files["Q4_K_M"].stat().st_size  # the size came from Content-Range
     cdn = hub.cdn_hits()
     assert cdn and all(h.range is not None and h.status == 206 for h in cdn)

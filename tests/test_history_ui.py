@@ -4,33 +4,32 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
+import window_kit
+from fake_engine import FakeEngine
+from window_kit import open_window
 
 from gui.core import protocol as p
-from gui.core.params import LoadSettings
 from gui.services.history import HistoryStore
 from gui.ui.main_window import MainWindow
 
-pytestmark = pytest.mark.engine
 TIMEOUT = 120_000
 
 
-def open_window(qtbot, demo_model: Path, db: Path, load: bool = True) -> MainWindow:
-    win = MainWindow(demo_model.parent, LoadSettings(n_threads=2, n_ctx=1024), history=HistoryStore(db))
-    qtbot.addWidget(win)
-    win.show()
-    with qtbot.waitSignals([win.engine_ready, win.picker.scanned, win.history.listed], timeout=TIMEOUT):
-        win.start(select=demo_model)
+def open_history_window(qtbot, demo_model: Path, db: Path, load: bool = True) -> MainWindow:
+    """The chat's replies come from a test engine: what is stored, not what the model says, is the subject."""
+    win = open_window(
+        qtbot, demo_model.parent, demo_model, also=lambda w: [w.history.listed], engine=FakeEngine(),
+        history=HistoryStore(db),
+    )  # fmt: skip
     if load:
         win.plan_panel.select_target("cpu")
-        with qtbot.waitSignal(win.model_loaded, timeout=TIMEOUT):
-            win.load_selected()
+        window_kit.load(qtbot, win)
     return win
 
 
 def test_history_survives_a_restart(qtbot, demo_model: Path, tmp_path: Path) -> None:
     db = tmp_path / "history.sqlite3"
-    win = open_window(qtbot, demo_model, db)
+    win = open_history_window(qtbot, demo_model, db)
     chat = win.chat
     chat.sampling = p.Sampling(temperature=0.0, seed=0)
     chat.max_tokens = 16
@@ -53,7 +52,7 @@ def test_history_survives_a_restart(qtbot, demo_model: Path, tmp_path: Path) -> 
     assert stored.turns[1].settings is not None and stored.turns[1].settings["n_ctx"] == 1024
     assert stored.turns[1].sampling is not None and stored.turns[1].sampling["temperature"] == 0.0
 
-    again = open_window(qtbot, demo_model, db, load=False)
+    again = open_history_window(qtbot, demo_model, db, load=False)
     qtbot.waitUntil(lambda: len(again.chat.conversation.turns) == 2, timeout=10_000)
     assert again.chat.conversation.turns[1].text == reply.text
     assert again.chat.system_prompt.toPlainText() == "Be brief."
@@ -62,7 +61,7 @@ def test_history_survives_a_restart(qtbot, demo_model: Path, tmp_path: Path) -> 
 
 
 def test_rename_search_delete_and_new_chat(qtbot, demo_model: Path, tmp_path: Path) -> None:
-    win = open_window(qtbot, demo_model, tmp_path / "h.sqlite3")
+    win = open_history_window(qtbot, demo_model, tmp_path / "h.sqlite3")
     chat, history = win.chat, win.history
     chat.sampling = p.Sampling(temperature=0.0, seed=0)
     chat.max_tokens = 8

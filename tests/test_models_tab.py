@@ -6,10 +6,13 @@ import threading
 from pathlib import Path
 
 import pytest
+from fake_engine import FakeEngine
 from fake_hub import FakeHub, write_small_model
 from model_shapes import SHAPES, write_shape
+from window_kit import open_window
 
 from gui.core.params import LoadSettings
+from gui.core.planner import Verdict
 from gui.services.hf import DownloadProgress, HubClient
 from gui.services.history import HistoryStore
 from gui.services.settings_store import SettingsStore
@@ -29,25 +32,24 @@ def folder(tmp_path: Path) -> Path:
     return models
 
 
-def open_window(qtbot, folder: Path, tmp_path: Path, hub: FakeHub | None = None) -> MainWindow:
-    win = MainWindow(
+def open_quants_window(qtbot, folder: Path, tmp_path: Path, hub: FakeHub | None = None) -> MainWindow:
+    win = open_window(
+        qtbot,
         folder,
+        folder / "Qwen3.5-27B-Q4_K_M.gguf",
         LoadSettings(n_threads=2, n_ctx=8192),
+        also=lambda w: [w.ram_measured],
+        engine=FakeEngine(),
         history=HistoryStore(tmp_path / "h.sqlite3"),
-        settings_store=SettingsStore(tmp_path / "settings.json"),
+        store=SettingsStore(tmp_path / "settings.json"),
+        hub=HubClient(endpoint=hub.endpoint, timeout=10) if hub is not None else None,
     )
-    if hub is not None:
-        win.models_tab.client = HubClient(endpoint=hub.endpoint, timeout=10)
-    qtbot.addWidget(win)
-    win.show()
-    with qtbot.waitSignals([win.picker.scanned, win.gpus_found, win.ram_measured], timeout=TIMEOUT):
-        win.start(select=folder / "Qwen3.5-27B-Q4_K_M.gguf")
     win.plan_panel.select_target("v100-16gb")
     return win
 
 
 def test_quants_of_one_model_are_grouped_and_bad_files_listed(qtbot, folder: Path, tmp_path: Path) -> None:
-    win = open_window(qtbot, folder, tmp_path)
+    win = open_quants_window(qtbot, folder, tmp_path)
     picker = win.picker
     assert [g.name for g in picker.groups] == ["Qwen3.5-27B-shaped"]
     assert [v.quant for v in picker.groups[0].variants] == ["Q4_K_M", "Q3_K_S"]
@@ -57,13 +59,14 @@ def test_quants_of_one_model_are_grouped_and_bad_files_listed(qtbot, folder: Pat
 
 
 def test_the_quant_table_says_which_quant_fits_and_picks_it(qtbot, folder: Path, tmp_path: Path) -> None:
-    win = open_window(qtbot, folder, tmp_path)
+    win = open_quants_window(qtbot, folder, tmp_path)
     win.tabs.setCurrentWidget(win.models_tab)
     table = win.models_tab.local_table
     qtbot.waitUntil(lambda: table.rowCount() == 2 and all(r.tok_s for r in table.rows), timeout=5000)
     q4, q3 = table.rows
-    assert (q4.quant, q4.fits) == ("Q4_K_M", "no") and not q4.all_layers
-    assert (q3.quant, q3.fits) == ("Q3_K_S", "yes") and q3.max_ctx_full_offload and q3.max_ctx_full_offload >= 32768
+    assert (q4.quant, q4.fits) == ("Q4_K_M", Verdict.WONT_FIT) and not q4.all_layers
+    assert (q3.quant, q3.fits) == ("Q3_K_S", Verdict.FITS)
+    assert q3.max_ctx_full_offload and q3.max_ctx_full_offload >= 32768
     assert table.item(1, 4).text() == "yes" and table.item(0, 4).text() == "no"
     assert q3.tok_s and q4.tok_s and q3.tok_s > q4.tok_s  # smaller and all on the GPU: faster
     assert table.item(1, 8).text() and "quantize" in table.item(1, 8).toolTip()
@@ -76,7 +79,7 @@ def test_the_quant_table_says_which_quant_fits_and_picks_it(qtbot, folder: Path,
 
 
 def test_files_added_and_removed_are_noticed(qtbot, folder: Path, tmp_path: Path) -> None:
-    win = open_window(qtbot, folder, tmp_path)
+    win = open_quants_window(qtbot, folder, tmp_path)
     extra = write_shape(folder / "Qwen3.5-2B-Q4_K_M.gguf", SHAPES["qwen35-2b"])
     with qtbot.waitSignal(win.picker.scanned, timeout=TIMEOUT):
         win.picker.rescan()
@@ -104,7 +107,7 @@ def test_hugging_face_repo_is_planned_from_headers_then_downloaded(qtbot, folder
     with FakeHub() as hub:
         hub.add_file(REPO, "Tiny-Q4_K_M.gguf", small)
         hub.add_file(REPO, "Qwen3.5-27B-Q3_K_S.gguf", big, sha256="3" * 64)  # header-only: never downloaded
-        win = open_window(qtbot, folder, tmp_path, hub)
+        win = open_quants_window(qtbot, folder, tmp_path, hub)
         tab = win.models_tab
         win.tabs.setCurrentWidget(tab)
         tab.repo.setText(REPO)
@@ -114,7 +117,7 @@ def test_hugging_face_repo_is_planned_from_headers_then_downloaded(qtbot, folder
             tab.hub_status.text()
         )
         rows = {r.label: r for r in tab.hub_table.rows}
-        assert rows["Qwen3.5-27B-Q3_K_S.gguf"].fits == "yes"
+        assert rows["Qwen3.5-27B-Q3_K_S.gguf"].fits is Verdict.FITS
         # Only the header of the 11 GiB file was asked for: every request for it carried a Range.
         big_hits = hub.cdn_hits("Qwen3.5-27B-Q3_K_S.gguf")
         assert big_hits and all(h.range and h.range.startswith("bytes=0-") for h in big_hits)
@@ -130,7 +133,7 @@ def test_hugging_face_repo_is_planned_from_headers_then_downloaded(qtbot, folder
 
 
 def test_offline_is_said_in_words(qtbot, folder: Path, tmp_path: Path) -> None:
-    win = open_window(qtbot, folder, tmp_path)
+    win = open_quants_window(qtbot, folder, tmp_path)
     win.models_tab.client = HubClient(endpoint="http://127.0.0.1:9", timeout=3)
     win.models_tab.repo.setText(REPO)
     with qtbot.waitSignal(win.models_tab.listed, timeout=TIMEOUT):
@@ -160,7 +163,7 @@ def test_an_interrupted_download_is_offered_again_after_a_restart(qtbot, folder:
         first.start()
         assert first.wait(30) and first.state == "paused"
 
-        win = open_window(qtbot, folder, tmp_path, hub)
+        win = open_quants_window(qtbot, folder, tmp_path, hub)
         tab = win.models_tab
         qtbot.waitUntil(lambda: tab.pending is not None, timeout=10_000)
         assert "Interrupted download: Tiny-Q4_K_M.gguf" in tab.download_status.text()

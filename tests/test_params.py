@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from dataclasses import fields
+
 import pytest
 
 from gui.core.params import (
@@ -7,6 +9,7 @@ from gui.core.params import (
     BATCH,
     CONTEXT,
     GPU_LAYERS,
+    LOAD_SPECS,
     SIZING_PARAMS,
     LoadSettings,
     default_settings,
@@ -38,7 +41,7 @@ def test_validation_names_the_bad_field() -> None:
         LoadSettings(n_batch=512, n_ubatch=1024).validated()
     with pytest.raises(ValueError, match="Context must be between 256"):
         LoadSettings(n_ctx=16).validated()
-    with pytest.raises(ValueError, match="flash attention"):
+    with pytest.raises(ValueError, match="Flash attention must be one of"):
         LoadSettings(flash_attn="maybe").validated()
     with pytest.raises(ValueError, match="Batch must be between"):
         LoadSettings(n_batch=BATCH.maximum * 2).validated()
@@ -66,3 +69,67 @@ def test_gpu_layers_translate_to_llama_cpp_all() -> None:
 def test_describe_lists_every_sizing_parameter() -> None:
     text = describe(LoadSettings(n_ctx=4096, n_threads=2))
     assert "context 4096" in text and "threads 2" in text and "gpu layers" in text
+
+
+def test_the_engine_applies_every_declared_load_setting() -> None:
+    """A new setting is a declaration plus the engine line that applies it; forgetting the line fails here."""
+    from gui.services.engine_worker import CONTEXT_FIELDS, MODEL_FIELDS
+
+    declared = {spec.key for spec in LOAD_SPECS}
+    applied = set(MODEL_FIELDS) | set(CONTEXT_FIELDS)
+    assert applied == declared
+    assert not set(MODEL_FIELDS) & set(CONTEXT_FIELDS)
+
+
+def test_every_declaration_has_a_flag_a_label_and_a_valid_default() -> None:
+    for spec in LOAD_SPECS:
+        assert spec.key and spec.label and spec.help and spec.flag.startswith("--"), spec
+        spec.check(spec.default)
+        assert spec.parse(spec.default) == spec.default
+    assert len({spec.flag for spec in LOAD_SPECS}) == len(LOAD_SPECS)
+    LoadSettings().validated()
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        ({"n_ctx": "4096"}, "Context must be a whole number"),
+        ({"n_ctx": 4096.5}, "Context must be a whole number"),
+        ({"n_ctx": True}, "Context must be a whole number"),
+        ({"n_ctx": 16}, "Context must be between 256"),
+        ({"use_mmap": "yes"}, "Memory-map the file must be true or false"),
+        ({"cache_type_k": 8}, "K cache type must be one of"),
+        ({"flash_attn": "sometimes"}, "Flash attention must be one of"),
+    ],
+)
+def test_values_from_outside_are_checked_by_their_declaration(data: dict, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        LoadSettings.from_dict(data)
+
+
+def test_sampling_is_declared_with_its_ranges() -> None:
+    from gui.core.protocol import MAX_TOKENS, RANDOM_SEED, Sampling
+    from gui.core.specs import specs_of
+
+    specs = {spec.key: spec for spec in specs_of(Sampling)}
+    assert set(specs) == {f.name for f in fields(Sampling)}
+    assert Sampling().seed == RANDOM_SEED and MAX_TOKENS.default == 512
+    with pytest.raises(ValueError, match="Temperature must be between 0 and 5"):
+        Sampling(temperature=7.0).validated()
+    with pytest.raises(ValueError, match="Top-k must be between 0 and 1000"):
+        Sampling(top_k=-1).validated()
+
+
+def test_cli_flags_come_from_the_declarations() -> None:
+    import argparse
+
+    from gui.commands.flags import add_sizing_flags, settings_from_args
+
+    parser = argparse.ArgumentParser()
+    add_sizing_flags(parser)
+    args = parser.parse_args(["--ctx", "2048", "--no-mmap", "--swa-full", "--cache-type-v", "q8_0", "--threads", "3"])
+    settings = settings_from_args(args)
+    assert (settings.n_ctx, settings.use_mmap, settings.swa_full, settings.cache_type_v) == (2048, False, True, "q8_0")
+    assert settings.n_threads == 3
+    flags = {a.option_strings[0] for a in parser._actions if a.option_strings and a.dest != "help"}
+    assert flags == {spec.flag for spec in LOAD_SPECS}

@@ -6,10 +6,12 @@ import shutil
 from pathlib import Path
 
 import pytest
+from fake_engine import FakeEngine
 from fake_nvml import FakeGpu, FakeNvml
 from model_shapes import SHAPES, write_shape
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor
+from window_kit import open_window
 
 from gui.core import protocol as p
 from gui.core.cards import find_card
@@ -32,17 +34,14 @@ def models(tmp_path: Path, demo_model: Path) -> Path:
     return folder
 
 
-def open_window(qtbot, folder: Path, select: Path, nvml: Nvml | None = None, **kw) -> MainWindow:
-    win = MainWindow(folder, LoadSettings(n_threads=2, n_ctx=8192), nvml=nvml or Nvml(), **kw)
-    qtbot.addWidget(win)
-    win.show()
-    with qtbot.waitSignals([win.engine_ready, win.picker.scanned, win.gpus_found], timeout=TIMEOUT):
-        win.start(select=select)
-    return win
+def open_plan_window(qtbot, folder: Path, select: Path, real_engine: bool = False, **kw) -> MainWindow:
+    """The window at 8k context; the real engine only where llama.cpp's own figures are the subject."""
+    engine = None if real_engine else FakeEngine()
+    return open_window(qtbot, folder, select, LoadSettings(n_threads=2, n_ctx=8192), engine=engine, **kw)
 
 
 def test_without_a_gpu_the_window_plans_for_a_picked_card(qtbot, models: Path) -> None:
-    win = open_window(qtbot, models, models / "Qwen3.5-27B-Q4_K_M.gguf")
+    win = open_plan_window(qtbot, models, models / "Qwen3.5-27B-Q4_K_M.gguf")
     panel = win.plan_panel
     assert panel.current_target().key == V100  # no driver here: the first catalog card
     assert "Planning, not measuring" in panel.mode_label.text() and "driver" in panel.mode_label.text()
@@ -56,7 +55,7 @@ def test_without_a_gpu_the_window_plans_for_a_picked_card(qtbot, models: Path) -
 
 
 def test_the_bar_follows_the_sliders_and_shows_mib_on_hover(qtbot, models: Path) -> None:
-    win = open_window(qtbot, models, models / "Qwen3.5-27B-Q3_K_S.gguf")
+    win = open_plan_window(qtbot, models, models / "Qwen3.5-27B-Q3_K_S.gguf")
     bar = win.plan_panel.bars[0]
     assert win.plan is not None and win.plan.fits
     kv_before = win.plan.devices[0].kv_mib
@@ -74,7 +73,7 @@ def test_the_bar_follows_the_sliders_and_shows_mib_on_hover(qtbot, models: Path)
 
 
 def test_auto_fit_keeps_pins_and_the_margin(qtbot, models: Path) -> None:
-    win = open_window(qtbot, models, models / "Qwen3.5-27B-Q4_K_M.gguf")
+    win = open_plan_window(qtbot, models, models / "Qwen3.5-27B-Q4_K_M.gguf")
     win.params.rows["n_ctx"].pin.setChecked(True)
     with qtbot.waitSignal(win.planned, timeout=5000):
         qtbot.mouseClick(win.plan_panel.auto_fit_button, Qt.MouseButton.LeftButton)
@@ -88,7 +87,7 @@ def test_auto_fit_keeps_pins_and_the_margin(qtbot, models: Path) -> None:
 
 def test_measured_gpus_are_planned_with_their_free_memory(qtbot, models: Path) -> None:
     fake = FakeNvml([FakeGpu(total_mib=16160.0, used_mib=2048.0)])
-    win = open_window(qtbot, models, models / "Qwen3.5-27B-Q3_K_S.gguf", nvml=Nvml(fake))
+    win = open_plan_window(qtbot, models, models / "Qwen3.5-27B-Q3_K_S.gguf", nvml=Nvml(fake))
     panel = win.plan_panel
     assert panel.current_target().key == "detected"
     assert "Measured" in panel.mode_label.text()
@@ -99,7 +98,7 @@ def test_measured_gpus_are_planned_with_their_free_memory(qtbot, models: Path) -
 
 
 def test_simulated_card_is_labelled(qtbot, models: Path) -> None:
-    win = open_window(qtbot, models, models / "Qwen3.5-27B-Q3_K_S.gguf", simulate=find_card("p40"))
+    win = open_plan_window(qtbot, models, models / "Qwen3.5-27B-Q3_K_S.gguf", simulate=find_card("p40"))
     assert win.plan_panel.current_target().simulated
     assert "SIMULATED" in win.plan_panel.mode_label.text()
     assert "SIMULATED" in win.windowTitle()
@@ -109,7 +108,7 @@ def test_simulated_card_is_labelled(qtbot, models: Path) -> None:
 
 @pytest.mark.engine
 def test_verify_shows_llama_cpp_figures_beside_the_estimate(qtbot, models: Path) -> None:
-    win = open_window(qtbot, models, models / "Qwen3.5-27B-Q3_K_S.gguf")
+    win = open_plan_window(qtbot, models, models / "Qwen3.5-27B-Q3_K_S.gguf", real_engine=True)
     win.plan_panel.select_target("cpu")
     with qtbot.waitSignal(win.verified, timeout=TIMEOUT) as got:
         qtbot.mouseClick(win.plan_panel.verify_button, Qt.MouseButton.LeftButton)
@@ -125,7 +124,7 @@ def test_verify_shows_llama_cpp_figures_beside_the_estimate(qtbot, models: Path)
 
 @pytest.mark.engine
 def test_a_load_that_will_not_fit_is_stopped_with_a_way_out(qtbot, models: Path, demo_model: Path) -> None:
-    win = open_window(qtbot, models, models / demo_model.name)
+    win = open_plan_window(qtbot, models, models / demo_model.name, real_engine=True)
     panel = win.plan_panel
     panel.select_target("custom")
     panel.margin.setValue(0)
@@ -136,26 +135,29 @@ def test_a_load_that_will_not_fit_is_stopped_with_a_way_out(qtbot, models: Path,
     assert dialog is not None and dialog.isVisible()
     assert "will not fit" in dialog.windowTitle()
     assert "--ngl" in dialog.informativeText() and "--ctx" in dialog.informativeText()
-    assert win.loading is None  # nothing was sent to the engine
+    assert not win.session.state.busy  # nothing was sent to the engine
     # Cancel keeps everything as it was ...
     dialog.reject()
-    assert win.overcommit_dialog is None and win.loading is None
+    assert win.overcommit_dialog is None and not win.session.state.busy
     # ... "Load anyway" loads, after llama.cpp's own dry run.
     qtbot.mouseClick(win.load_button, Qt.MouseButton.LeftButton)
     dialog = win.overcommit_dialog
     anyway = next(b for b in dialog.buttons() if b.text() == "Load anyway")
     with qtbot.waitSignals([win.verified, win.model_loaded], timeout=TIMEOUT):
         anyway.click()
-    assert win.loaded is not None
+    assert win.session.state.ready
     win.close()
 
 
 def test_cpu_only_ceiling_uses_the_measured_ram_bandwidth(qtbot, models: Path) -> None:
-    win = MainWindow(models, LoadSettings(n_threads=2, n_ctx=4096))
-    qtbot.addWidget(win)
-    win.show()
-    with qtbot.waitSignals([win.picker.scanned, win.gpus_found, win.ram_measured], timeout=TIMEOUT):
-        win.start(select=models / "Qwen3.5-27B-Q3_K_S.gguf")
+    win = open_window(
+        qtbot,
+        models,
+        models / "Qwen3.5-27B-Q3_K_S.gguf",
+        LoadSettings(n_threads=2, n_ctx=4096),
+        engine=FakeEngine(),
+        also=lambda w: [w.ram_measured],
+    )
     win.plan_panel.select_target("cpu")
     assert win.ram_bandwidth_gbs is not None and win.ram_bandwidth_gbs > 0.5
     plan = win.plan
@@ -169,8 +171,9 @@ def test_cpu_only_ceiling_uses_the_measured_ram_bandwidth(qtbot, models: Path) -
 
 @pytest.mark.engine
 def test_verify_on_a_cpu_build_compares_like_with_like(qtbot, models: Path) -> None:
-    win = open_window(qtbot, models, models / "Qwen3.5-27B-Q3_K_S.gguf")
-    assert win.plan_panel.current_target().key == V100 and win.build is not None and not win.build.gpu_offload
+    win = open_plan_window(qtbot, models, models / "Qwen3.5-27B-Q3_K_S.gguf", real_engine=True)
+    assert win.plan_panel.current_target().key == V100 and win.session.state.build is not None
+    assert not win.session.state.build.gpu_offload
     with qtbot.waitSignal(win.verified, timeout=TIMEOUT) as got:
         qtbot.mouseClick(win.plan_panel.verify_button, Qt.MouseButton.LeftButton)
     result: p.DryRunResult = got.args[0]

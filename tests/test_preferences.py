@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
+from fake_engine import FakeEngine
+from fake_hub import write_small_model
+from window_kit import open_window
 
-from gui.core.params import LoadSettings
+from gui.core.load_state import Phase
+from gui.core.preferences import LAST_SETTINGS
 from gui.services.history import HistoryStore
 from gui.services.settings_store import SettingsStore
 from gui.ui.main_window import MainWindow
@@ -14,26 +17,22 @@ from gui.ui.main_window import MainWindow
 TIMEOUT = 120_000
 
 
-def open_window(qtbot, demo_model: Path, tmp_path: Path) -> MainWindow:
-    win = MainWindow(
+def open_prefs_window(qtbot, demo_model: Path, tmp_path: Path, engine: FakeEngine | None = None) -> MainWindow:
+    return open_window(
+        qtbot,
         demo_model.parent,
-        LoadSettings(n_threads=2, n_ctx=1024),
+        demo_model,
+        engine=engine or FakeEngine(),
         history=HistoryStore(tmp_path / "h.sqlite3"),
-        settings_store=SettingsStore(tmp_path / "settings.json"),
+        store=SettingsStore(tmp_path / "settings.json"),
     )
-    qtbot.addWidget(win)
-    win.show()
-    with qtbot.waitSignals([win.engine_ready, win.picker.scanned], timeout=TIMEOUT):
-        win.start(select=demo_model)
-    return win
 
 
-@pytest.mark.engine
 def test_presets_margin_and_last_settings_come_back(qtbot, demo_model: Path, tmp_path: Path) -> None:
-    win = open_window(qtbot, demo_model, tmp_path)
+    win = open_prefs_window(qtbot, demo_model, tmp_path)
     panel = win.chat.sampling_panel
-    panel.temperature.setValue(0.33)
-    panel.top_k.setValue(17)
+    panel.boxes["temperature"].setValue(0.33)
+    panel.boxes["top_k"].setValue(17)
     assert panel.save_preset("Mine")
     assert not panel.save_preset("Balanced")  # built-ins stay as they are
     win.plan_panel.margin.setValue(1536)
@@ -43,7 +42,7 @@ def test_presets_margin_and_last_settings_come_back(qtbot, demo_model: Path, tmp
         win.load_selected()
     win.close()
 
-    again = open_window(qtbot, demo_model, tmp_path)
+    again = open_prefs_window(qtbot, demo_model, tmp_path)
     sampling = again.chat.sampling_panel
     assert sampling.preset.currentText() == "Mine"
     assert again.chat.sampling.temperature == 0.33 and again.chat.sampling.top_k == 17
@@ -54,7 +53,51 @@ def test_presets_margin_and_last_settings_come_back(qtbot, demo_model: Path, tmp
 
 def test_a_damaged_settings_file_starts_from_defaults(qtbot, demo_model: Path, tmp_path: Path) -> None:
     (tmp_path / "settings.json").write_text('{"sampling_presets": {"Bad": {"temperature": "hot"}}, "margin_mib": 512}')
-    win = open_window(qtbot, demo_model, tmp_path)
+    win = open_prefs_window(qtbot, demo_model, tmp_path)
     assert "Bad" not in win.chat.sampling_panel.presets
     assert win.plan_panel.margin.value() == 512
     win.close()
+
+
+def test_the_load_that_was_sent_is_the_one_remembered(qtbot, demo_model: Path, tmp_path: Path) -> None:
+    """Sliders moved and another model selected while a load runs change nothing about that load."""
+    folder = tmp_path / "models"
+    folder.mkdir()
+    model = folder / demo_model.name
+    model.symlink_to(demo_model)
+    other = write_small_model(folder / "Other-Q4_K.gguf", name="Other")
+    engine = FakeEngine()
+    engine.release.clear()  # the load waits until the test lets it finish
+    history = HistoryStore(tmp_path / "h.sqlite3")
+    store = SettingsStore(tmp_path / "settings.json")
+    win = open_window(qtbot, folder, model, engine=engine, history=history, store=store)
+    win.plan_panel.select_target("cpu")
+    win.params.rows["n_ctx"].set_value(2048)
+    win.load_selected()
+    qtbot.waitUntil(lambda: win.session.state.phase is Phase.LOADING, timeout=TIMEOUT)
+
+    win.params.rows["n_ctx"].set_value(4096)
+    win.params.rows["n_batch"].set_value(256)
+    assert win.picker.select_path(other)
+    win.params.rows["n_ctx"].set_value(8192)
+    with qtbot.waitSignal(win.model_loaded, timeout=TIMEOUT):
+        engine.release.set()
+
+    state = win.session.state
+    assert state.model == model and state.settings is not None and state.settings.n_ctx == 2048
+    remembered = store.read(LAST_SETTINGS)
+    assert set(remembered) == {model.name}
+    assert remembered[model.name].n_ctx == 2048 and remembered[model.name].n_batch == 512
+
+    # A reply records the load it was generated with, not what the sliders show.
+    win.chat.input.setPlainText("Hello?")
+    with qtbot.waitSignals([win.chat.reply_finished, win.history.saved], timeout=TIMEOUT):
+        win.chat.send()
+    reply = win.chat.conversation.turns[-1]
+    assert reply.model_file == model.name and reply.settings is not None and reply.settings["n_ctx"] == 2048
+    win.close()
+    with HistoryStore(tmp_path / "h.sqlite3") as again:
+        (summary,) = again.list()
+        stored = again.load(summary.id).turns[-1]
+    assert stored.model_file == model.name and stored.settings is not None
+    assert stored.settings["n_ctx"] == 2048 and stored.settings["n_batch"] == 512

@@ -10,7 +10,7 @@ from gguf import LlamaFileType
 from gui.core.cards import find_card
 from gui.core.gguf_reader import read_model
 from gui.core.params import CONTEXT, LoadSettings
-from gui.core.planner import Device, plan
+from gui.core.planner import Device, Verdict, plan
 from gui.core.quant_quality import QUALITY, SOURCE, normalize_quant_name, quality_of
 from gui.services.devices import device_from_card
 from gui.services.models import ModelEntry, describe_file
@@ -47,7 +47,7 @@ def test_the_users_case_on_a_v100(qwen27b: list[ModelEntry]) -> None:
     assert 4.5 < q4.bits_per_weight < 5.5 and 3.3 < q3.bits_per_weight < 4.0
 
     # Q4_K_M does not fit fully at 8k: only some layers go on the GPU, and no context is small enough.
-    assert q4.fits == "no" and q4.ctx == 8192
+    assert q4.fits is Verdict.WONT_FIT and q4.ctx == 8192
     assert q4.max_ctx_full_offload is None
     assert 0 < q4.gpu_layers < q4.n_layer + 1 == 65
     assert q4.tok_s is None  # host-resident weights at an unknown RAM bandwidth
@@ -55,7 +55,7 @@ def test_the_users_case_on_a_v100(qwen27b: list[ModelEntry]) -> None:
     assert full_q4.verdict == "will not fit"
 
     # Q3_K_S fits with room for a long context, on the GPU entirely, near the field notes' ceiling.
-    assert q3.fits == "yes" and q3.all_layers
+    assert q3.fits is Verdict.FITS and q3.all_layers
     assert q3.max_ctx_full_offload is not None and q3.max_ctx_full_offload >= 32768
     assert q3.max_ctx_full_offload % CONTEXT.step == 0
     assert q3.max_ctx_full_offload <= (q3.source.context_length or 0)
@@ -87,7 +87,7 @@ def test_tight_when_only_the_margin_is_eaten(qwen27b: list[ModelEntry]) -> None:
     (row,) = quant_rows([q3], AT_8K, [V100])
     card = Device("squeezed V100", V100.total_mib, row.needed_mib + 300, V100.bandwidth_gbs, V100.sm_count)
     (tight,) = quant_rows([q3], AT_8K, [card], margin_mib=1024)
-    assert tight.fits == "tight"
+    assert tight.fits is Verdict.TIGHT
     assert tight.max_ctx_full_offload is not None and tight.max_ctx_full_offload < 8192
     assert tight.tok_s == pytest.approx(row.tok_s)
 
@@ -95,7 +95,7 @@ def test_tight_when_only_the_margin_is_eaten(qwen27b: list[ModelEntry]) -> None:
 def test_nothing_fits_on_a_small_card(qwen27b: list[ModelEntry]) -> None:
     small = Device("8 GB card", 8192, 8192, 448.0, 40)
     rows = quant_rows(qwen27b, AT_8K, [small])
-    assert [r.fits for r in rows] == ["no", "no"]
+    assert [r.fits for r in rows] == [Verdict.WONT_FIT, Verdict.WONT_FIT]
     assert all(r.max_ctx_full_offload is None for r in rows)
     assert all(0 <= r.gpu_layers < r.n_layer + 1 for r in rows)
 
@@ -103,14 +103,14 @@ def test_nothing_fits_on_a_small_card(qwen27b: list[ModelEntry]) -> None:
 def test_trained_context_caps_the_search(tmp_path: Path) -> None:
     path = write_llama_like(tmp_path / "tiny.gguf", ctx=2048, quant="Q8_0")
     (row,) = quant_rows([describe_file(path)], LoadSettings(n_ctx=32768), [V100])
-    assert row.fits == "yes"
+    assert row.fits is Verdict.FITS
     assert row.ctx == 2048  # the settings asked for more than the model was trained on
     assert row.max_ctx_full_offload == 2048
 
 
 def test_cpu_only_rows(qwen27b: list[ModelEntry]) -> None:
     rows = quant_rows(qwen27b, AT_8K, [], ram_bandwidth_gbs=50.0)
-    assert all(r.fits == "no" and r.gpu_layers == 0 and r.max_ctx_full_offload is None for r in rows)
+    assert all(r.fits is Verdict.WONT_FIT and r.gpu_layers == 0 and r.max_ctx_full_offload is None for r in rows)
     assert all(r.tok_s is not None and r.tok_s < 5 for r in rows)  # 50 GB/s over 11-16 GB
 
 
@@ -120,7 +120,7 @@ def test_headers_and_sources_work_like_entries(qwen27b: list[ModelEntry]) -> Non
     rows = quant_rows([header, src], AT_8K, [V100])
     assert [r.label for r in rows] == ["Qwen3.5-27B-Q3_K_S.gguf", "remote Q3_K_S"]
     assert rows[1].url == "http://example.invalid/x.gguf" and rows[1].source is src
-    assert rows[0].fits == rows[1].fits == "yes"
+    assert rows[0].fits == rows[1].fits is Verdict.FITS
 
 
 def test_bad_items_become_error_rows(tmp_path: Path) -> None:

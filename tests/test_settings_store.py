@@ -9,13 +9,15 @@ from pathlib import Path
 
 import pytest
 
+from gui.core.params import LoadSettings
+from gui.core.preferences import ALL_PREFERENCES, CAP_WATTS, LAST_SETTINGS, MARGIN_MIB, SAMPLING_PRESET, Preference
 from gui.services.settings_store import SettingsStore, default_settings_path
 
 
 def test_missing_file_gives_defaults_and_nothing_is_written(tmp_path: Path) -> None:
     store = SettingsStore(tmp_path / "cfg" / "settings.json")
     assert store.model_folders == []
-    assert store.get("theme", "dark") == "dark"
+    assert store.read(MARGIN_MIB) == 1024 and store.read(SAMPLING_PRESET) == "Balanced"
     assert not store.path.exists()
 
 
@@ -23,15 +25,15 @@ def test_values_persist_across_instances(tmp_path: Path) -> None:
     path = tmp_path / "cfg" / "settings.json"
     store = SettingsStore(path)
     store.model_folders = ["/data/models", "/data/models", "/mnt/gguf"]
-    store.set("last_card", "v100-16gb")
-    store.update({"margin_mib": 768, "presets": {"fast": {"n_ctx": 4096}}})
+    store.write(SAMPLING_PRESET, "Precise")
+    store.write_many({MARGIN_MIB: 768, LAST_SETTINGS: {"m.gguf": LoadSettings(n_ctx=4096)}})
 
     again = SettingsStore(path)
     assert again.model_folders == ["/data/models", "/mnt/gguf"]  # duplicates dropped, order kept
-    assert again.get("last_card") == "v100-16gb"
-    assert again.get("presets") == {"fast": {"n_ctx": 4096}}
+    assert again.read(SAMPLING_PRESET) == "Precise"
+    assert again.read(LAST_SETTINGS) == {"m.gguf": LoadSettings(n_ctx=4096)}
     on_disk = json.loads(path.read_text(encoding="utf-8"))
-    assert on_disk["margin_mib"] == 768
+    assert on_disk["margin_mib"] == 768 and on_disk["last_settings"]["m.gguf"]["n_ctx"] == 4096
 
 
 def test_add_and_remove_model_folders(tmp_path: Path) -> None:
@@ -55,19 +57,20 @@ def test_returned_values_are_copies(tmp_path: Path) -> None:
 def test_writes_are_atomic_and_leave_no_temporary_files(tmp_path: Path) -> None:
     store = SettingsStore(tmp_path / "settings.json")
     for i in range(20):
-        store.set("counter", i)
+        store.write(CAP_WATTS, 100 + i)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["settings.json"]
-    assert SettingsStore(store.path).get("counter") == 19
+    assert SettingsStore(store.path).read(CAP_WATTS) == 119
 
 
 def test_a_value_json_cannot_hold_changes_nothing(tmp_path: Path) -> None:
     store = SettingsStore(tmp_path / "settings.json")
-    store.set("a", 1)
+    store.write(CAP_WATTS, 150)
     before = store.path.read_bytes()
+    unstorable: Preference[object] = Preference("unstorable", None, lambda v: v)
     with pytest.raises(TypeError):
-        store.set("b", object())
+        store.write_many({CAP_WATTS: 160, unstorable: object()})
     assert store.path.read_bytes() == before
-    assert store.get("b") is None
+    assert store.read(CAP_WATTS) == 150
     assert sorted(p.name for p in tmp_path.iterdir()) == ["settings.json"]
 
 
@@ -93,21 +96,29 @@ def test_a_model_folders_value_of_the_wrong_type_reads_as_empty(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     path = tmp_path / "settings.json"
-    path.write_text(json.dumps({"model_folders": "/not/a/list", "other": 1}), encoding="utf-8")
+    path.write_text(json.dumps({"model_folders": "/not/a/list", "from_a_newer_version": 1}), encoding="utf-8")
     store = SettingsStore(path)
     with caplog.at_level(logging.WARNING, logger="gui.services.settings_store"):
         assert store.model_folders == []
-    assert store.get("other") == 1
     assert caplog.records
+    store.write(CAP_WATTS, 150)  # a key nothing here declares is kept as it was
+    assert json.loads(path.read_text(encoding="utf-8"))["from_a_newer_version"] == 1
 
 
 def test_concurrent_writers_lose_nothing(tmp_path: Path) -> None:
     store = SettingsStore(tmp_path / "settings.json")
     n = 25
+    prefs = [CAP_WATTS, MARGIN_MIB, SAMPLING_PRESET, LAST_SETTINGS]
+    values = [
+        lambda i: 100 + i,
+        lambda i: 256 * i,
+        lambda i: f"preset {i}",
+        lambda i: {"m": LoadSettings(n_ctx=256 * (i + 1))},
+    ]
 
     def writer(k: int) -> None:
         for i in range(n):
-            store.set(f"w{k}", i)
+            store.write(prefs[k], values[k](i))
 
     threads = [threading.Thread(target=writer, args=(k,)) for k in range(4)]
     for t in threads:
@@ -115,7 +126,32 @@ def test_concurrent_writers_lose_nothing(tmp_path: Path) -> None:
     for t in threads:
         t.join(30)
     again = SettingsStore(store.path)
-    assert [again.get(f"w{k}") for k in range(4)] == [n - 1] * 4
+    assert [again.read(pref) for pref in prefs] == [value(n - 1) for value in values]
+
+
+def test_bad_stored_values_fall_back_to_their_defaults_one_by_one(tmp_path: Path) -> None:
+    """A hand-edited file: a bad margin, a preset list with one bad entry, settings with a bad field."""
+    path = tmp_path / "settings.json"
+    stored = {
+        "margin_mib": "lots",
+        "cap_watts": 99999,
+        "sampling_presets": {"Good": {"temperature": 0.3}, "Bad": {"top_k": "many"}},
+        "last_settings": {"ok.gguf": {"n_ctx": 2048}, "bad.gguf": {"n_ctx": 3.5}, "worse.gguf": [1, 2]},
+    }
+    path.write_text(json.dumps(stored), encoding="utf-8")
+    store = SettingsStore(path)
+    assert store.read(MARGIN_MIB) == MARGIN_MIB.default
+    assert store.read(CAP_WATTS) == CAP_WATTS.default
+    presets = store.read(ALL_PREFERENCES["sampling_presets"])
+    assert list(presets) == ["Good"] and presets["Good"].temperature == 0.3
+    assert store.read(LAST_SETTINGS) == {"ok.gguf": LoadSettings(n_ctx=2048)}
+
+
+def test_every_preference_default_survives_a_round_trip(tmp_path: Path) -> None:
+    store = SettingsStore(tmp_path / "settings.json")
+    store.write_many({pref: pref.default for pref in ALL_PREFERENCES.values()})
+    again = SettingsStore(store.path)
+    assert all(again.read(pref) == pref.default for pref in ALL_PREFERENCES.values())
 
 
 def test_default_path_is_under_the_user_config_dir(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import Qt
+from window_kit import open_window
 
 from gui.core import protocol as p
-from gui.core.params import LoadSettings
 from gui.ui.main_window import MainWindow
 
 pytestmark = pytest.mark.engine
@@ -19,11 +19,7 @@ REPLY_MS = 120_000
 
 @pytest.fixture
 def window(qtbot, demo_model: Path):
-    win = MainWindow(demo_model.parent, LoadSettings(n_threads=2, n_ctx=1024))
-    qtbot.addWidget(win)
-    win.show()
-    with qtbot.waitSignals([win.engine_ready, win.picker.scanned], timeout=LOAD_MS):
-        win.start(select=demo_model)
+    win = open_window(qtbot, demo_model.parent, demo_model)
     yield win
     win.close()
 

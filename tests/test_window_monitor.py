@@ -5,13 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from window_kit import open_window
 
 from gui.core.cards import find_card
-from gui.core.params import LoadSettings
+from gui.core.preferences import CAP_WATTS
 from gui.services.history import HistoryStore
 from gui.services.settings_store import SettingsStore
 from gui.services.telemetry import SimulatedSource
-from gui.ui.main_window import MainWindow
 
 pytestmark = pytest.mark.engine
 TIMEOUT = 120_000
@@ -19,18 +19,11 @@ TIMEOUT = 120_000
 
 def test_simulated_card_follows_the_engine_and_remembers_the_cap(qtbot, demo_model: Path, tmp_path: Path) -> None:
     store = SettingsStore(tmp_path / "settings.json")
-    store.set("cap_watts", 180)
-    win = MainWindow(
-        demo_model.parent,
-        LoadSettings(n_threads=2, n_ctx=1024),
-        simulate=find_card("v100-16gb"),
+    store.write(CAP_WATTS, 180)
+    win = open_window(
+        qtbot, demo_model.parent, demo_model, simulate=find_card("v100-16gb"), store=store,
         history=HistoryStore(tmp_path / "h.sqlite3"),
-        settings_store=store,
-    )
-    qtbot.addWidget(win)
-    win.show()
-    with qtbot.waitSignals([win.engine_ready, win.picker.scanned], timeout=TIMEOUT):
-        win.start(select=demo_model)
+    )  # fmt: skip
     assert win.tabs.tabText(1) == "Monitor (SIMULATED)"
     assert win.monitor.cap_watts == 180  # remembered from last time
     source = win.monitor.source
@@ -52,7 +45,7 @@ def test_simulated_card_follows_the_engine_and_remembers_the_cap(qtbot, demo_mod
     assert win.monitor.bridge.engine_rate == 0
 
     win.monitor.cap_watts = 210
-    assert store.get("cap_watts") == 210
+    assert store.read(CAP_WATTS) == 210
     win.close()
 
 

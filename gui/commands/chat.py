@@ -6,9 +6,11 @@ import argparse
 import json
 import sys
 
+from gui.commands.flags import sampling_from_args
 from gui.core import protocol as p
 from gui.core.chat import format_stats
 from gui.core.params import LoadSettings
+from gui.core.protocol import MAX_TOKENS
 from gui.services.engine_client import EngineUnavailable, SyncEngine
 from gui.services.models import describe_file
 
@@ -23,17 +25,20 @@ def run_chat(args: argparse.Namespace, settings: LoadSettings) -> int:
     entry = describe_file(model)
     if entry.error:
         raise SystemExit(f"tightfit: error: {entry.error}")
-    if args.max_tokens < 1:
-        raise SystemExit("tightfit: error: --max-tokens must be at least 1")
+    max_tokens = MAX_TOKENS.default if args.max_tokens is None else args.max_tokens
+    try:
+        MAX_TOKENS.check(max_tokens)
+        sampling = sampling_from_args(args)
+    except ValueError as exc:
+        raise SystemExit(f"tightfit: error: {exc}") from exc
 
     messages = ((p.ChatMessage("system", args.system),) if args.system else ()) + (p.ChatMessage("user", args.prompt),)
-    sampling = p.Sampling(temperature=args.temperature, seed=args.seed)
     pieces: list[str] = []
     try:
         with SyncEngine() as engine:
             engine.client.load(model, settings)
             loaded = engine.expect(p.Loaded, LOAD_TIMEOUT_S)
-            request = engine.client.generate(messages, args.max_tokens, sampling)
+            request = engine.client.generate(messages, max_tokens, sampling)
             while True:
                 event = engine.next_event(TOKEN_TIMEOUT_S)
                 if isinstance(event, p.Token) and event.request_id == request:

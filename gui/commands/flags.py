@@ -1,33 +1,56 @@
-"""Load-settings flags shared by every command, generated from gui.core.params."""
+"""Command-line flags generated from the setting declarations (gui.core.params, gui.core.protocol).
+
+Every command that takes load settings or sampling settings gets the same flags, with the same names,
+ranges and help as the window's widgets.
+"""
 
 from __future__ import annotations
 
 import argparse
+from collections.abc import Iterable
 from typing import Any
 
-from gui.core.params import CACHE_TYPES, FLASH_ATTN_MODES, SIZING_PARAMS, LoadSettings, default_settings
+from gui.core.params import LOAD_SPECS, LoadSettings, default_settings
+from gui.core.protocol import Sampling
+from gui.core.specs import BoolSpec, ChoiceSpec, FloatSpec, IntSpec, Spec, specs_of
+
+
+def add_spec_flags(group: Any, specs: Iterable[Spec[Any]]) -> None:
+    """One flag per declared setting; every default is None, so only what was given overrides."""
+    for spec in specs:
+        if not spec.flag:
+            continue
+        if isinstance(spec, IntSpec):
+            help_text = f"{spec.help} [{spec.minimum}-{spec.maximum}]"
+            group.add_argument(spec.flag, dest=spec.key, type=int, default=None, metavar="N", help=help_text)
+        elif isinstance(spec, FloatSpec):
+            help_text = f"{spec.help} [{spec.minimum:g}-{spec.maximum:g}]"
+            group.add_argument(spec.flag, dest=spec.key, type=float, default=None, metavar="X", help=help_text)
+        elif isinstance(spec, ChoiceSpec):
+            group.add_argument(spec.flag, dest=spec.key, choices=spec.choices, default=None, help=spec.help)
+        elif isinstance(spec, BoolSpec):
+            group.add_argument(
+                spec.flag, dest=spec.key, action=argparse.BooleanOptionalAction, default=None, help=spec.help
+            )
+
+
+def given_values(args: argparse.Namespace, specs: Iterable[Spec[Any]]) -> dict[str, Any]:
+    return {s.key: getattr(args, s.key) for s in specs if getattr(args, s.key, None) is not None}
 
 
 def add_sizing_flags(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group("load settings")
-    for spec in SIZING_PARAMS:
-        group.add_argument(
-            spec.flag, dest=spec.key, type=int, default=None, metavar="N",
-            help=f"{spec.help} [{spec.minimum}-{spec.maximum}]",
-        )  # fmt: skip
-    group.add_argument("--flash-attn", choices=FLASH_ATTN_MODES, default=None, help="flash attention")
-    group.add_argument("--cache-type-k", choices=CACHE_TYPES, default=None, metavar="T", help="K cache type")
-    group.add_argument("--cache-type-v", choices=CACHE_TYPES, default=None, metavar="T", help="V cache type")
-    group.add_argument("--swa-full", action="store_true", default=None, help="full-size sliding-window cache")
-    group.add_argument("--no-mmap", dest="use_mmap", action="store_false", default=None,
-                       help="read the file into RAM instead of memory-mapping it")  # fmt: skip
+    add_spec_flags(parser.add_argument_group("load settings"), LOAD_SPECS)
 
 
 def settings_from_args(args: argparse.Namespace) -> LoadSettings:
     from gui.services.system import physical_cores
 
-    values: dict[str, Any] = {}
-    for key in [s.key for s in SIZING_PARAMS] + ["flash_attn", "use_mmap", "cache_type_k", "cache_type_v", "swa_full"]:
-        if getattr(args, key, None) is not None:
-            values[key] = getattr(args, key)
-    return default_settings(physical_cores()).with_values(**values).validated()
+    return default_settings(physical_cores()).with_values(**given_values(args, LOAD_SPECS)).validated()
+
+
+def add_sampling_flags(parser: argparse.ArgumentParser) -> None:
+    add_spec_flags(parser.add_argument_group("sampling"), specs_of(Sampling))
+
+
+def sampling_from_args(args: argparse.Namespace) -> Sampling:
+    return Sampling(**given_values(args, specs_of(Sampling))).validated()

@@ -14,8 +14,8 @@ from typing import Any
 
 from gui.core.cards import CARDS, UnknownCardError, custom_card, find_card
 from gui.core.gguf_reader import GGUFError, GGUFHeader, read_model
-from gui.core.params import LoadSettings
-from gui.core.planner import Device, Plan, plan, plan_to_json
+from gui.core.params import MARGIN, LoadSettings
+from gui.core.planner import Device, Plan, Verdict, plan, plan_to_json
 from gui.services.devices import device_from_card, device_from_gpu
 from gui.services.nvml import Nvml
 
@@ -31,7 +31,9 @@ def add_plan_parser(sub: Any, add_sizing_flags: Any) -> None:
     )
     parser.add_argument("--vram-mib", type=float, default=None, metavar="N", help="card memory, overriding --gpu")
     parser.add_argument("--bandwidth-gbs", type=float, default=None, metavar="N", help="card bandwidth for --vram-mib")
-    parser.add_argument("--margin-mib", type=float, default=1024.0, metavar="N", help="memory to keep free per GPU")
+    parser.add_argument(
+        MARGIN.flag, type=float, default=float(MARGIN.default), metavar="N", help=MARGIN.help
+    )
     parser.add_argument(
         "--ram-gbs",
         type=float,
@@ -114,7 +116,7 @@ def run_plan(args: argparse.Namespace, settings: LoadSettings) -> int:
         sys.stdout.write("\n")
     else:
         print(format_plan(result, args.model, source))
-    return 0 if result.verdict != "will not fit" else 1
+    return 0 if result.verdict is not Verdict.WONT_FIT else 1
 
 
 def format_plan(result: Plan, model: str, source: str) -> str:
@@ -135,6 +137,6 @@ def format_plan(result: Plan, model: str, source: str) -> str:
     if result.predicted_tg_tok_s:
         lines.append(f"  decode ceiling: {result.predicted_tg_tok_s:.1f} tok/s (memory bandwidth bound)")
     lines += [f"  note: {n}" for n in result.notes]
-    if result.verdict != "fits":
+    if result.verdict is not Verdict.FITS:
         lines += [f"  to fit: {s}" for s in result.suggestions]
     return "\n".join(lines)

@@ -25,11 +25,12 @@ import re
 import weakref
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
+from enum import StrEnum
 from typing import Any
 
 from gui.core.ggml_types import GGML_TYPES_BY_NAME
 from gui.core.gguf_reader import ArraySummary, GGUFHeader
-from gui.core.params import ALL_LAYERS, CONTEXT, LoadSettings
+from gui.core.params import ALL_LAYERS, CONTEXT, MARGIN, LoadSettings
 
 __all__ = [
     "Breakdown",
@@ -37,6 +38,7 @@ __all__ = [
     "DevicePlan",
     "ModelShape",
     "Plan",
+    "Verdict",
     "auto_fit",
     "cuda_overhead_mib",
     "model_shape",
@@ -73,6 +75,24 @@ _ATTN_TENSORS = ("attn_k.", "attn_qkv.", "attn_kv_a_mqa.", "attn_k_b.")
 
 
 # ---- public data -------------------------------------------------------------------------------
+
+
+class Verdict(StrEnum):
+    """Whether a load fits: the one word the planner, the quant table, the CLI and the views use."""
+
+    FITS = "fits"
+    TIGHT = "tight"  # fits, but inside the safety margin
+    WONT_FIT = "will not fit"
+
+    @property
+    def rank(self) -> int:
+        """Worse is higher: a plan's verdict is its worst device's."""
+        return (Verdict.FITS, Verdict.TIGHT, Verdict.WONT_FIT).index(self)
+
+    @property
+    def answer(self) -> str:
+        """The short answer to "does it fit?" (the quant table's column)."""
+        return {Verdict.FITS: "yes", Verdict.TIGHT: "tight", Verdict.WONT_FIT: "no"}[self]
 
 
 @dataclass(frozen=True)
@@ -118,7 +138,7 @@ class DevicePlan:
     needed_mib: float
     free_after_mib: float  # free - needed
     margin_mib: float
-    verdict: str  # "fits" | "tight" | "will not fit"
+    verdict: Verdict
     layers: int  # repeating blocks placed here (the output layer not counted)
     has_output: bool
 
@@ -134,7 +154,7 @@ class Plan:
     layers_on_gpu: int  # llama.cpp's count: blocks on a GPU + 1 for the output layer
     n_layer: int
     fits: bool
-    verdict: str
+    verdict: Verdict
     predicted_tg_tok_s: float | None
     notes: tuple[str, ...]
     suggestions: tuple[str, ...]
@@ -584,15 +604,12 @@ def _tally(shape: ModelShape, s: LoadSettings, devices: Sequence[Device]) -> tup
     return gpus, host, c
 
 
-def _verdict(free_after: float, margin: float) -> str:
+def _verdict(free_after: float, margin: float) -> Verdict:
     if free_after < 0:
-        return "will not fit"
+        return Verdict.WONT_FIT
     if free_after < margin:
-        return "tight"
-    return "fits"
-
-
-_ORDER = {"fits": 0, "tight": 1, "will not fit": 2}
+        return Verdict.TIGHT
+    return Verdict.FITS
 
 
 def _evaluate(shape: ModelShape, s: LoadSettings, devices: Sequence[Device], margin: float) -> list[float]:
@@ -633,7 +650,7 @@ def plan(
     settings: LoadSettings,
     devices: Sequence[Device],
     *,
-    margin_mib: float = 1024.0,
+    margin_mib: float = MARGIN.default,
     ram_bandwidth_gbs: float | None = None,
 ) -> Plan:
     """Where every MiB goes for ``settings`` on ``devices`` (empty: a CPU-only load)."""
@@ -683,8 +700,8 @@ def _plan(
         compute_mib=host.compute / MiB,
         output_mib=host.output / MiB,
     )
-    verdict = max((p.verdict for p in dplans), key=_ORDER.__getitem__, default="fits")
-    fits = verdict == "fits"
+    verdict = max((p.verdict for p in dplans), key=lambda v: v.rank, default=Verdict.FITS)
+    fits = verdict is Verdict.FITS
     all_t = [*gpus, host]
     notes = _notes(shape, s, c, devices, gpus)
     p = Plan(
@@ -808,7 +825,7 @@ def auto_fit(
     devices: Sequence[Device],
     *,
     pinned: frozenset[str] = frozenset(),
-    margin_mib: float = 1024.0,
+    margin_mib: float = MARGIN.default,
     max_ctx: int | None = None,
 ) -> LoadSettings:
     """The most GPU layers, then the largest context (steps of 256), that keep the margin.

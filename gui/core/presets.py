@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, fields
+from dataclasses import asdict
 from typing import Any
 
 from gui.core.protocol import Sampling
+from gui.core.specs import parse_fields
 
 BUILTIN_PRESETS: Mapping[str, Sampling] = {
     "Balanced": Sampling(temperature=0.7, top_k=40, top_p=0.95, min_p=0.05, repeat_penalty=1.1),
@@ -23,12 +24,4 @@ def sampling_to_dict(sampling: Sampling) -> dict[str, Any]:
 
 def sampling_from_dict(data: Mapping[str, Any]) -> Sampling:
     """Build a Sampling from stored data; unknown keys are ignored, bad values raise ValueError."""
-    known = {f.name: f.type for f in fields(Sampling)}
-    values: dict[str, Any] = {}
-    for key, value in data.items():
-        if key not in known:
-            continue
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise ValueError(f"preset value {key} must be a number (got {value!r})")
-        values[key] = int(value) if key in ("top_k", "repeat_last_n", "seed") else float(value)
-    return Sampling(**values).validated()
+    return parse_fields(Sampling, data)

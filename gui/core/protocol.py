@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from gui.core.specs import FloatSpec, IntSpec, specs_of
+
 PROTOCOL_VERSION = 2
 
 
@@ -18,33 +20,89 @@ class ChatMessage:
     content: str
 
 
+# llama.cpp's "pick a random seed" value.
+RANDOM_SEED = 0xFFFFFFFF
+
+
 @dataclass(frozen=True)
 class Sampling:
     """llama.cpp's native sampler chain settings. temperature 0 means greedy."""
 
-    temperature: float = 0.7
-    top_k: int = 40
-    top_p: float = 0.95
-    min_p: float = 0.05
-    repeat_penalty: float = 1.1
-    repeat_last_n: int = 64
-    seed: int = 0xFFFFFFFF  # llama.cpp's "random seed"
+    temperature: float = FloatSpec(
+        label="Temperature",
+        flag="--temperature",
+        minimum=0.0,
+        maximum=5.0,
+        step=0.05,
+        default=0.7,
+        help="0 picks the likeliest token every time.",
+    ).field()
+    top_k: int = IntSpec(
+        label="Top-k",
+        flag="--top-k",
+        minimum=0,
+        maximum=1000,
+        default=40,
+        help="Keep only the k likeliest tokens (0: all).",
+    ).field()
+    top_p: float = FloatSpec(
+        label="Top-p",
+        flag="--top-p",
+        minimum=0.0,
+        maximum=1.0,
+        default=0.95,
+        help="Keep the likeliest tokens up to this total probability.",
+    ).field()
+    min_p: float = FloatSpec(
+        label="Min-p",
+        flag="--min-p",
+        minimum=0.0,
+        maximum=1.0,
+        default=0.05,
+        help="Drop tokens below this fraction of the likeliest.",
+    ).field()
+    repeat_penalty: float = FloatSpec(
+        label="Repeat penalty",
+        flag="--repeat-penalty",
+        minimum=0.5,
+        maximum=2.0,
+        default=1.1,
+        help="Above 1 discourages repeating.",
+    ).field()
+    repeat_last_n: int = IntSpec(
+        label="Repeat window",
+        flag="--repeat-last-n",
+        minimum=0,
+        maximum=4096,
+        default=64,
+        panel=False,
+        help="How many recent tokens the repeat penalty looks at.",
+    ).field()
+    seed: int = IntSpec(
+        label="Seed",
+        flag="--seed",
+        minimum=0,
+        maximum=RANDOM_SEED,
+        default=RANDOM_SEED,
+        help=f"Same seed, same settings, same prompt: the same reply ({RANDOM_SEED} picks one at random).",
+    ).field()
 
     def validated(self) -> Sampling:
         """Raise ValueError naming the first setting out of range."""
-        checks = (
-            ("temperature", self.temperature, 0.0, 5.0),
-            ("top-k", self.top_k, 0, 1000),
-            ("top-p", self.top_p, 0.0, 1.0),
-            ("min-p", self.min_p, 0.0, 1.0),
-            ("repeat penalty", self.repeat_penalty, 0.5, 2.0),
-            ("repeat window", self.repeat_last_n, 0, 4096),
-            ("seed", self.seed, 0, 0xFFFFFFFF),
-        )
-        for name, value, low, high in checks:
-            if not low <= value <= high:
-                raise ValueError(f"{name} must be between {low} and {high} (got {value})")
+        for spec in specs_of(Sampling):
+            spec.check(getattr(self, spec.key))
         return self
+
+
+MAX_TOKENS = IntSpec(
+    key="max_tokens",
+    label="Max tokens",
+    flag="--max-tokens",
+    minimum=1,
+    maximum=32768,
+    default=512,
+    help="The reply stops after this many tokens.",
+)
 
 
 # ---- commands: client -> worker -------------------------------------------------------------
@@ -65,7 +123,7 @@ class Unload:
 class Generate:
     request_id: int
     messages: tuple[ChatMessage, ...]
-    max_tokens: int = 512
+    max_tokens: int = MAX_TOKENS.default
     sampling: Sampling = field(default_factory=Sampling)
     ignore_eos: bool = False  # benchmarks only: generate exactly max_tokens
 

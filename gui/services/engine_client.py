@@ -79,8 +79,8 @@ def default_log_dir() -> Path:
 class EngineClient:
     _serial = itertools.count(1)
 
-    def __init__(self, listener: Listener, log_dir: Path | None = None) -> None:
-        self._listener = listener
+    def __init__(self, listener: Listener | None = None, log_dir: Path | None = None) -> None:
+        self._listener: Listener = listener or (lambda _event: None)
         self._log_dir = log_dir or default_log_dir()
         self._process: Any = None
         self._commands: Connection | None = None
@@ -90,6 +90,10 @@ class EngineClient:
         self._request_ids = itertools.count(1)
         self.log_path: Path | None = None
         self.build: p.EngineBuild | None = None
+
+    def set_listener(self, listener: Listener) -> None:
+        """Where events go (on the reader thread); set before start()."""
+        self._listener = listener
 
     # ---- lifecycle ----------------------------------------------------------------------
 

@@ -16,6 +16,7 @@ import queue
 import sys
 import threading
 import time
+from collections.abc import Callable
 from multiprocessing.connection import Connection
 from typing import Any
 
@@ -546,25 +547,46 @@ def _rss_bytes() -> int:
         return 0
 
 
-def model_params(settings: LoadSettings) -> Any:
-    params = llama.llama_model_default_params()
-    params.n_gpu_layers = llama_gpu_layers(settings.n_gpu_layers, None)
-    params.load_mode = llama.LLAMA_LOAD_MODE_MMAP if settings.use_mmap else llama.LLAMA_LOAD_MODE_NONE
+def _load_mode(use_mmap: bool) -> int:
+    return int(llama.LLAMA_LOAD_MODE_MMAP if use_mmap else llama.LLAMA_LOAD_MODE_NONE)
+
+
+def _ggml_type(name: str) -> int:
+    return GGML_TYPES_BY_NAME[name.upper()].type_id
+
+
+# How each declared load setting (gui.core.params) reaches llama.cpp: the parameter struct field it
+# sets, and how its value is translated. tests/test_params.py checks that every setting is here.
+MODEL_FIELDS: dict[str, tuple[str, Callable[[Any], Any]]] = {
+    "n_gpu_layers": ("n_gpu_layers", lambda v: llama_gpu_layers(v, None)),
+    "use_mmap": ("load_mode", _load_mode),
+}
+CONTEXT_FIELDS: dict[str, tuple[str, Callable[[Any], Any]]] = {
+    "n_ctx": ("n_ctx", int),
+    "n_batch": ("n_batch", int),
+    "n_ubatch": ("n_ubatch", int),
+    "n_parallel": ("n_seq_max", int),
+    "n_threads": ("n_threads", int),
+    "flash_attn": ("flash_attn_type", FLASH_ATTN.__getitem__),
+    "cache_type_k": ("type_k", _ggml_type),
+    "cache_type_v": ("type_v", _ggml_type),
+    "swa_full": ("swa_full", bool),
+}
+
+
+def _apply(params: Any, fields: dict[str, tuple[str, Callable[[Any], Any]]], settings: LoadSettings) -> Any:
+    for key, (field, translate) in fields.items():
+        setattr(params, field, translate(getattr(settings, key)))
     return params
 
 
+def model_params(settings: LoadSettings) -> Any:
+    return _apply(llama.llama_model_default_params(), MODEL_FIELDS, settings)
+
+
 def context_params(settings: LoadSettings) -> Any:
-    params = llama.llama_context_default_params()
-    params.n_ctx = settings.n_ctx
-    params.n_batch = settings.n_batch
-    params.n_ubatch = settings.n_ubatch
-    params.n_seq_max = settings.n_parallel
-    params.n_threads = settings.n_threads
-    params.n_threads_batch = settings.n_threads
-    params.flash_attn_type = FLASH_ATTN[settings.flash_attn]
-    params.type_k = GGML_TYPES_BY_NAME[settings.cache_type_k.upper()].type_id
-    params.type_v = GGML_TYPES_BY_NAME[settings.cache_type_v.upper()].type_id
-    params.swa_full = settings.swa_full
+    params = _apply(llama.llama_context_default_params(), CONTEXT_FIELDS, settings)
+    params.n_threads_batch = settings.n_threads  # prompt processing uses the same threads
     params.no_perf = False
     return params
 

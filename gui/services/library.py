@@ -270,6 +270,10 @@ class Library:
         self._thread: threading.Thread | None = None
         self.last_scan_s = 0.0
 
+    def set_listener(self, on_change: Callable[[LibraryChange], None]) -> None:
+        """Where changes are reported (on the scanning thread); set before start()."""
+        self._on_change = on_change
+
     # -- configuration -------------------------------------------------------------------------
 
     @staticmethod

@@ -3,8 +3,8 @@
 Every number comes from the memory planner (:mod:`gui.core.planner`) on the file's header, so a
 local file, a header read over HTTP and a sparse test file are judged alike:
 
-- ``fits``: the plan with every layer on the GPU at the settings' context — "yes" keeps the
-  margin, "tight" fits inside the margin, "no" does not fit.
+- ``fits``: the planner's verdict with every layer on the GPU at the settings' context (shown as
+  yes / tight / no).
 - ``max_ctx_full_offload``: the largest context (steps of 256, at most the trained context) that
   keeps the margin with every layer on the GPU; None when even the smallest does not.
 - ``gpu_layers``: the most layers (llama.cpp's count, output layer included) that keep the margin
@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from gui.core.gguf_reader import GGUFError, GGUFHeader
-from gui.core.params import ALL_LAYERS, CONTEXT, LoadSettings
-from gui.core.planner import Device, auto_fit, plan
+from gui.core.params import ALL_LAYERS, CONTEXT, MARGIN, LoadSettings
+from gui.core.planner import Device, Verdict, auto_fit, plan
 from gui.core.quant_quality import quality_of
 from gui.services.models import ModelEntry
 
@@ -49,7 +49,7 @@ class QuantRow:
     quant: str  # "Q3_K_S"
     size_bytes: int
     bits_per_weight: float
-    fits: str  # "yes" | "tight" | "no" — full offload at ``ctx``
+    fits: Verdict  # full offload at ``ctx``
     ctx: int  # the context ``fits`` and ``gpu_layers`` were judged at
     max_ctx_full_offload: int | None
     gpu_layers: int  # llama.cpp count that keeps the margin at ``ctx``; n_layer + 1 is all
@@ -89,7 +89,7 @@ def _error_row(label: str, message: str, path: Path | None, url: str | None, ite
         quant="?",
         size_bytes=0,
         bits_per_weight=0.0,
-        fits="no",
+        fits=Verdict.WONT_FIT,
         ctx=0,
         max_ctx_full_offload=None,
         gpu_layers=0,
@@ -104,9 +104,6 @@ def _error_row(label: str, message: str, path: Path | None, url: str | None, ite
         error=message,
         source=item,
     )
-
-
-_FITS = {"fits": "yes", "tight": "tight", "will not fit": "no"}
 
 
 def _row(
@@ -131,23 +128,23 @@ def _row(
 
     if devices:
         full_plan = plan(header, full, devices, margin_mib=margin, ram_bandwidth_gbs=ram_bw)
-        fits = _FITS[full_plan.verdict]
+        fits = full_plan.verdict
         needed = full_plan.devices[0].needed_mib
         # The largest context at full offload: auto_fit searches it (never past the trained one);
         # it answers the minimum when nothing fits, so check that the minimum really does.
         smallest = plan(header, full.with_values(n_ctx=CONTEXT.minimum), devices, margin_mib=margin)
         max_ctx: int | None = None
-        if smallest.verdict == "fits":
+        if smallest.verdict is Verdict.FITS:
             max_ctx = auto_fit(header, full, devices, pinned=frozenset({"n_gpu_layers"}), margin_mib=margin).n_ctx
         best = auto_fit(header, at_ctx, devices, pinned=frozenset({"n_ctx"}), margin_mib=margin).n_gpu_layers
         gpu_layers = n_layer + 1 if best >= ALL_LAYERS else best
-        if fits in ("yes", "tight"):
+        if fits is not Verdict.WONT_FIT:
             tok_s = full_plan.predicted_tg_tok_s
         else:
             part = plan(header, at_ctx.with_values(n_gpu_layers=gpu_layers), devices, ram_bandwidth_gbs=ram_bw)
             tok_s = part.predicted_tg_tok_s
     else:
-        fits, needed, max_ctx, gpu_layers = "no", 0.0, None, 0
+        fits, needed, max_ctx, gpu_layers = Verdict.WONT_FIT, 0.0, None, 0
         tok_s = plan(header, at_ctx.with_values(n_gpu_layers=0), (), ram_bandwidth_gbs=ram_bw).predicted_tg_tok_s
 
     quality = quality_of(header.quant_name)
@@ -176,7 +173,7 @@ def quant_rows(
     variants_or_headers: Sequence[Any],
     settings: LoadSettings,
     devices: Sequence[Device],
-    margin_mib: float = 1024.0,
+    margin_mib: float = MARGIN.default,
     ram_bandwidth_gbs: float | None = None,
 ) -> list[QuantRow]:
     """One row per quant, largest file first. Items: ModelEntry, GGUFHeader, QuantSource, or any

@@ -9,6 +9,7 @@ losing preferences is better than refusing to start.
 from __future__ import annotations
 
 import contextlib
+import copy
 import json
 import logging
 import os
@@ -16,19 +17,19 @@ import tempfile
 import threading
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from platformdirs import user_config_dir
 
-__all__ = ["DEFAULTS", "SettingsStore", "default_settings_path"]
+from gui.core.preferences import MODEL_FOLDERS, Preference
+
+__all__ = ["SettingsStore", "default_settings_path"]
 
 log = logging.getLogger(__name__)
 
 APP_NAME = "tightfit"
 FILE_NAME = "settings.json"
-
-# Keys every install starts with; other modules add their own through get/set with a default.
-DEFAULTS: Mapping[str, Any] = {"model_folders": []}
+T = TypeVar("T")
 
 
 def default_settings_path() -> Path:
@@ -36,10 +37,10 @@ def default_settings_path() -> Path:
 
 
 class SettingsStore:
-    """JSON-backed settings; thread-safe; every ``set`` is written through at once.
+    """JSON-backed preferences (declared in gui.core.preferences); thread-safe; every write goes to disk at once.
 
-    Values must be JSON-serialisable. ``path`` defaults to ``user_config_dir("tightfit")/settings.json``
-    and is injectable for tests.
+    ``path`` defaults to ``user_config_dir("tightfit")/settings.json`` and is injectable for tests. Keys
+    the file has but nothing declares (from a newer version, say) are kept as they are.
     """
 
     def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
@@ -51,60 +52,41 @@ class SettingsStore:
     def path(self) -> Path:
         return self._path
 
-    # -- generic access ------------------------------------------------------------------------
+    # -- declared preferences ------------------------------------------------------------------
 
-    def get(self, key: str, default: Any = None) -> Any:
+    def read(self, pref: Preference[T]) -> T:
+        """The stored value, or the default when there is none or it does not parse (logged)."""
         with self._lock:
-            if key in self._data:
-                return _copy(self._data[key])
-            if key in DEFAULTS:
-                return _copy(DEFAULTS[key])
-            return default
+            if pref.key not in self._data:
+                return copy.deepcopy(pref.default)
+            raw = copy.deepcopy(self._data[pref.key])
+        try:
+            return pref.parse(raw)
+        except (ValueError, TypeError) as exc:
+            log.warning("settings: %s in %s cannot be used (%s); using the default", pref.key, self._path, exc)
+            return copy.deepcopy(pref.default)
 
-    def set(self, key: str, value: Any) -> None:
-        self.update({key: value})
+    def write(self, pref: Preference[T], value: T) -> None:
+        self.write_many({pref: value})
 
-    def update(self, values: Mapping[str, Any]) -> None:
-        """Set several keys in one write."""
+    def write_many(self, values: Mapping[Preference[Any], Any]) -> None:
+        """Set several preferences in one write; raises before anything changes if a value cannot be stored."""
         with self._lock:
             new = dict(self._data)
-            new.update({k: _copy(v) for k, v in values.items()})
+            new.update({pref.key: copy.deepcopy(pref.dump(value)) for pref, value in values.items()})
             self._write(new)  # raises before the in-memory copy changes if the value cannot be stored
             self._data = new
 
-    def delete(self, key: str) -> None:
-        with self._lock:
-            if key not in self._data:
-                return
-            new = {k: v for k, v in self._data.items() if k != key}
-            self._write(new)
-            self._data = new
-
-    def as_dict(self) -> dict[str, Any]:
-        with self._lock:
-            merged = {k: _copy(v) for k, v in DEFAULTS.items()}
-            merged.update(_copy(self._data))
-            return merged
-
-    # -- typed accessors -----------------------------------------------------------------------
+    # -- model folders ---------------------------------------------------------------------------
 
     @property
     def model_folders(self) -> list[str]:
         """Folders the library scans besides ``models/``, in the order the user added them."""
-        value = self.get("model_folders")
-        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            log.warning("settings: model_folders is not a list of strings (%r); ignoring it", value)
-            return []
-        return value
+        return self.read(MODEL_FOLDERS)
 
     @model_folders.setter
     def model_folders(self, folders: list[str]) -> None:
-        unique: list[str] = []
-        for folder in folders:
-            text = os.fspath(folder)
-            if text not in unique:
-                unique.append(text)
-        self.set("model_folders", unique)
+        self.write(MODEL_FOLDERS, list(dict.fromkeys(os.fspath(f) for f in folders)))
 
     def add_model_folder(self, folder: str | os.PathLike[str]) -> list[str]:
         with self._lock:
@@ -164,12 +146,3 @@ class SettingsStore:
                 os.unlink(tmp)
             raise
 
-
-def _copy(value: Any) -> Any:
-    # Callers get their own lists and dicts, so mutating a returned value never changes the store
-    # behind its back (and a later write of the same object is not a silent no-op).
-    if isinstance(value, dict):
-        return {k: _copy(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_copy(v) for v in value]
-    return value

@@ -31,10 +31,14 @@ from PySide6.QtWidgets import (
 
 from gui.core import protocol as p
 from gui.core.chat import Conversation, Turn, format_stats
+from gui.core.load_state import LoadState, Phase
 from gui.core.markdown_render import render_markdown
 from gui.core.presets import BUILTIN_PRESETS, DEFAULT_PRESET, sampling_to_dict
-from gui.services.engine_client import EngineUnavailable, WorkerExited
+from gui.core.specs import FloatSpec, IntSpec, specs_of
+from gui.services.engine_client import EngineUnavailable
 from gui.ui.engine_bridge import EngineBridge
+from gui.ui.load_session import LoadSession
+from gui.ui.spec_widgets import float_box, int_box
 
 ROLE_NAMES = {"user": "You", "assistant": "Model", "system": "System"}
 FRAME_S = 1 / 60  # at most one transcript update per frame
@@ -55,38 +59,38 @@ class SamplingPanel(QWidget):
         self.save_preset_button = QToolButton(self)
         self.save_preset_button.setText("Save as…")
         self.save_preset_button.setAccessibleName("Save sampling preset")
-        self.temperature = self._double("Temperature", 0.0, 5.0, 0.05, "0 picks the likeliest token every time.")
-        self.top_k = self._int("Top-k", 0, 1000, "Keep only the k likeliest tokens (0: all).")
-        self.top_p = self._double("Top-p", 0.0, 1.0, 0.01, "Keep the likeliest tokens up to this total probability.")
-        self.min_p = self._double("Min-p", 0.0, 1.0, 0.01, "Drop tokens below this fraction of the likeliest.")
-        self.repeat_penalty = self._double("Repeat penalty", 0.5, 2.0, 0.01, "Above 1 discourages repeating.")
-        self.seed = self._int("Seed", 0, 2**31 - 1, "Same seed, same settings, same prompt: the same reply.")
+        # A box per declared sampler setting (gui.core.protocol.Sampling), in declaration order.
+        self.boxes: dict[str, QSpinBox | QDoubleSpinBox] = {}
+        for spec in specs_of(p.Sampling):
+            if spec.panel and isinstance(spec, IntSpec):
+                self.boxes[spec.key] = int_box(spec, self)
+            elif spec.panel and isinstance(spec, FloatSpec):
+                self.boxes[spec.key] = float_box(spec, self)
+        self.seed = self.boxes["seed"]
         self.random_seed = QToolButton(self)
         self.random_seed.setText("random")
         self.random_seed.setCheckable(True)
         self.random_seed.setAccessibleName("Random seed")
-        self.max_tokens = self._int("Max tokens", 1, 32768, "The reply stops after this many tokens.")
-        self.max_tokens.setValue(512)
+        self.max_tokens = int_box(p.MAX_TOKENS, self)
         form = QFormLayout(self)
         form.setContentsMargins(0, 0, 0, 0)
         preset_row = QHBoxLayout()
         preset_row.addWidget(self.preset, 1)
         preset_row.addWidget(self.save_preset_button)
         form.addRow("Preset", preset_row)
-        form.addRow("Temperature", self.temperature)
-        form.addRow("Top-k", self.top_k)
-        form.addRow("Top-p", self.top_p)
-        form.addRow("Min-p", self.min_p)
-        form.addRow("Repeat penalty", self.repeat_penalty)
-        seed_row = QHBoxLayout()
-        seed_row.addWidget(self.seed, 1)
-        seed_row.addWidget(self.random_seed)
-        form.addRow("Seed", seed_row)
-        form.addRow("Max tokens", self.max_tokens)
+        for box in self.boxes.values():
+            if box is self.seed:
+                seed_row = QHBoxLayout()
+                seed_row.addWidget(self.seed, 1)
+                seed_row.addWidget(self.random_seed)
+                form.addRow(box.accessibleName(), seed_row)
+            else:
+                form.addRow(box.accessibleName(), box)
+        form.addRow(p.MAX_TOKENS.label, self.max_tokens)
         self._loading = False
         self._fill_presets(DEFAULT_PRESET)
         self.preset.currentTextChanged.connect(self._preset_chosen)
-        for box in (self.temperature, self.top_k, self.top_p, self.min_p, self.repeat_penalty, self.seed):
+        for box in self.boxes.values():
             box.valueChanged.connect(self._edited)
         self.random_seed.toggled.connect(self._edited)
         self.max_tokens.valueChanged.connect(lambda _: self.changed.emit())
@@ -109,22 +113,6 @@ class SamplingPanel(QWidget):
         self.preset_saved.emit(name, sampling)
         return True
 
-    def _double(self, name: str, low: float, high: float, step: float, tip: str) -> QDoubleSpinBox:
-        box = QDoubleSpinBox(self)
-        box.setRange(low, high)
-        box.setSingleStep(step)
-        box.setDecimals(2)
-        box.setToolTip(tip)
-        box.setAccessibleName(name)
-        return box
-
-    def _int(self, name: str, low: int, high: int, tip: str) -> QSpinBox:
-        box = QSpinBox(self)
-        box.setRange(low, high)
-        box.setToolTip(tip)
-        box.setAccessibleName(name)
-        return box
-
     def _fill_presets(self, current: str) -> None:
         self.preset.blockSignals(True)
         self.preset.clear()
@@ -141,12 +129,10 @@ class SamplingPanel(QWidget):
 
     def _apply(self, sampling: p.Sampling) -> None:
         self._loading = True
-        self.temperature.setValue(sampling.temperature)
-        self.top_k.setValue(sampling.top_k)
-        self.top_p.setValue(sampling.top_p)
-        self.min_p.setValue(sampling.min_p)
-        self.repeat_penalty.setValue(sampling.repeat_penalty)
-        random = sampling.seed == p.Sampling.seed
+        for key, box in self.boxes.items():
+            if box is not self.seed:
+                box.setValue(getattr(sampling, key))
+        random = sampling.seed == p.RANDOM_SEED
         self.random_seed.setChecked(random)
         self.seed.setEnabled(not random)
         if not random:
@@ -169,14 +155,13 @@ class SamplingPanel(QWidget):
         self.changed.emit()
 
     def sampling(self) -> p.Sampling:
-        return p.Sampling(
-            temperature=round(self.temperature.value(), 2),
-            top_k=self.top_k.value(),
-            top_p=round(self.top_p.value(), 2),
-            min_p=round(self.min_p.value(), 2),
-            repeat_penalty=round(self.repeat_penalty.value(), 2),
-            seed=p.Sampling.seed if self.random_seed.isChecked() else self.seed.value(),
-        )
+        values: dict[str, Any] = {}
+        for key, box in self.boxes.items():
+            # A double box holds the binary neighbour of what it shows: keep the shown decimals.
+            values[key] = round(box.value(), box.decimals()) if isinstance(box, QDoubleSpinBox) else box.value()
+        if self.random_seed.isChecked():
+            values["seed"] = p.RANDOM_SEED
+        return p.Sampling(**values)
 
     def set_sampling(self, sampling: p.Sampling) -> None:
         name = next((n for n, s in self.presets.items() if s == sampling), CUSTOM_PRESET)
@@ -188,19 +173,19 @@ class SamplingPanel(QWidget):
 
 class ChatPane(QWidget):
     reply_finished = Signal(object)  # ReplyStats
-    notice_changed = Signal(str)
     conversation_changed = Signal()  # a turn was added, finished, edited or removed
     new_chat_requested = Signal()
     live_rate = Signal(object)  # tokens/s as the pane receives them while streaming; 0.0 when a reply ends
 
-    def __init__(self, bridge: EngineBridge, parent: QWidget | None = None) -> None:
+    def __init__(self, bridge: EngineBridge, session: LoadSession, parent: QWidget | None = None) -> None:
+        """``session``: the load the pane follows (whether it takes messages, the context, and what each
+        reply is recorded as generated with)."""
         super().__init__(parent)
         self.bridge = bridge
+        self.session = session
         self.conversation = Conversation()
         self.ignore_eos = False  # benchmarks: always generate max_tokens
         self.n_ctx = 0  # of the loaded model; 0 when none
-        self.model_file = ""  # of the loaded model, recorded with each reply
-        self.load_settings: dict[str, Any] | None = None  # recorded with each reply
         self.tokens_used = 0  # prompt + reply of the last exchange: what the context holds now
         self._request: int | None = None
         self._reply: Turn | None = None
@@ -308,6 +293,7 @@ class ChatPane(QWidget):
         self._flush_timer.timeout.connect(self._flush)
         bridge.tokens_ready.connect(self._tokens_ready)
         bridge.engine_event.connect(self._on_event)
+        session.changed.connect(self._load_state_changed)
         self._update_buttons()
         self.show_conversation()
         threading.Thread(target=_warm_up_highlighting, name="highlight-warm-up", daemon=True).start()
@@ -387,7 +373,6 @@ class ChatPane(QWidget):
         self.notice_button.setText(action)
         self.notice_button.setVisible(bool(action and on_action))
         self.notice_box.setVisible(bool(text))
-        self.notice_changed.emit(text)
 
     def _run_notice_action(self) -> None:
         action = self._notice_action
@@ -420,8 +405,9 @@ class ChatPane(QWidget):
             self.show_notice(f"Cannot send: {exc}. Your message is kept in the box.")
             return False
         self._reply = self.conversation.start_reply()
-        self._reply.model_file = self.model_file
-        self._reply.settings = self.load_settings
+        loaded = self.session.state  # what was sent with the load, whatever the sliders show now
+        self._reply.model_file = loaded.model_name
+        self._reply.settings = loaded.settings.to_dict() if loaded.settings is not None else None
         self._reply.sampling = sampling_to_dict(sampling)
         try:
             self._request = self.bridge.client.generate(
@@ -570,15 +556,18 @@ class ChatPane(QWidget):
                 self.show_notice(f"The reply failed: {event.error}")
         elif isinstance(event, p.Notice) and event.request_id == self._request:
             self.show_notice(event.text)
-        elif isinstance(event, WorkerExited) and not event.expected:
-            if self.streaming:
-                self._flush()
-                if self._reply is not None:
-                    self._reply.note = "interrupted: the engine stopped"
-                self._end_reply()
-            self._ready = False
-            self._update_meter()
-            self._update_buttons()
+
+    def _load_state_changed(self, state: LoadState, before: LoadState) -> None:
+        if state.phase is Phase.ENGINE_DEAD and self.streaming:
+            self._flush()
+            if self._reply is not None:
+                self._reply.note = "interrupted: the engine stopped"
+            self._end_reply()
+        if state.ready and state.loaded is not None and state.loaded is not before.loaded:
+            self.set_ready(True, n_ctx=state.loaded.n_ctx)
+            self.show_notice("")
+        elif not state.ready and self._ready:
+            self.set_ready(False)
 
     def _drop_oldest_after_cut(self) -> None:
         last = self.conversation.last

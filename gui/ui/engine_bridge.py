@@ -20,12 +20,13 @@ class EngineBridge(QObject):
     engine_event = Signal(object)  # every event except Token
     tokens_ready = Signal()  # drain with take_tokens()
 
-    def __init__(self, parent: QObject | None = None) -> None:
+    def __init__(self, client: EngineClient, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._lock = threading.Lock()
         self._tokens: list[tuple[p.Token, float]] = []
         self._closed = False
-        self.client = EngineClient(self._on_event)
+        self.client = client
+        client.set_listener(self._on_event)
 
     def _on_event(self, message: Any) -> None:  # reader thread
         if self._closed:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
 from copy import deepcopy
 from typing import Any
 
@@ -26,6 +25,7 @@ from PySide6.QtWidgets import (
 
 from gui.core.chat import Conversation
 from gui.services.history import ConversationSummary, HistoryStore, SearchHit, StoredConversation
+from gui.ui.background import Background
 
 TITLE_CHARS = 60
 
@@ -41,19 +41,17 @@ class HistoryPanel(QWidget):
     listed = Signal()  # the list was refreshed (tests wait on it)
     saved = Signal(int)  # conversation id, after a save reached the disk
     failed = Signal(str)  # a database error, in words
-    _done = Signal(object, object)  # (callback, result) from the database thread
 
     def __init__(self, store: HistoryStore, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.store = store
         self.current_id: int | None = None
         self.can_switch: Callable[[], bool] = lambda: True  # the window says no while a reply streams
-        self._shut = False
         # Which stored conversation the chat pane shows, per "session" (a new chat or an opened one).
         # Only the database thread touches _ids, so two quick saves of a new chat create it once.
         self._session = 0
         self._ids: dict[int, int] = {}
-        self._db = ThreadPoolExecutor(max_workers=1, thread_name_prefix="history")
+        self._db = Background("history", parent=self)  # one thread: writes land in order
         self.search = QLineEdit(self)
         self.search.setPlaceholderText("Search chats")
         self.search.setAccessibleName("Search chats")
@@ -81,30 +79,17 @@ class HistoryPanel(QWidget):
         self.list.itemClicked.connect(self._item_chosen)
         self.rename_button.clicked.connect(self._rename_clicked)
         self.delete_button.clicked.connect(self._delete_clicked)
-        self._done.connect(lambda callback, result: callback(result))
         if store.warning:
             QTimer.singleShot(0, lambda: self.failed.emit(store.warning or ""))
 
     # ---- the database thread ----------------------------------------------------------------
 
     def _run(self, job: Callable[[], Any], then: Callable[[Any], None] | None = None) -> None:
-        if self._shut:
-            return
-
-        def finished(future: Future[Any]) -> None:
-            try:
-                result = future.result()
-            except Exception as exc:  # a full disk, a locked file: say so, keep the chat in memory
-                self._done.emit(lambda message: self.failed.emit(message), f"Chat history: {exc}")
-                return
-            if then is not None:
-                self._done.emit(then, result)
-
-        self._db.submit(job).add_done_callback(finished)
+        # A full disk, a locked file: say so, keep the chat in memory.
+        self._db.run(job, then, lambda exc: self.failed.emit(f"Chat history: {exc}"))
 
     def shutdown(self) -> None:
         """Finish pending writes, then close the database."""
-        self._shut = True
         self._db.shutdown(wait=True)
         self.store.close()
 

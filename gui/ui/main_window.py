@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import contextlib
 import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -30,21 +28,21 @@ from PySide6.QtWidgets import (
 
 from gui import __version__
 from gui.core import protocol as p
-from gui.core.cards import Card
 from gui.core.chat import Conversation
+from gui.core.load_state import LoadState, Phase
 from gui.core.params import LoadSettings, describe
-from gui.core.planner import Plan, auto_fit, plan
-from gui.core.presets import sampling_from_dict, sampling_to_dict
+from gui.core.planner import Plan, Verdict, auto_fit, plan
+from gui.core.preferences import CAP_WATTS, LAST_SETTINGS, MARGIN_MIB, SAMPLING_PRESET, SAMPLING_PRESETS
 from gui.core.recovery import safer_settings
+from gui.services.bundle import Services
 from gui.services.engine_client import EngineUnavailable, WorkerExited
-from gui.services.history import HistoryStore
 from gui.services.models import ModelEntry
-from gui.services.nvml import GpuQuery, Nvml
-from gui.services.settings_store import SettingsStore
-from gui.services.system import measure_ram_bandwidth_gbs
+from gui.services.nvml import GpuQuery
+from gui.ui.background import Background
 from gui.ui.chat_pane import ChatPane
 from gui.ui.engine_bridge import EngineBridge
 from gui.ui.history_panel import HistoryPanel
+from gui.ui.load_session import LoadSession
 from gui.ui.model_picker import ModelPicker, describe_group
 from gui.ui.models_tab import ModelsTab
 from gui.ui.monitor import MonitorView, notify_desktop
@@ -53,50 +51,44 @@ from gui.ui.plan_panel import PlanPanel
 
 
 class MainWindow(QMainWindow):
+    """The window: widgets only. Its services come from the composition root (gui/app.py); the load it
+    is in is the one LoadSession every view observes."""
+
     engine_ready = Signal()  # the worker said hello
     model_loaded = Signal(object)  # p.Loaded
     load_finished = Signal(object)  # after every load attempt: True loaded, False failed
-    gpus_found = Signal(object)  # GpuQuery, from the detection thread
-    ram_measured = Signal(object)  # float GB/s, from the detection thread
+    gpus_found = Signal(object)  # GpuQuery, once detection finished
+    ram_measured = Signal(object)  # float GB/s or None, once measured
     planned = Signal(object)  # Plan or None, after every re-plan
     verified = Signal(object)  # p.DryRunResult
     engine_died = Signal(object)  # WorkerExited
 
-    def __init__(
-        self,
-        models_dir: Path,
-        settings: LoadSettings,
-        bridge: EngineBridge | None = None,
-        simulate: Card | None = None,
-        nvml: Nvml | None = None,
-        history: HistoryStore | None = None,
-        settings_store: SettingsStore | None = None,
-    ) -> None:
+    def __init__(self, services: Services, settings: LoadSettings) -> None:
         super().__init__()
+        self.services = services
+        simulate = services.simulated
         self.simulate = simulate
-        self.nvml = nvml or Nvml()
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gpu-detect")
+        self.background = Background("gpu-detect", parent=self)
         self.plan: Plan | None = None
         self.ram_bandwidth_gbs: float | None = None  # measured once at start, for the decode ceiling
         self._verify_request: int | None = None
         self.overcommit_dialog: QMessageBox | None = None
         self._closed = False
         self._restarts: list[float] = []
+        self._cannot_start = False
         self._selected_path: Path | None = None
         title = f"Tightfit {__version__}"
         if simulate is not None:
             title += f" — SIMULATED {simulate.name}"
         self.setWindowTitle(title)
         self.resize(1280, 900)
-        self.bridge = bridge or EngineBridge(self)
-        self.loaded: p.Loaded | None = None
-        self.loading: str | None = None
-        self.build: p.EngineBuild | None = None
+        self.bridge = EngineBridge(services.engine, self)
+        self.session = LoadSession(self.bridge, self)
 
         # left column: model, settings, load
-        self.store = settings_store or SettingsStore()
-        extra = [Path(f) for f in self.store.model_folders if Path(f) != models_dir]
-        self.picker = ModelPicker(models_dir, self, extra_folders=extra)
+        self.store = services.settings
+        models_dir = services.models_dir
+        self.picker = ModelPicker(services.library, models_dir, self)
         self.folder_label = QLabel(self)
         self.folder_label.setWordWrap(True)
         self.folder_label.setStyleSheet("color: #666")
@@ -156,8 +148,8 @@ class MainWindow(QMainWindow):
         left.setMinimumWidth(520)
         left_scroll.setMinimumWidth(540)
 
-        self.chat = ChatPane(self.bridge, self)
-        self.history = HistoryPanel(history or HistoryStore(), self)
+        self.chat = ChatPane(self.bridge, self.session, self)
+        self.history = HistoryPanel(services.history, self)
         chat_split = QSplitter(Qt.Orientation.Horizontal, self)
         chat_split.addWidget(self.history)
         chat_split.addWidget(self.chat)
@@ -167,15 +159,11 @@ class MainWindow(QMainWindow):
         chat_layout = QVBoxLayout(chat_box)
         chat_layout.setContentsMargins(4, 4, 4, 4)
         chat_layout.addWidget(chat_split)
-        self.monitor = MonitorView(
-            source=None if simulate is not None else self.nvml,
-            simulated_name=simulate.key if simulate is not None else None,
-            parent=self,
-        )
+        self.monitor = MonitorView(services.gpu_source, limiter=services.limiter, nvml=services.nvml, parent=self)
         self.tabs = QTabWidget(self)
         self.tabs.addTab(chat_box, "Chat")
         self.tabs.addTab(self.monitor, "Monitor (SIMULATED)" if simulate is not None else "Monitor")
-        self.models_tab = ModelsTab(models_dir, parent=self)
+        self.models_tab = ModelsTab(models_dir, services.hub, parent=self)
         self.tabs.addTab(self.models_tab, "Quants")
         # The quant table re-plans every quant (auto-fit each): follow the sliders, but not on every step.
         self._quants_timer = QTimer(self)
@@ -211,6 +199,8 @@ class MainWindow(QMainWindow):
         self.load_button.clicked.connect(self.load_selected)
         self.unload_button.clicked.connect(self.unload)
         self.bridge.engine_event.connect(self._on_event)
+        self.session.changed.connect(self._load_state_changed)
+        self.session.engine_died.connect(self._engine_died)
         self.params.changed.connect(self.replan)
         self.plan_panel.target_changed.connect(self.replan)
         self.plan_panel.auto_fit_requested.connect(self.auto_fit)
@@ -223,7 +213,7 @@ class MainWindow(QMainWindow):
         self.chat.sampling_panel.preset_saved.connect(self._preset_saved)
         self.chat.live_rate.connect(self.monitor.set_engine_rate)
         self.monitor.alert.connect(self._alert)
-        self.monitor.cap_changed.connect(lambda watts: self.store.set("cap_watts", int(watts)))
+        self.monitor.cap_changed.connect(lambda watts: self.store.write(CAP_WATTS, int(watts)))
         self._restore_preferences()
         self.gpus_found.connect(self._gpus_found)
         self.ram_measured.connect(self._ram_measured)
@@ -238,21 +228,9 @@ class MainWindow(QMainWindow):
         self.history.restore_last()
         self.monitor.start()  # telemetry samples on its own thread
         # NVML can take a while to answer (or time out on a sick driver): never on the UI thread.
-        self._pool.submit(self._query_gpus).add_done_callback(lambda f: self.gpus_found.emit(f.result()))
-        self._pool.submit(self._measure_ram).add_done_callback(lambda f: self.ram_measured.emit(f.result()))
-
-    def _query_gpus(self) -> GpuQuery:  # detection thread
-        try:
-            return self.nvml.query_gpus()
-        except Exception as exc:  # a binding error NVML itself does not map: no GPU, said in words
-            return GpuQuery((), f"NVML failed: {exc}")
-
-    @staticmethod
-    def _measure_ram() -> float | None:  # detection thread
-        try:
-            return measure_ram_bandwidth_gbs()
-        except (MemoryError, OSError):
-            return None  # the ceiling then says "n/a" for host-resident weights
+        self.background.run(self.services.query_gpus, self.gpus_found.emit)
+        # A failed measurement leaves the ceiling "n/a" for host-resident weights.
+        self.background.run(self.services.measure_ram, self.ram_measured.emit, lambda _: self.ram_measured.emit(None))
 
     def _ram_measured(self, gbs: float | None) -> None:
         self.ram_bandwidth_gbs = gbs
@@ -275,7 +253,7 @@ class MainWindow(QMainWindow):
                     entry.header,
                     self.params.settings(),
                     self.plan_panel.devices(),
-                    margin_mib=float(self.plan_panel.margin.value()),
+                    margin_mib=self.plan_panel.margin_mib(),
                     ram_bandwidth_gbs=self.ram_bandwidth_gbs,
                 )
             except ValueError as exc:
@@ -296,7 +274,7 @@ class MainWindow(QMainWindow):
                 self.params.settings(),
                 self.plan_panel.devices(),
                 pinned=self.params.pinned(),
-                margin_mib=float(self.plan_panel.margin.value()),
+                margin_mib=self.plan_panel.margin_mib(),
                 max_ctx=entry.context_length,
             )
         except ValueError as exc:
@@ -317,29 +295,16 @@ class MainWindow(QMainWindow):
             return
         self.plan_panel.show_verify(None, pending=True)
 
-    # ---- actions --------------------------------------------------------------------------
-
     # ---- preferences ------------------------------------------------------------------------
 
     def _restore_preferences(self) -> None:
-        """What the user chose last time: sampling presets and preset, the safety margin."""
-        stored = self.store.get("sampling_presets", {})
-        presets = {}
-        for name, values in stored.items() if isinstance(stored, dict) else []:
-            try:
-                presets[name] = sampling_from_dict(values)
-            except (ValueError, TypeError, AttributeError):
-                continue  # a hand-edited or old entry: skip it, keep the rest
-        self.chat.sampling_panel.add_presets(presets)
-        preset = self.store.get("sampling_preset")
-        if isinstance(preset, str) and preset in self.chat.sampling_panel.presets:
+        """What the user chose last time: sampling presets and preset, the safety margin, the power cap."""
+        self.chat.sampling_panel.add_presets(self.store.read(SAMPLING_PRESETS))
+        preset = self.store.read(SAMPLING_PRESET)
+        if preset in self.chat.sampling_panel.presets:
             self.chat.sampling_panel.preset.setCurrentText(preset)
-        margin = self.store.get("margin_mib")
-        if isinstance(margin, int | float):
-            self.plan_panel.margin.setValue(int(margin))
-        cap = self.store.get("cap_watts")
-        if isinstance(cap, int) and not isinstance(cap, bool):
-            self.monitor.cap_watts = cap
+        self.plan_panel.margin.setValue(self.store.read(MARGIN_MIB))
+        self.monitor.cap_watts = self.store.read(CAP_WATTS)
 
     def _alert(self, alert: Any) -> None:
         """Once per event (the rules decide): a line in the status bar and a desktop notification."""
@@ -347,26 +312,13 @@ class MainWindow(QMainWindow):
         notify_desktop(self.tray, alert)
 
     def _preset_saved(self, name: str, sampling: p.Sampling) -> None:
-        presets = self.store.get("sampling_presets", {})
-        presets = presets if isinstance(presets, dict) else {}
-        presets[name] = sampling_to_dict(sampling)
-        self.store.set("sampling_presets", presets)
+        self.store.write(SAMPLING_PRESETS, self.store.read(SAMPLING_PRESETS) | {name: sampling})
 
-    def _remember_load(self, model_path: str, settings: LoadSettings) -> None:
-        last = self.store.get("last_settings", {})
-        last = last if isinstance(last, dict) else {}
-        last[Path(model_path).name] = settings.to_dict()
-        self.store.set("last_settings", last)
+    def _remember_load(self, model: Path, settings: LoadSettings) -> None:
+        self.store.write(LAST_SETTINGS, self.store.read(LAST_SETTINGS) | {model.name: settings})
 
     def _last_settings_for(self, entry: ModelEntry) -> LoadSettings | None:
-        last = self.store.get("last_settings", {})
-        values = last.get(entry.path.name) if isinstance(last, dict) else None
-        if not isinstance(values, dict):
-            return None
-        try:
-            return LoadSettings.from_dict(values).validated()
-        except (ValueError, TypeError):
-            return None
+        return self.store.read(LAST_SETTINGS).get(entry.path.name)
 
     # ---- library and quants ----------------------------------------------------------------
 
@@ -403,7 +355,7 @@ class MainWindow(QMainWindow):
         self.models_tab.set_context(
             self.params.settings(),
             self.plan_panel.devices(),
-            float(self.plan_panel.margin.value()),
+            self.plan_panel.margin_mib(),
             self.ram_bandwidth_gbs,
         )
 
@@ -424,30 +376,22 @@ class MainWindow(QMainWindow):
 
     def load_selected(self, *, anyway: bool = False) -> None:
         entry = self.picker.current()
-        if entry is None or self.loading:
+        if entry is None or self.session.state.busy:
             return
-        if not anyway and self.plan is not None and self.plan.verdict == "will not fit":
+        if not anyway and self.plan is not None and self.plan.verdict is Verdict.WONT_FIT:
             self._explain_overcommit(self.plan)
             return
         settings = self.params.settings()
         try:
-            settings.validated()
-            if not self.bridge.client.alive:
-                self.bridge.client.start()
-            # llama.cpp's own dry run first (tens of ms): its figures appear beside the estimate.
-            self._verify_request = self.bridge.client.dry_run(entry.path, settings)
-            self.plan_panel.show_verify(None, pending=True)
-            self.bridge.client.load(entry.path, settings)
+            self.session.load(entry.path, settings, entry.header, self.plan)
         except (ValueError, EngineUnavailable) as exc:
             self.load_status.setText(f"Cannot load: {exc}")
             self.load_finished.emit(False)
             return
-        self.loading = str(entry.path)
-        self.loaded = None
-        self.chat.set_ready(False)
-        self.progress.setValue(0)
+        # llama.cpp's own dry run goes first (tens of ms): its figures appear beside the estimate.
+        self._verify_request = self.session.state.dry_run_id
+        self.plan_panel.show_verify(None, pending=True)
         self.load_status.setText(f"Loading {entry.path.name} ({describe(settings)})…")
-        self._update_buttons()
 
     def _show_verify(self, result: p.DryRunResult) -> None:
         """Compare llama.cpp's dry run with the plan for the devices it actually planned for.
@@ -457,7 +401,8 @@ class MainWindow(QMainWindow):
         """
         entry = self.picker.current()
         compared, note = self.plan, ""
-        offload = self.build.gpu_offload if self.build is not None else False
+        build = self.session.state.build
+        offload = build.gpu_offload if build is not None else False
         if entry is not None and entry.header is not None and not offload and self.plan_panel.devices():
             try:
                 compared = plan(entry.header, self.params.settings(), [], margin_mib=0.0)
@@ -475,7 +420,7 @@ class MainWindow(QMainWindow):
 
     def _explain_overcommit(self, plan: Plan) -> None:
         """Stop a load the plan says will run out of memory; say what would fit; offer to load anyway."""
-        device = next((d for d in plan.devices if d.verdict == "will not fit"), None)
+        device = next((d for d in plan.devices if d.verdict is Verdict.WONT_FIT), None)
         where = ""
         if device is not None:
             where = f"{device.name} would need {device.needed_mib:,.0f} MiB of {device.free_mib:,.0f} MiB free"
@@ -497,100 +442,86 @@ class MainWindow(QMainWindow):
         box.open()
 
     def unload(self) -> None:
-        with contextlib.suppress(EngineUnavailable):
-            self.bridge.client.unload()
-        self.loaded = None
-        self.chat.set_ready(False)
-        self._update_buttons()
+        self.session.unload()
 
     def _update_buttons(self) -> None:
-        self.load_button.setEnabled(self.picker.current() is not None and not self.loading)
-        self.unload_button.setEnabled(self.loaded is not None)
+        state = self.session.state
+        self.load_button.setEnabled(self.picker.current() is not None and not state.busy)
+        self.unload_button.setEnabled(state.ready)
 
-    # ---- engine events ------------------------------------------------------------------
+    # ---- engine events and the load state -----------------------------------------------
 
     def _on_event(self, event: Any) -> None:
-        if isinstance(event, p.Hello):
-            self.build = event.build
-            self.engine_label.setText(f"Engine: {event.build.describe()}")
-            self.engine_label.setToolTip(event.build.system_info)
-            self.engine_ready.emit()
-        elif isinstance(event, p.LoadProgress):
-            self.progress.setValue(round(event.fraction * 100))
-        elif isinstance(event, p.Loaded):
-            self.loading = None
-            self.loaded = event
-            self.progress.setValue(100)
-            name = Path(event.model_path).name
-            offload = ""
-            if self.build is not None and not self.build.gpu_offload:
-                offload = " This engine build has no GPU offload: every layer runs on the CPU."
-            self.load_status.setText(
-                f"Loaded {name} in {event.load_ms / 1000:.1f} s: context {event.n_ctx}, "
-                f"{event.n_layer} layers, chat template: {event.chat_template}.{offload}"
-            )
-            self.chat.model_file = Path(event.model_path).name
-            self.chat.load_settings = self.params.settings().to_dict()
-            self._remember_load(event.model_path, self.params.settings())
-            self.chat.set_ready(True, n_ctx=event.n_ctx)
-            self.chat.show_notice("")
-            self.model_loaded.emit(event)
-            self.load_finished.emit(True)
-        elif isinstance(event, p.LoadFailed):
-            self.loading = None
-            self.progress.setValue(0)
-            self.load_status.setText(f"Load failed: {event.error}")
-            self.load_finished.emit(False)
-        elif isinstance(event, p.Unloaded):
-            self.load_status.setText("No model loaded.")
-            self.progress.setValue(0)
-        elif isinstance(event, p.DryRunResult):
-            if event.request_id == self._verify_request:
-                self._show_verify(event)
-                self.verified.emit(event)
-        elif isinstance(event, p.CommandRejected):
+        """What the load state does not cover: dry-run figures and refused commands."""
+        if isinstance(event, p.DryRunResult) and event.request_id == self._verify_request:
+            self._show_verify(event)
+            self.verified.emit(event)
+        elif isinstance(event, p.CommandRejected) and not self.session.state.busy:
             self.load_status.setText(f"The engine refused a command: {event.error}")
-            if self.loading:
-                self.loading = None
-                self.progress.setValue(0)
-                self.load_finished.emit(False)
-        elif isinstance(event, WorkerExited) and not event.expected:
-            self._engine_died(event)
-        self._update_buttons()
 
-    def _engine_died(self, event: WorkerExited) -> None:
-        was_loading = self.loading
-        was = self.loaded.model_path if self.loaded else self.loading
-        if self.loading:
+    def _load_state_changed(self, state: LoadState, before: LoadState) -> None:
+        """Every view of the load follows the one state: status line, progress, buttons, engine label."""
+        if state.build is not None and state.build is not before.build:
+            self._cannot_start = False
+            self.engine_label.setText(f"Engine: {state.build.describe()}")
+            self.engine_label.setToolTip(state.build.system_info)
+            self.engine_ready.emit()
+        elif state.phase is Phase.ENGINE_DEAD and not self._cannot_start:
+            self.engine_label.setText("Engine: restarting…")
+        self.progress.setValue(round(state.progress * 100))
+        self._update_buttons()
+        if state.phase is before.phase and state.loaded is before.loaded:
+            return
+        if state.phase is Phase.LOADED and state.loaded is not None and state.model is not None:
+            self._loaded(state, state.loaded)
+        elif state.phase is Phase.FAILED and before.busy:
+            self.load_status.setText(f"Load failed: {state.error}")
             self.load_finished.emit(False)
-        self.loaded = None
-        self.loading = None
-        self.progress.setValue(0)
+        elif state.phase is Phase.IDLE and before.phase is not Phase.IDLE:
+            self.load_status.setText("No model loaded.")
+
+    def _loaded(self, state: LoadState, event: p.Loaded) -> None:
+        assert state.model is not None and state.settings is not None
+        offload = ""
+        if state.build is not None and not state.build.gpu_offload:
+            offload = " This engine build has no GPU offload: every layer runs on the CPU."
+        self.load_status.setText(
+            f"Loaded {state.model.name} in {event.load_ms / 1000:.1f} s: context {event.n_ctx}, "
+            f"{event.n_layer} layers, chat template: {event.chat_template}.{offload}"
+        )
+        # What was sent with the load, not what the sliders show now: they may have moved since.
+        self._remember_load(state.model, state.settings)
+        self.model_loaded.emit(event)
+        self.load_finished.emit(True)
+
+    def _engine_died(self, event: WorkerExited, before: LoadState) -> None:
+        if before.busy:
+            self.load_finished.emit(False)
         failure = event.failure
         cause = f" {failure.summary}" if failure else ""
-        entry = self.picker.current()
+        had_model = before.model is not None and (before.busy or before.ready)
         safer = None
-        if was and entry is not None and entry.header is not None and str(entry.path) == was:
+        if had_model and before.header is not None and before.settings is not None:
             safer = safer_settings(
-                entry.header, self.params.settings(), self.plan_panel.devices(), float(self.plan_panel.margin.value())
+                before.header, before.settings, self.plan_panel.devices(), self.plan_panel.margin_mib()
             )
         text = f"{event.reason}{cause} Your conversation is kept."
         if safer is not None:
             text += f" Reload with {safer.change}?"
-            self.chat.show_notice(text, "Reload safer", lambda: self._reload(safer.settings))
+            model = before.model
+            self.chat.show_notice(text, "Reload safer", lambda: self._reload(model, safer.settings))
         else:
-            self.chat.show_notice(text + (" Press Load to start the model again." if was else ""))
-        self.load_status.setText(
-            f"The engine stopped {'while loading' if was_loading else ''}; no model loaded."
-            + (f" {failure.detail.splitlines()[0]}" if failure and failure.detail else "")
-        )
-        self.engine_label.setText("Engine: restarting…")
+            self.chat.show_notice(text + (" Press Load to start the model again." if had_model else ""))
+        stopped = "The engine stopped while loading" if before.busy else "The engine stopped"
+        detail = f" {failure.detail.splitlines()[0]}" if failure and failure.detail else ""
+        self.load_status.setText(f"{stopped}; no model loaded.{detail}")
         self.engine_died.emit(event)
         # A fresh worker, so Load works at once; the conversation stays in the pane. A worker that died
         # before it was even ready would only die again: say so instead of starting one after another.
         now = time.monotonic()
         self._restarts = [t for t in self._restarts if now - t < 60] + [now]
         if not event.said_hello and len(self._restarts) > 2:
+            self._cannot_start = True
             self.engine_label.setText("Engine: cannot start")
             self.load_status.setText(
                 f"The engine cannot start: {failure.summary if failure else event.reason} "
@@ -599,7 +530,11 @@ class MainWindow(QMainWindow):
             return
         self.bridge.client.start()
 
-    def _reload(self, settings: LoadSettings) -> None:
+    def _reload(self, model: Path | None, settings: LoadSettings) -> None:
+        """The model that was loaded, with the settings recovery chose."""
+        if model is not None and not self.picker.select_path(model):
+            self.load_status.setText(f"Cannot reload: {model.name} is no longer in the library.")
+            return
         self.params.set_settings(settings)
         self.load_selected()
 
@@ -615,14 +550,11 @@ class MainWindow(QMainWindow):
         self.monitor.stop()
         self.history.save(self.chat.conversation)
         self.history.shutdown()
-        self.store.update(
-            {
-                "sampling_preset": self.chat.sampling_panel.preset.currentText(),
-                "margin_mib": self.plan_panel.margin.value(),
-            }
+        self.store.write_many(
+            {SAMPLING_PRESET: self.chat.sampling_panel.preset.currentText(), MARGIN_MIB: self.plan_panel.margin.value()}
         )
         self.bridge.shutdown()
         self.picker.shutdown()
         self.models_tab.shutdown()
-        self._pool.shutdown(wait=False, cancel_futures=True)  # a hung driver call must not hang the close
+        self.background.shutdown()  # a hung driver call must not hang the close
         super().closeEvent(event)

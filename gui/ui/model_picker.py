@@ -45,13 +45,15 @@ class ModelPicker(QTreeWidget):
 
     COLUMNS = ("Model / file", "Quant", "Size", "BPW")
 
-    def __init__(self, folder: Path, parent: QWidget | None = None, extra_folders: list[Path] | None = None) -> None:
+    def __init__(self, library: Library, folder: Path, parent: QWidget | None = None) -> None:
+        """Shows what ``library`` finds; ``folder`` is the default models folder, named when it is empty."""
         super().__init__(parent)
         self.folder = folder
         self.entries: list[ModelEntry] = []
         self.groups: list[ModelGroup] = []
         self._want: Path | None = None
-        self.library = Library([folder, *(extra_folders or [])], self._changed.emit)
+        self.library = library
+        library.set_listener(self._changed.emit)
         self.setHeaderLabels(self.COLUMNS)
         self.setAccessibleName("Model files")
         self.setTextElideMode(Qt.TextElideMode.ElideMiddle)  # keep the quant suffix of long file names

@@ -8,7 +8,6 @@ background threads; results come back as signals.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -35,9 +34,10 @@ from gui.core.planner import Device
 from gui.core.quant_quality import SOURCE as QUALITY_SOURCE
 from gui.services.hf import DownloadProgress, HubClient, HubError, RemoteFile, parse_repo_id, pending_downloads
 from gui.services.quant_table import QuantRow, QuantSource, quant_rows
+from gui.ui.background import Background
 from gui.ui.model_picker import human_size
+from gui.ui.vram_bar import VERDICT_COLOURS
 
-FIT_COLOURS = {"yes": "#2e7d32", "tight": "#b26a00", "no": "#c62828"}
 COLUMNS = ("File", "Quant", "Size", "BPW", "Fits", "Max ctx", "GPU layers", "tok/s", "Quality")
 HEADER_TIPS = (
     "The GGUF file",
@@ -87,7 +87,7 @@ class QuantTable(QTableWidget):
                     row.quant,
                     human_size(row.size_bytes),
                     f"{row.bits_per_weight:.2f}",
-                    {"yes": "yes", "tight": "tight", "no": "no"}.get(row.fits, row.fits),
+                    row.fits.answer,
                     f"{row.max_ctx_full_offload:,}" if row.max_ctx_full_offload else "—",
                     "all" if row.all_layers else f"{row.gpu_layers} of {row.n_layer + 1}",
                     f"{row.tok_s:.0f}" if row.tok_s else "n/a",
@@ -95,8 +95,8 @@ class QuantTable(QTableWidget):
                 ]
             for c, text in enumerate(cells):
                 item = QTableWidgetItem(text)
-                if c == 4 and row.fits in FIT_COLOURS:
-                    item.setForeground(QColor(FIT_COLOURS[row.fits]))
+                if c == 4:
+                    item.setForeground(QColor(VERDICT_COLOURS[row.fits]))
                 if c == 8:
                     item.setToolTip(f"{row.quality_hint}\n\nSource: {QUALITY_SOURCE}")
                 if c == 0:
@@ -114,19 +114,16 @@ class ModelsTab(QWidget):
     local_chosen = Signal(object)  # QuantRow of a local file: the window selects it and auto-fits
     listed = Signal()  # a hub listing finished (rows filled, or an error shown)
     download_finished = Signal(object)  # Path of the verified file, or None
-    _done = Signal(object, object)
     _progress = Signal(object)
 
-    def __init__(self, models_dir: Path, client: HubClient | None = None, parent: QWidget | None = None) -> None:
+    def __init__(self, models_dir: Path, client: HubClient, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.models_dir = models_dir
-        self.client = client or HubClient()
-        self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="hub")
+        self.client = client
+        self._hub = Background("hub", workers=2, parent=self)
         # Planning every quant (an auto-fit each) takes tens of ms for a big family: off the UI thread, newest
         # request wins.
-        self._planner = ThreadPoolExecutor(max_workers=1, thread_name_prefix="quant-plan")
-        self._generation = {"local": 0, "remote": 0}
-        self._closed = False
+        self._planner = Background("quant-plan", parent=self)
         self._context: tuple[LoadSettings, tuple[Device, ...], float, float | None] | None = None
         self._local: list[Any] = []
         self._remote: list[tuple[RemoteFile, Any]] = []
@@ -182,7 +179,6 @@ class ModelsTab(QWidget):
         self.download_button.clicked.connect(self.start_download)
         self.pause_button.clicked.connect(self._pause_clicked)
         self.hub_table.itemSelectionChanged.connect(self._hub_selection)
-        self._done.connect(lambda callback, result: callback(result))
         self._progress.connect(self._show_progress)
         self._run(lambda: pending_downloads(self.models_dir), self._found_pending)
 
@@ -211,29 +207,19 @@ class ModelsTab(QWidget):
 
     def _plan_rows(self, which: str, items: Sequence[Any], show: Callable[[list[QuantRow]], None]) -> None:
         """Plan every item on the planner thread; show the rows unless a newer request came meanwhile."""
-        self._generation[which] += 1
-        generation = self._generation[which]
         context = self._context
-        if self._closed:
+        if self._planner.closed:
             return
         if context is None or not items:
+            self._planner.forget(which)
             show([])
             return
         settings, devices, margin, ram = context
         wanted = list(items)
-
-        def shown(rows: Any) -> None:
-            if generation == self._generation[which]:
-                show(rows if isinstance(rows, list) else [])
-
-        def finished(future: Future[list[QuantRow]]) -> None:
-            try:
-                rows: Any = future.result()
-            except Exception as exc:  # a planner bug must not take the tab down; say it in the title
-                rows = exc
-            self._done.emit(shown, rows)
-
-        self._planner.submit(quant_rows, wanted, settings, devices, margin, ram).add_done_callback(finished)
+        # A planner bug must not take the tab down: the rows stay empty and the log says why.
+        self._planner.latest(
+            which, lambda: quant_rows(wanted, settings, devices, margin, ram), show, lambda _exc: show([])
+        )
 
     def set_local_variants(self, title: str, variants: Sequence[Any]) -> None:
         self._local = list(variants)
@@ -257,17 +243,8 @@ class ModelsTab(QWidget):
     # ---- hub ------------------------------------------------------------------------------
 
     def _run(self, job: Callable[[], Any], then: Callable[[Any], None]) -> None:
-        if self._closed:
-            return
-
-        def finished(future: Future[Any]) -> None:
-            try:
-                result: Any = future.result()
-            except (HubError, ValueError, OSError) as exc:
-                result = exc
-            self._done.emit(then, result)
-
-        self._pool.submit(job).add_done_callback(finished)
+        """Hub and disk work off the UI thread; ``then`` gets the result, or the exception it raised."""
+        self._hub.run(job, then, then)
 
     def list_repo(self) -> None:
         try:
@@ -356,9 +333,8 @@ class ModelsTab(QWidget):
             self.download_finished.emit(self.models_dir / self.download.remote.name if done else None)
 
     def shutdown(self) -> None:
-        self._closed = True
         if self.download is not None and self.download.state == "running":
             self.download.pause()
             self.download.wait(5)
-        self._pool.shutdown(wait=False, cancel_futures=True)
-        self._planner.shutdown(wait=False, cancel_futures=True)
+        self._hub.shutdown()
+        self._planner.shutdown()

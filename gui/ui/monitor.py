@@ -125,6 +125,7 @@ class MonitorView(QWidget):
         *,
         simulated_name: str | None = None,
         limiter: PowerLimiter | None = None,
+        nvml: Nvml | None = None,
         interval_s: float = 1.0,
         clock: Callable[[], float] = time.monotonic,
         parent: QWidget | None = None,
@@ -133,7 +134,6 @@ class MonitorView(QWidget):
         (a catalog key such as "v100-16gb") when given. `clock` is the telemetry clock (tests pass a fake
         one to step time without sleeping)."""
         super().__init__(parent)
-        nvml: Nvml | None = None
         if source is None and simulated_name is not None:
             source = SimulatedSource([SimulatedGpu(simulated_name)], clock=clock)
         elif source is None:

@@ -1,4 +1,4 @@
-"""Sliders and numeric fields for the load parameters, built from the specs in gui.core.params."""
+"""The load settings panel: a widget for every setting declared in gui.core.params."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
     QGridLayout,
-    QHBoxLayout,
     QLabel,
     QSlider,
     QSpinBox,
@@ -17,13 +16,15 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gui.core.params import CACHE_TYPES, GPU_LAYERS, SIZING_PARAMS, LoadSettings, ParamSpec
+from gui.core.params import CONTEXT, GPU_LAYERS, LOAD_SPECS, LoadSettings
+from gui.core.specs import BoolSpec, ChoiceSpec, IntSpec
+from gui.ui.spec_widgets import check_box, choice_box
 
 
 class ParamRow:
     """A slider and a spin box kept in step. Log-scale specs slide through powers of two."""
 
-    def __init__(self, spec: ParamSpec, parent: QWidget) -> None:
+    def __init__(self, spec: IntSpec, parent: QWidget) -> None:
         self.spec = spec
         self.maximum = spec.maximum
         self.label = QLabel(spec.label, parent)
@@ -77,6 +78,9 @@ class ParamRow:
 
 
 class ParamPanel(QWidget):
+    """A widget for every declared load setting (gui.core.params): slider rows for numbers, a list for
+    choices, a check box for switches."""
+
     changed = Signal(object)  # LoadSettings
 
     def __init__(self, settings: LoadSettings, parent: QWidget | None = None) -> None:
@@ -86,42 +90,31 @@ class ParamPanel(QWidget):
         grid = QGridLayout(self)
         grid.setContentsMargins(0, 0, 0, 0)
         self.rows: dict[str, ParamRow] = {}
-        for i, spec in enumerate(SIZING_PARAMS):
-            row = ParamRow(spec, self)
-            grid.addWidget(row.label, i, 0)
-            grid.addWidget(row.slider, i, 1)
-            grid.addWidget(row.spin, i, 2)
-            grid.addWidget(row.pin, i, 3)
-            row.spin.valueChanged.connect(self._emit)
-            self.rows[spec.key] = row
-        n = len(SIZING_PARAMS)
-        self.flash_attn = QComboBox(self)
-        self.flash_attn.addItems(["auto", "on", "off"])
-        self.flash_attn.setAccessibleName("Flash attention")
-        self.flash_attn.setToolTip("Flash attention shrinks the compute buffer; auto lets llama.cpp decide.")
-        self.mmap = QCheckBox("Memory-map the file", self)
-        self.mmap.setToolTip("Off reads the whole file into RAM: steadier when memory is tight.")
-        grid.addWidget(QLabel("Flash attention", self), n, 0)
-        grid.addWidget(self.flash_attn, n, 1, 1, 2)
-        self.cache_k = QComboBox(self)
-        self.cache_v = QComboBox(self)
-        for combo, which in ((self.cache_k, "K"), (self.cache_v, "V")):
-            combo.addItems(list(CACHE_TYPES))
-            combo.setAccessibleName(f"{which} cache type")
-            combo.setToolTip(f"Element type of the {which} cache: q8_0 halves it at little cost in quality.")
-            combo.currentTextChanged.connect(self._emit)
-        cache_row = QHBoxLayout()
-        cache_row.addWidget(QLabel("K", self))
-        cache_row.addWidget(self.cache_k)
-        cache_row.addWidget(QLabel("V", self))
-        cache_row.addWidget(self.cache_v)
-        grid.addWidget(QLabel("KV cache type", self), n + 1, 0)
-        grid.addLayout(cache_row, n + 1, 1, 1, 2)
-        grid.addWidget(self.mmap, n + 2, 0, 1, 3)
-        self.flash_attn.currentTextChanged.connect(self._emit)
-        self.mmap.toggled.connect(self._emit)
+        self.choices: dict[str, QComboBox] = {}
+        self.switches: dict[str, QCheckBox] = {}
+        for i, spec in enumerate(s for s in LOAD_SPECS if s.panel):
+            if isinstance(spec, IntSpec):
+                row = ParamRow(spec, self)
+                grid.addWidget(row.label, i, 0)
+                grid.addWidget(row.slider, i, 1)
+                grid.addWidget(row.spin, i, 2)
+                grid.addWidget(row.pin, i, 3)
+                row.spin.valueChanged.connect(self._emit)
+                self.rows[spec.key] = row
+            elif isinstance(spec, ChoiceSpec):
+                combo = choice_box(spec, self)
+                label = QLabel(spec.label, self)
+                label.setToolTip(spec.help)
+                grid.addWidget(label, i, 0)
+                grid.addWidget(combo, i, 1, 1, 2)
+                combo.currentTextChanged.connect(self._emit)
+                self.choices[spec.key] = combo
+            elif isinstance(spec, BoolSpec):
+                box = check_box(spec, self)
+                grid.addWidget(box, i, 0, 1, 3)
+                box.toggled.connect(self._emit)
+                self.switches[spec.key] = box
         self.set_settings(settings)
-        self.rows[GPU_LAYERS.key].spin.setSpecialValueText("")
 
     def set_model_limits(self, n_layer: int | None, context_length: int | None) -> None:
         """Narrow the ranges to the selected model: layers + output layer, trained context."""
@@ -133,28 +126,24 @@ class ParamPanel(QWidget):
             if was_all:
                 layers.set_value(n_layer + 1)
         if context_length:
-            self.rows["n_ctx"].set_maximum(context_length)
+            self.rows[CONTEXT.key].set_maximum(context_length)
 
     def set_settings(self, settings: LoadSettings) -> None:
         self._base = settings  # keeps the fields this panel has no widget for
         self._applying = True  # one change signal for the whole set, not one per widget
         for key, row in self.rows.items():
             row.set_value(getattr(settings, key))
-        self.flash_attn.setCurrentText(settings.flash_attn)
-        self.cache_k.setCurrentText(settings.cache_type_k)
-        self.cache_v.setCurrentText(settings.cache_type_v)
-        self.mmap.setChecked(settings.use_mmap)
+        for key, combo in self.choices.items():
+            combo.setCurrentText(getattr(settings, key))
+        for key, box in self.switches.items():
+            box.setChecked(getattr(settings, key))
         self._applying = False
         self._emit()
 
     def settings(self) -> LoadSettings:
         values: dict[str, object] = {key: row.value() for key, row in self.rows.items()}
-        values.update(
-            flash_attn=self.flash_attn.currentText(),
-            use_mmap=self.mmap.isChecked(),
-            cache_type_k=self.cache_k.currentText(),
-            cache_type_v=self.cache_v.currentText(),
-        )
+        values.update({key: combo.currentText() for key, combo in self.choices.items()})
+        values.update({key: box.isChecked() for key, box in self.switches.items()})
         return self._base.with_values(**values)
 
     def pinned(self) -> frozenset[str]:

@@ -19,9 +19,11 @@ from PySide6.QtWidgets import (
 
 from gui.core import protocol as p
 from gui.core.cards import CARDS, Card, custom_card
-from gui.core.planner import Device, Plan
+from gui.core.params import MARGIN
+from gui.core.planner import Device, Plan, Verdict
 from gui.services.devices import device_from_card, device_from_gpu
 from gui.services.nvml import GpuInfo
+from gui.ui.spec_widgets import int_box
 from gui.ui.vram_bar import SEGMENTS, VERDICT_COLOURS, VramBar
 
 CPU_ONLY = "cpu"
@@ -98,12 +100,7 @@ class PlanPanel(QWidget):
         self.verdict_label.setWordWrap(True)
         self.verdict_label.setAccessibleName("Plan verdict")
         self.verdict_label.setTextFormat(Qt.TextFormat.RichText)
-        self.margin = QSpinBox(self)
-        self.margin.setRange(0, 8192)
-        self.margin.setSingleStep(256)
-        self.margin.setValue(1024)
-        self.margin.setSuffix(" MiB")
-        self.margin.setToolTip("Memory kept free on each GPU, as llama.cpp's --fit does (1024 MiB by default).")
+        self.margin = int_box(MARGIN, self)
         self.margin.setAccessibleName("Safety margin")
         self.auto_fit_button = QPushButton("Auto-fit", self)
         self.auto_fit_button.setToolTip("Most GPU layers, then the largest context, that fit with the margin. "
@@ -201,6 +198,9 @@ class PlanPanel(QWidget):
     def devices(self) -> tuple[Device, ...]:
         return self.current_target().devices
 
+    def margin_mib(self) -> float:
+        return float(self.margin.value())
+
     def _target_changed(self, *_: object) -> None:
         target = self.current_target()
         custom = target.key == CUSTOM
@@ -245,14 +245,14 @@ class PlanPanel(QWidget):
             f"compute {host.compute_mib:,.0f} MiB — {host.total / 1024:.2f} GiB in all. "
             f"{plan.layers_on_gpu} of {plan.n_layer + 1} layers on the GPU."
         )
-        colour = VERDICT_COLOURS.get(plan.verdict, "#202124")
+        colour = VERDICT_COLOURS[plan.verdict]
         speed = (
             f" Decode ceiling ≈ <b>{plan.predicted_tg_tok_s:.0f} tok/s</b> (memory bandwidth bound)."
             if plan.predicted_tg_tok_s
             else ""
         )
         text = f'<b style="color:{colour}">{plan.verdict.capitalize()}.</b>{speed}'
-        if plan.suggestions and plan.verdict != "fits":
+        if plan.suggestions and plan.verdict is not Verdict.FITS:
             text += "<br>To make it fit: " + "; ".join(plan.suggestions) + "."
         self.verdict_label.setText(text)
 

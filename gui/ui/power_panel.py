@@ -9,21 +9,21 @@ comes back through a queued signal, with the enforced limit read back from the d
 
 from __future__ import annotations
 
-import contextlib
 import os
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
-from PySide6.QtCore import Qt, Signal, Slot
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSpinBox, QVBoxLayout, QWidget
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from gui.core.gpu_sample import GpuSample
+from gui.core.preferences import CAP
 from gui.services.power_limit import Decision, Outcome, PowerLimiter, PowerResult
+from gui.ui.background import Background
+from gui.ui.spec_widgets import int_box
 
-__all__ = ["DEFAULT_CAP_W", "PowerPanel", "PowerReport"]
+__all__ = ["PowerPanel", "PowerReport"]
 
-DEFAULT_CAP_W = 200
 ReadBack = Callable[[int], float | None]
 
 
@@ -40,7 +40,6 @@ class PowerReport:
 class PowerPanel(QWidget):
     cap_changed = Signal(int)  # the watts in the spin box, for the window to remember
     finished = Signal(object)  # PowerReport, after every click
-    _done = Signal(object)  # (PowerResult, read-back watts, Decision | None), from the worker thread
 
     def __init__(
         self, limiter: PowerLimiter, *, read_back: ReadBack | None = None, parent: QWidget | None = None
@@ -49,16 +48,12 @@ class PowerPanel(QWidget):
         self.limiter = limiter
         self._read_back = read_back
         self._sample: GpuSample | None = None
-        self._pool: ThreadPoolExecutor | None = None
+        self._helper = Background("power-limit", parent=self)  # may block on a password dialog
         self._busy = False
         self.last_report: PowerReport | None = None
 
-        self.spin = QSpinBox()
         # Deliberately wide: out-of-range requests are clamped by check() with a message, not silently here.
-        self.spin.setRange(1, 9999)
-        self.spin.setSuffix(" W")
-        self.spin.setValue(DEFAULT_CAP_W)
-        self.spin.setToolTip("Power limit to apply; checked against this card's minimum and maximum")
+        self.spin = int_box(CAP)
         self.spin.setAccessibleName("Power cap in watts")
         self.cap_button = QPushButton()
         self.cap_button.setToolTip("Set the card's power limit (needs the privileged helper; a password may be asked)")
@@ -88,7 +83,6 @@ class PowerPanel(QWidget):
         self.spin.valueChanged.connect(self._on_spin)
         self.cap_button.clicked.connect(self.apply_cap)
         self.restore_button.clicked.connect(self.restore_default)
-        self._done.connect(self._on_done, Qt.ConnectionType.QueuedConnection)
         self._on_spin(self.spin.value())
         if hasattr(os, "geteuid") and os.geteuid() == 0 and not limiter.simulated:
             # Not an error yet, but worth saying before the first click: the design keeps the window unprivileged.
@@ -118,9 +112,7 @@ class PowerPanel(QWidget):
     def shutdown(self) -> None:
         """Stop accepting work. A helper waiting on a password dialog is not waited for; its result is
         dropped (the next tick shows the limit anyway)."""
-        pool, self._pool = self._pool, None
-        if pool is not None:
-            pool.shutdown(wait=False, cancel_futures=True)
+        self._helper.shutdown()
         self._busy = False
         self._update_enabled()
 
@@ -150,8 +142,6 @@ class PowerPanel(QWidget):
         self._busy = True
         self._update_enabled()
         self._show(None, "applying… (a password dialog may appear)")
-        if self._pool is None:
-            self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="power-limit")
         read_back = self._read_back
 
         def work() -> tuple[PowerResult, float | None]:  # worker thread: may block on pkexec
@@ -164,18 +154,14 @@ class PowerPanel(QWidget):
                     enforced = result.enforced_w
             return result, enforced
 
-        def done(future: Future[tuple[PowerResult, float | None]]) -> None:  # worker thread
-            if future.cancelled():
-                return
-            # RuntimeError: the panel was deleted while the helper ran, so nobody is left to tell.
-            with contextlib.suppress(RuntimeError):
-                self._done.emit((*future.result(), decision))
+        self._helper.run(work, lambda done: self._on_done(*done, decision), self._on_error)
 
-        self._pool.submit(work).add_done_callback(done)
+    def _on_error(self, exc: Exception) -> None:
+        self._busy = False
+        self._update_enabled()
+        self._report(PowerReport(Outcome.FAILED, f"the power helper could not run: {exc}", None, None))
 
-    @Slot(object)
-    def _on_done(self, payload: tuple[PowerResult, float | None, Decision | None]) -> None:
-        result, enforced, decision = payload
+    def _on_done(self, result: PowerResult, enforced: float | None, decision: Decision | None) -> None:
         self._busy = False
         self._update_enabled()
         outcome, message = result.outcome, result.message

@@ -8,9 +8,9 @@ from PySide6.QtCore import QPoint, QRectF, QSize, Qt
 from PySide6.QtGui import QBrush, QColor, QFont, QMouseEvent, QPainter, QPaintEvent, QPen
 from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
-from gui.core.planner import DevicePlan
+from gui.core.planner import DevicePlan, Verdict
 
-VERDICT_COLOURS = {"fits": "#2e7d32", "tight": "#b26a00", "will not fit": "#c62828"}
+VERDICT_COLOURS = {Verdict.FITS: "#2e7d32", Verdict.TIGHT: "#b26a00", Verdict.WONT_FIT: "#c62828"}
 
 
 @dataclass(frozen=True)
@@ -98,7 +98,7 @@ class VramBar(QWidget):
         small = QFont(self.font())
         small.setPointSizeF(max(7.0, small.pointSizeF() * 0.85))
         painter.setFont(small)
-        painter.setPen(QColor(VERDICT_COLOURS.get(plan.verdict, "#202124")))
+        painter.setPen(QColor(VERDICT_COLOURS[plan.verdict]))
         painter.drawText(QRectF(rect.left(), 0, rect.width(), 13), Qt.AlignmentFlag.AlignLeft, describe_device(plan))
         painter.setPen(QColor("#5f6368"))
         painter.drawText(

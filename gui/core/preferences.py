@@ -1,0 +1,103 @@
+"""Every preference the window keeps between runs, declared once: its key in the settings file, its
+default, and how a stored value (from a file anyone could have edited) is read back.
+
+The settings store reads and writes only these; a value that does not parse is dropped with a warning
+and the default is used, so a hand-edited or old file never stops the window.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from gui.core.params import MARGIN, LoadSettings
+from gui.core.presets import DEFAULT_PRESET, sampling_from_dict, sampling_to_dict
+from gui.core.protocol import Sampling
+from gui.core.specs import IntSpec
+
+__all__ = [
+    "ALL_PREFERENCES",
+    "CAP_WATTS",
+    "LAST_SETTINGS",
+    "MARGIN_MIB",
+    "MODEL_FOLDERS",
+    "SAMPLING_PRESET",
+    "SAMPLING_PRESETS",
+    "Preference",
+]
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, eq=False)  # compared and hashed by identity: each is declared once
+class Preference(Generic[T]):
+    key: str  # the key in settings.json
+    default: T
+    parse: Callable[[Any], T]  # stored JSON -> value; raises ValueError or TypeError on bad data
+    dump: Callable[[T], Any] = lambda value: value  # value -> JSON
+
+
+def _string(value: Any) -> str:
+    if not isinstance(value, str):
+        raise ValueError(f"expected text, got {type(value).__name__}")
+    return value
+
+
+def _strings(value: Any) -> list[str]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ValueError("expected a list of strings")
+    return list(dict.fromkeys(value))  # duplicates dropped, order kept
+
+
+def _table(parse_one: Callable[[Any], T]) -> Callable[[Any], dict[str, T]]:
+    """A name -> value table where one bad entry is skipped rather than losing the whole table."""
+
+    def parse(value: Any) -> dict[str, T]:
+        if not isinstance(value, dict):
+            raise ValueError("expected an object")
+        table: dict[str, T] = {}
+        for name, item in value.items():
+            try:
+                table[str(name)] = parse_one(item)
+            except (ValueError, TypeError):
+                continue
+        return table
+
+    return parse
+
+
+def _dump_table(dump_one: Callable[[T], Any]) -> Callable[[dict[str, T]], Any]:
+    return lambda table: {name: dump_one(value) for name, value in table.items()}
+
+
+# The power cap the Monitor tab offers: 200 W takes a blower-cooled V100 from past 80 °C to about
+# 70 °C for about 5 % fewer tokens/s; the card's own limits are checked when it is applied.
+CAP = IntSpec(
+    key="cap_watts",
+    label="Power cap",
+    minimum=1,
+    maximum=9999,
+    default=200,
+    suffix=" W",
+    help="Power limit to apply; checked against this card's minimum and maximum",
+)
+
+MODEL_FOLDERS: Preference[list[str]] = Preference("model_folders", [], _strings)
+SAMPLING_PRESETS: Preference[dict[str, Sampling]] = Preference(
+    "sampling_presets", {}, _table(sampling_from_dict), _dump_table(sampling_to_dict)
+)
+SAMPLING_PRESET: Preference[str] = Preference("sampling_preset", DEFAULT_PRESET, _string)
+MARGIN_MIB: Preference[int] = Preference("margin_mib", MARGIN.default, MARGIN.parse)
+CAP_WATTS: Preference[int] = Preference("cap_watts", CAP.default, CAP.parse)
+# Per model file name: the settings it was last loaded with.
+LAST_SETTINGS: Preference[dict[str, LoadSettings]] = Preference(
+    "last_settings",
+    {},
+    _table(lambda data: LoadSettings.from_dict(data).validated()),
+    _dump_table(LoadSettings.to_dict),
+)
+
+ALL_PREFERENCES: Mapping[str, Preference[Any]] = {
+    p.key: p for p in (MODEL_FOLDERS, SAMPLING_PRESETS, SAMPLING_PRESET, MARGIN_MIB, CAP_WATTS, LAST_SETTINGS)
+}
