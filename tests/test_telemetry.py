@@ -369,3 +369,14 @@ def test_csv_log_to_an_unwritable_place_raises_to_the_caller(tmp_path: Path) -> 
     with pytest.raises(OSError):
         service.start_csv_log(tmp_path / "missing-dir" / "run.csv")
     assert service.csv_path is None
+
+
+def test_engine_rate_is_stamped_on_every_tick() -> None:
+    service = TelemetryService(lambda tick: None, source=Nvml(FakeNvml([])), host_sampler=lambda: host_at(0.0))
+    assert math.isnan(service.sample_now().engine_tok_s)  # never reported
+    service.set_engine_rate(12.5)
+    assert service.sample_now().engine_tok_s == 12.5 and service.engine_rate == 12.5
+    service.set_engine_rate(None)
+    assert math.isnan(service.sample_now().engine_tok_s)
+    with pytest.raises(ValueError, match="negative"):
+        service.set_engine_rate(-1.0)

@@ -15,7 +15,6 @@ import math
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Protocol, TypeVar
 
@@ -23,6 +22,7 @@ import psutil
 
 from gui.core.gpu_sample import SERIES_FIELDS, GpuSample
 from gui.core.simulated_gpu import SimulatedGpu
+from gui.core.tick import HostSample, Tick
 from gui.services.nvml import Nvml
 
 __all__ = [
@@ -46,23 +46,6 @@ MAX_INTERVAL_S = 5.0
 DEFAULT_INTERVAL_S = 1.0
 _MIB = 1 << 20
 T = TypeVar("T")
-
-
-@dataclass(frozen=True)
-class HostSample:
-    timestamp: float
-    cpu_pct: tuple[float, ...]  # one per logical core
-    ram_used_mib: float
-    ram_total_mib: float
-    swap_used_mib: float
-    swap_total_mib: float
-
-
-@dataclass(frozen=True)
-class Tick:
-    gpus: tuple[GpuSample, ...]
-    host: HostSample
-    status: str = ""  # why there are no GPU readings (no driver, ...), in words; '' when there are
 
 
 class GpuSource(Protocol):
@@ -159,8 +142,9 @@ class TelemetryService:
         self._wait = wait or self._wait_for_wake
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
-        self._lock = threading.Lock()  # guards selection and the CSV log, set from other threads
+        self._lock = threading.Lock()  # guards selection, engine rate and the CSV log, set from other threads
         self._selected: tuple[int, ...] | None = None  # None: every GPU the source has
+        self._engine_rate = math.nan
         self._csv: _CsvLog | None = None
         self._failed_once: set[str] = set()
 
@@ -208,6 +192,20 @@ class TelemetryService:
         with self._lock:
             self._selected = chosen
 
+    @property
+    def engine_rate(self) -> float:
+        with self._lock:
+            return self._engine_rate
+
+    def set_engine_rate(self, tok_s: float | None) -> None:
+        """The engine's current generation rate (0 when idle, None when unknown), stamped on every tick
+        from now on, so the charts and the CSV log have it."""
+        rate = math.nan if tok_s is None else float(tok_s)
+        if math.isfinite(rate) and rate < 0:
+            raise ValueError(f"a token rate cannot be negative (got {rate})")
+        with self._lock:
+            self._engine_rate = rate
+
     def start_csv_log(self, path: str | Path) -> None:
         """Append every tick to a CSV file from now on (a new file replaces an open one). Opening errors
         raise here, to the caller, rather than vanishing on the telemetry thread."""
@@ -237,7 +235,7 @@ class TelemetryService:
         if not count and not status:
             status = "no GPU found"
         with self._lock:
-            selected = self._selected
+            selected, rate = self._selected, self._engine_rate
         indices = range(count) if selected is None else [i for i in selected if i < count]
         gpus = []
         for index in indices:
@@ -247,7 +245,7 @@ class TelemetryService:
         host = self._guarded("host", self._host_sampler)
         if host is None:
             host = HostSample(self._clock(), (), math.nan, math.nan, math.nan, math.nan)
-        return Tick(gpus=tuple(gpus), host=host, status=status)
+        return Tick(gpus=tuple(gpus), host=host, status=status, engine_tok_s=rate)
 
     def _guarded(self, what: str, read: Callable[[], T]) -> T | None:
         # The sources promise not to raise; this is the backstop that keeps the thread alive if one does.

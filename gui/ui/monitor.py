@@ -43,7 +43,7 @@ from gui.services.power_limit import PowerLimiter
 from gui.services.telemetry import GpuSource, SimulatedSource, TelemetryService, Tick
 from gui.ui.charts import TelemetryCharts, capacity_for
 from gui.ui.power_panel import PowerPanel
-from gui.ui.telemetry_bridge import LiveTick, TelemetryBridge
+from gui.ui.telemetry_bridge import TelemetryBridge
 
 __all__ = ["DEFAULT_ALERT_C", "MonitorView", "describe_sample", "notify_desktop"]
 
@@ -290,11 +290,11 @@ class MonitorView(QWidget):
         super().showEvent(event)
         self.charts.request_redraw()  # ticks recorded while hidden were not drawn
 
-    def sample_now(self) -> LiveTick:
+    def sample_now(self) -> Tick:
         """Take one tick now, on this thread, and show it (charts included) before returning."""
-        live = self.bridge.sample_now()
+        tick = self.bridge.sample_now()
         self.charts.redraw()
-        return live
+        return tick
 
     # --- public knobs -------------------------------------------------------------------------------
 
@@ -342,15 +342,14 @@ class MonitorView(QWidget):
 
     # --- ticks --------------------------------------------------------------------------------------
 
-    def _on_tick(self, live: LiveTick) -> None:
-        tick = live.tick
+    def _on_tick(self, tick: Tick) -> None:
         self.last_tick = tick
         for sample in tick.gpus:
             self.samples[sample.index] = sample
             self._ensure_in_combo(sample)
             for alert in self.rules.check(sample):
                 self._raise_alert(alert)
-        self.charts.add_tick(tick.host.timestamp, tick.gpus, tick.host, live.engine_tok_s)
+        self.charts.add_tick(tick.host.timestamp, tick.gpus, tick.host, tick.engine_tok_s)
         has_gpus = bool(self.samples)
         if self.charts.gpu_charts_visible != has_gpus:
             self.charts.set_gpu_charts_visible(has_gpus)
