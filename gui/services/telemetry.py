@@ -2,13 +2,12 @@
 
 The listener is called on the telemetry thread: the UI wraps it in a small adapter that re-emits a Qt
 signal. NVML starts lazily on this thread, so a slow or missing driver never stalls the window. Ticks
-can also be written to a CSV file for long runs (one header row, flushed every tick, empty cells for
-missing values).
+can also be written to a CSV file for long runs, in gui.core.telemetry_csv's layout (one header row,
+flushed every tick).
 """
 
 from __future__ import annotations
 
-import csv
 import functools
 import logging
 import math
@@ -20,8 +19,9 @@ from typing import IO, Protocol, TypeVar
 
 import psutil
 
-from gui.core.gpu_sample import SERIES_FIELDS, GpuSample
+from gui.core.gpu_sample import GpuSample
 from gui.core.simulated_gpu import SimulatedGpu
+from gui.core.telemetry_csv import TelemetryCsvWriter, csv_header, csv_row
 from gui.core.tick import HostSample, Tick
 from gui.services.nvml import Nvml
 
@@ -293,46 +293,12 @@ class TelemetryService:
 
 # --- CSV log ----------------------------------------------------------------------------------------------
 
-_HOST_COLUMNS = ("ram_used_mib", "ram_total_mib", "swap_used_mib", "swap_total_mib")
-_GPU_TEXT_COLUMNS = ("throttle_reasons", "lost", "simulated")
-
-
-def csv_header(tick: Tick) -> list[str]:
-    """Columns for a log that starts with this tick: the GPUs and cores present then stay the columns."""
-    columns = ["time_unix", "time_monotonic", "status"]
-    columns += [f"cpu{i}_pct" for i in range(len(tick.host.cpu_pct))]
-    columns += list(_HOST_COLUMNS)
-    for gpu in tick.gpus:
-        columns += [f"gpu{gpu.index}_{name}" for name in (*SERIES_FIELDS, *_GPU_TEXT_COLUMNS)]
-    return columns
-
-
-def csv_row(tick: Tick, wall_time: float) -> dict[str, str]:
-    """One tick as column -> text; a missing value is an empty cell (spreadsheets read it as blank)."""
-    row = {"time_unix": f"{wall_time:.3f}", "time_monotonic": f"{tick.host.timestamp:.3f}", "status": tick.status}
-    for i, value in enumerate(tick.host.cpu_pct):
-        row[f"cpu{i}_pct"] = _cell(value)
-    for name in _HOST_COLUMNS:
-        row[name] = _cell(getattr(tick.host, name))
-    for gpu in tick.gpus:
-        prefix = f"gpu{gpu.index}_"
-        for name, value in gpu.series().items():
-            row[prefix + name] = _cell(value)
-        row[prefix + "throttle_reasons"] = "; ".join(gpu.throttle_reasons) if gpu.throttle_reasons else ""
-        row[prefix + "lost"] = "1" if gpu.lost else "0"
-        row[prefix + "simulated"] = "1" if gpu.simulated else "0"
-    return row
-
-
-def _cell(value: float) -> str:
-    return "" if value is None or math.isnan(value) else f"{value:g}"
-
 
 class _CsvLog:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._file: IO[str] = path.open("w", newline="", encoding="utf-8")
-        self._writer: csv.DictWriter[str] | None = None
+        self._writer: TelemetryCsvWriter | None = None
         self._lock = threading.Lock()
 
     def write(self, tick: Tick) -> bool:
@@ -341,11 +307,9 @@ class _CsvLog:
             if self._file.closed:
                 return False
             try:
-                if self._writer is None:
-                    # GPUs or cores that appear later have no column; extrasaction="ignore" drops them.
-                    self._writer = csv.DictWriter(self._file, csv_header(tick), extrasaction="ignore", restval="")
-                    self._writer.writeheader()
-                self._writer.writerow(csv_row(tick, time.time()))
+                if self._writer is None:  # the first tick's GPUs and cores are the log's columns
+                    self._writer = TelemetryCsvWriter(self._file, csv_header(tick))
+                self._writer.write(csv_row(tick, time.time()))
                 self._file.flush()
             except OSError as exc:
                 log.error("telemetry CSV log %s stopped: %s", self.path, exc)
