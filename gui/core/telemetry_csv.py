@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import datetime as dt
+import functools
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import IO
@@ -63,6 +64,12 @@ def gpu_column(index: int, field: str) -> str:
     return f"gpu{index}_{field}"
 
 
+@functools.lru_cache(maxsize=64)
+def _gpu_columns(index: int) -> dict[str, str]:
+    # Built once per GPU: an export names every GPU cell of every row.
+    return {field: gpu_column(index, field) for field in GPU_FIELDS}
+
+
 def csv_columns(gpu_indices: Iterable[int], cores: int) -> list[str]:
     """The header for these GPUs and this many CPU cores."""
     columns = [*_LEADING, *_HOST_READINGS]
@@ -107,7 +114,8 @@ def telemetry_row(t_unix: float, host: Mapping[str, Cell], gpus: Mapping[int, Ma
     GPU_FIELDS (a GPU with no reading this tick is simply absent: its cells stay empty)."""
     row: dict[str, Cell] = {"time_unix": t_unix, "time_local": _local_time(t_unix), **host}
     for index, values in gpus.items():
-        row.update({gpu_column(index, field): value for field, value in values.items()})
+        names = _gpu_columns(index)
+        row.update({names[field]: value for field, value in values.items()})
     return row
 
 
@@ -141,9 +149,8 @@ class TelemetryCsvWriter:
 
     def __init__(self, handle: IO[str], columns: Sequence[str]) -> None:
         self.columns = tuple(columns)
-        self._known = frozenset(self.columns)
-        self._writer = csv.DictWriter(handle, self.columns, restval="")
-        self._writer.writeheader()
+        self._writer = csv.writer(handle)
+        self._writer.writerow(self.columns)
 
     def write(self, row: Mapping[str, Cell]) -> None:
-        self._writer.writerow({k: format_cell(k, v) for k, v in row.items() if k in self._known})
+        self._writer.writerow([format_cell(column, row.get(column)) for column in self.columns])

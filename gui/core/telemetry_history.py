@@ -408,8 +408,8 @@ class _Columns:
         self._offset = count - len(view)
         self._lists: dict[str, list[Cell]] = {}
         for name in fields:
-            values: list[float] = view[name].tolist()
-            self._lists[name] = [texts.text(v) for v in values] if name in TEXT_FIELDS else list(values)
+            column = view[name]
+            self._lists[name] = [texts.text(v) for v in column.tolist()] if name in TEXT_FIELDS else column.tolist()
 
     def row(self, host_row: int) -> dict[str, Cell]:
         i = host_row - self._offset
