@@ -1,10 +1,11 @@
 """How long one chart redraw takes with a full day of 1 s readings in every series, against a 16 ms frame.
 
-Fills the monitor's chart stack with 24 h of ticks (86,400 per series: one GPU and the host, realistic
-values, NaN gaps where readings were missing, a GPU-lost stretch), then measures ~50 live redraws, each
-after one new tick, as the monitor does: `redraw()` alone (data handed to pyqtgraph, view moved) and
-`redraw()` plus the paint that follows (the widget rendered into a pixmap, every chart drawn). Offscreen,
-with the widget at 1200×800, once with the view on the whole 24 h and once on the 5-minute follow window.
+Fills a telemetry history with 24 h of ticks (86,400 per series: one GPU and the host, realistic values,
+NaN gaps where readings were missing, a GPU-lost stretch) and draws it with the monitor's chart stack,
+then measures ~50 live redraws, each after one new tick, as the monitor does: `redraw()` alone (data
+handed to pyqtgraph, view moved) and `redraw()` plus the paint that follows (the widget rendered into a
+pixmap, every chart drawn). Offscreen, with the widget at 1200×800, once with the view on the whole 24 h
+and once on the 5-minute follow window.
 
 Run: `.venv/bin/python bench/chart_redraw.py` (prints ms and the ratio to the 16 ms budget).
 """
@@ -25,8 +26,9 @@ import numpy as np
 from PySide6.QtWidgets import QApplication
 
 from gui.core.gpu_sample import GpuSample
-from gui.services.telemetry import HostSample
-from gui.ui.charts import DAY_S, TelemetryCharts
+from gui.core.telemetry_history import DAY_S, TelemetryHistory
+from gui.core.tick import HostSample, Tick
+from gui.ui.charts import TelemetryCharts
 
 BUDGET_MS = 16.0
 REDRAWS = 50
@@ -81,7 +83,9 @@ def measure(
     data_ms, frame_ms, cpu_ms = [], [], []
     for _ in range(REDRAWS):
         sample = GpuSample(index=0, timestamp=t_next, temperature_c=70.0, power_w=199.0, power_limit_w=200.0)
-        charts.add_tick(t_next, [sample], HostSample(t_next, (30.0,) * 8, 21_000.0, 64_000.0, 512.0, 8_192.0), 60.0)
+        host = HostSample(t_next, (30.0,) * 8, 21_000.0, 64_000.0, 512.0, 8_192.0)
+        charts.history.record(Tick((sample,), host, engine_tok_s=60.0))
+        charts.request_redraw()
         t_next += 1.0
         app.processEvents()  # let the coalescing timer fire, so the timed call below does the work
         cpu_start = time.process_time()
@@ -109,16 +113,16 @@ def main() -> None:
     assert isinstance(app, QApplication)
     print("building 24 h of synthetic readings…", flush=True)
     gpus, hosts = synthetic_day()
-    charts = TelemetryCharts(wall_offset=time.time() - DAY_S)
+    history = TelemetryHistory(wall_offset=time.time() - DAY_S)
+    charts = TelemetryCharts(history)
     charts.resize(*SIZE)
     charts.show()
     fill_start = time.perf_counter()
-    charts.set_paused(True)  # no redraw per tick while filling
     for gpu, host in zip(gpus, hosts, strict=True):
-        charts.add_tick(host.timestamp, [gpu], host, 55.0 if gpu.gpu_util_pct and gpu.gpu_util_pct > 50 else 0.0)
-    charts.set_paused(False)
+        rate = 55.0 if gpu.gpu_util_pct and gpu.gpu_util_pct > 50 else 0.0
+        history.record(Tick((gpu,), host, engine_tok_s=rate))
     charts.select_gpu(0)
-    print(f"filled {len(charts.host):,} ticks per series in {time.perf_counter() - fill_start:.1f} s")
+    print(f"filled {len(history.host):,} ticks per series in {time.perf_counter() - fill_start:.1f} s")
     t_next = float(DAY_S)
     print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} (wall times suffer when busy)")
     print(f"redraw with 24 h in every series, widget {SIZE[0]}×{SIZE[1]}, {REDRAWS} redraws, budget {BUDGET_MS} ms")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import datetime
 import itertools
 import logging
 import math
@@ -369,3 +370,30 @@ def test_csv_log_to_an_unwritable_place_raises_to_the_caller(tmp_path: Path) -> 
     with pytest.raises(OSError):
         service.start_csv_log(tmp_path / "missing-dir" / "run.csv")
     assert service.csv_path is None
+
+
+def test_engine_rate_is_stamped_on_every_tick() -> None:
+    service = TelemetryService(lambda tick: None, source=Nvml(FakeNvml([])), host_sampler=lambda: host_at(0.0))
+    assert math.isnan(service.sample_now().engine_tok_s)  # never reported
+    service.set_engine_rate(12.5)
+    assert service.sample_now().engine_tok_s == 12.5 and service.engine_rate == 12.5
+    service.set_engine_rate(None)
+    assert math.isnan(service.sample_now().engine_tok_s)
+    with pytest.raises(ValueError, match="negative"):
+        service.set_engine_rate(-1.0)
+
+
+def test_csv_log_has_the_engine_rate_and_the_host_summary(tmp_path: Path) -> None:
+    service = TelemetryService(lambda tick: None, source=Nvml(FakeNvml([])), host_sampler=lambda: host_at(0.0))
+    path = tmp_path / "rate.csv"
+    service.start_csv_log(path)
+    service.set_engine_rate(12.5)
+    service._deliver(service.sample_now())
+    service.set_engine_rate(None)
+    service._deliver(service.sample_now())
+    service.stop_csv_log()
+    rows = list(csv.DictReader(path.open(newline="")))
+    assert [row["engine_tok_s"] for row in rows] == ["12.5", ""]
+    assert rows[0]["cpu_avg_pct"] == "46.25" and rows[0]["cpu_max_pct"] == "80"
+    local = datetime.datetime.fromisoformat(rows[0]["time_local"])
+    assert local.timestamp() == pytest.approx(float(rows[0]["time_unix"]), abs=1.0)

@@ -2,27 +2,27 @@
 
 The listener is called on the telemetry thread: the UI wraps it in a small adapter that re-emits a Qt
 signal. NVML starts lazily on this thread, so a slow or missing driver never stalls the window. Ticks
-can also be written to a CSV file for long runs (one header row, flushed every tick, empty cells for
-missing values).
+can also be written to a CSV file for long runs, in gui.core.telemetry_csv's layout (one header row,
+flushed every tick).
 """
 
 from __future__ import annotations
 
-import csv
 import functools
 import logging
 import math
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Protocol, TypeVar
 
 import psutil
 
-from gui.core.gpu_sample import SERIES_FIELDS, GpuSample
+from gui.core.gpu_sample import GpuSample
 from gui.core.simulated_gpu import SimulatedGpu
+from gui.core.telemetry_csv import TelemetryCsvWriter, csv_header, csv_row
+from gui.core.tick import HostSample, Tick
 from gui.services.nvml import Nvml
 
 __all__ = [
@@ -46,23 +46,6 @@ MAX_INTERVAL_S = 5.0
 DEFAULT_INTERVAL_S = 1.0
 _MIB = 1 << 20
 T = TypeVar("T")
-
-
-@dataclass(frozen=True)
-class HostSample:
-    timestamp: float
-    cpu_pct: tuple[float, ...]  # one per logical core
-    ram_used_mib: float
-    ram_total_mib: float
-    swap_used_mib: float
-    swap_total_mib: float
-
-
-@dataclass(frozen=True)
-class Tick:
-    gpus: tuple[GpuSample, ...]
-    host: HostSample
-    status: str = ""  # why there are no GPU readings (no driver, ...), in words; '' when there are
 
 
 class GpuSource(Protocol):
@@ -159,8 +142,9 @@ class TelemetryService:
         self._wait = wait or self._wait_for_wake
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
-        self._lock = threading.Lock()  # guards selection and the CSV log, set from other threads
+        self._lock = threading.Lock()  # guards selection, engine rate and the CSV log, set from other threads
         self._selected: tuple[int, ...] | None = None  # None: every GPU the source has
+        self._engine_rate = math.nan
         self._csv: _CsvLog | None = None
         self._failed_once: set[str] = set()
 
@@ -208,6 +192,20 @@ class TelemetryService:
         with self._lock:
             self._selected = chosen
 
+    @property
+    def engine_rate(self) -> float:
+        with self._lock:
+            return self._engine_rate
+
+    def set_engine_rate(self, tok_s: float | None) -> None:
+        """The engine's current generation rate (0 when idle, None when unknown), stamped on every tick
+        from now on, so the charts and the CSV log have it."""
+        rate = math.nan if tok_s is None else float(tok_s)
+        if math.isfinite(rate) and rate < 0:
+            raise ValueError(f"a token rate cannot be negative (got {rate})")
+        with self._lock:
+            self._engine_rate = rate
+
     def start_csv_log(self, path: str | Path) -> None:
         """Append every tick to a CSV file from now on (a new file replaces an open one). Opening errors
         raise here, to the caller, rather than vanishing on the telemetry thread."""
@@ -237,7 +235,7 @@ class TelemetryService:
         if not count and not status:
             status = "no GPU found"
         with self._lock:
-            selected = self._selected
+            selected, rate = self._selected, self._engine_rate
         indices = range(count) if selected is None else [i for i in selected if i < count]
         gpus = []
         for index in indices:
@@ -247,7 +245,7 @@ class TelemetryService:
         host = self._guarded("host", self._host_sampler)
         if host is None:
             host = HostSample(self._clock(), (), math.nan, math.nan, math.nan, math.nan)
-        return Tick(gpus=tuple(gpus), host=host, status=status)
+        return Tick(gpus=tuple(gpus), host=host, status=status, engine_tok_s=rate)
 
     def _guarded(self, what: str, read: Callable[[], T]) -> T | None:
         # The sources promise not to raise; this is the backstop that keeps the thread alive if one does.
@@ -295,46 +293,12 @@ class TelemetryService:
 
 # --- CSV log ----------------------------------------------------------------------------------------------
 
-_HOST_COLUMNS = ("ram_used_mib", "ram_total_mib", "swap_used_mib", "swap_total_mib")
-_GPU_TEXT_COLUMNS = ("throttle_reasons", "lost", "simulated")
-
-
-def csv_header(tick: Tick) -> list[str]:
-    """Columns for a log that starts with this tick: the GPUs and cores present then stay the columns."""
-    columns = ["time_unix", "time_monotonic", "status"]
-    columns += [f"cpu{i}_pct" for i in range(len(tick.host.cpu_pct))]
-    columns += list(_HOST_COLUMNS)
-    for gpu in tick.gpus:
-        columns += [f"gpu{gpu.index}_{name}" for name in (*SERIES_FIELDS, *_GPU_TEXT_COLUMNS)]
-    return columns
-
-
-def csv_row(tick: Tick, wall_time: float) -> dict[str, str]:
-    """One tick as column -> text; a missing value is an empty cell (spreadsheets read it as blank)."""
-    row = {"time_unix": f"{wall_time:.3f}", "time_monotonic": f"{tick.host.timestamp:.3f}", "status": tick.status}
-    for i, value in enumerate(tick.host.cpu_pct):
-        row[f"cpu{i}_pct"] = _cell(value)
-    for name in _HOST_COLUMNS:
-        row[name] = _cell(getattr(tick.host, name))
-    for gpu in tick.gpus:
-        prefix = f"gpu{gpu.index}_"
-        for name, value in gpu.series().items():
-            row[prefix + name] = _cell(value)
-        row[prefix + "throttle_reasons"] = "; ".join(gpu.throttle_reasons) if gpu.throttle_reasons else ""
-        row[prefix + "lost"] = "1" if gpu.lost else "0"
-        row[prefix + "simulated"] = "1" if gpu.simulated else "0"
-    return row
-
-
-def _cell(value: float) -> str:
-    return "" if value is None or math.isnan(value) else f"{value:g}"
-
 
 class _CsvLog:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._file: IO[str] = path.open("w", newline="", encoding="utf-8")
-        self._writer: csv.DictWriter[str] | None = None
+        self._writer: TelemetryCsvWriter | None = None
         self._lock = threading.Lock()
 
     def write(self, tick: Tick) -> bool:
@@ -343,11 +307,9 @@ class _CsvLog:
             if self._file.closed:
                 return False
             try:
-                if self._writer is None:
-                    # GPUs or cores that appear later have no column; extrasaction="ignore" drops them.
-                    self._writer = csv.DictWriter(self._file, csv_header(tick), extrasaction="ignore", restval="")
-                    self._writer.writeheader()
-                self._writer.writerow(csv_row(tick, time.time()))
+                if self._writer is None:  # the first tick's GPUs and cores are the log's columns
+                    self._writer = TelemetryCsvWriter(self._file, csv_header(tick))
+                self._writer.write(csv_row(tick, time.time()))
                 self._file.flush()
             except OSError as exc:
                 log.error("telemetry CSV log %s stopped: %s", self.path, exc)

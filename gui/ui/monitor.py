@@ -1,9 +1,10 @@
 """The GPU monitor view: live readout, GPU selector, charts, alert banner, power cap and CSV logging.
 
 NVML is read on the telemetry thread; ticks reach this view through TelemetryBridge as a signal on the
-UI thread, where they are recorded (cheap) and a redraw is requested (coalesced: a burst of queued ticks
-costs one redraw). Alerts come from the pure rules in gui.core.alerts, once per event; the view shows a
-banner and emits `alert` so the window can raise a desktop notification.
+UI thread, where they are recorded into the view's TelemetryHistory (cheap) and a chart redraw is
+requested (coalesced: a burst of queued ticks costs one redraw). Alerts come from the pure rules in
+gui.core.alerts, once per event; the view shows a banner and emits `alert` so the window can raise a
+desktop notification.
 
 Lifetime: `start()` starts sampling, `stop()` joins the telemetry thread. Call `stop()` before the widget
 goes away; closing the view does it too. Hiding it (another tab) keeps recording, so the history has no
@@ -38,12 +39,13 @@ from PySide6.QtWidgets import (
 from gui.core.alerts import Alert, AlertRules
 from gui.core.gpu_sample import GpuSample
 from gui.core.simulated_gpu import SimulatedGpu
+from gui.core.telemetry_history import TelemetryHistory, capacity_for
 from gui.services.nvml import Nvml
 from gui.services.power_limit import PowerLimiter
 from gui.services.telemetry import GpuSource, SimulatedSource, TelemetryService, Tick
-from gui.ui.charts import TelemetryCharts, capacity_for
+from gui.ui.charts import TelemetryCharts
 from gui.ui.power_panel import PowerPanel
-from gui.ui.telemetry_bridge import LiveTick, TelemetryBridge
+from gui.ui.telemetry_bridge import TelemetryBridge
 
 __all__ = ["DEFAULT_ALERT_C", "MonitorView", "describe_sample", "notify_desktop"]
 
@@ -160,7 +162,8 @@ class MonitorView(QWidget):
             simulated=simulated,
             parent=self,
         )
-        self.charts = TelemetryCharts(capacity=capacity_for(interval_s), wall_offset=time.time() - clock())
+        self.history = TelemetryHistory(capacity=capacity_for(interval_s), wall_offset=time.time() - clock())
+        self.charts = TelemetryCharts(self.history)
         self.charts.set_alert_threshold(DEFAULT_ALERT_C)
 
         def read_back(index: int) -> float | None:  # worker thread
@@ -290,11 +293,11 @@ class MonitorView(QWidget):
         super().showEvent(event)
         self.charts.request_redraw()  # ticks recorded while hidden were not drawn
 
-    def sample_now(self) -> LiveTick:
+    def sample_now(self) -> Tick:
         """Take one tick now, on this thread, and show it (charts included) before returning."""
-        live = self.bridge.sample_now()
+        tick = self.bridge.sample_now()
         self.charts.redraw()
-        return live
+        return tick
 
     # --- public knobs -------------------------------------------------------------------------------
 
@@ -342,15 +345,15 @@ class MonitorView(QWidget):
 
     # --- ticks --------------------------------------------------------------------------------------
 
-    def _on_tick(self, live: LiveTick) -> None:
-        tick = live.tick
+    def _on_tick(self, tick: Tick) -> None:
         self.last_tick = tick
         for sample in tick.gpus:
             self.samples[sample.index] = sample
             self._ensure_in_combo(sample)
             for alert in self.rules.check(sample):
                 self._raise_alert(alert)
-        self.charts.add_tick(tick.host.timestamp, tick.gpus, tick.host, live.engine_tok_s)
+        self.history.record(tick)
+        self.charts.request_redraw()
         has_gpus = bool(self.samples)
         if self.charts.gpu_charts_visible != has_gpus:
             self.charts.set_gpu_charts_visible(has_gpus)
