@@ -1,10 +1,10 @@
 """Catalog of GPUs the panel knows by name, for planning without the card in the machine.
 
-Sources: the field notes' card table (V100/P40/T4/P100/3090 rows), NVIDIA's product data sheets
-for memory size, bandwidth, board power and SM count (V100 SXM2/PCIe, Tesla P40, Tesla T4,
-Tesla P100 PCIe, GeForce RTX 3090/4090, A100 40GB/80GB PCIe). ``vram_mib`` is what the driver
-reports as total (nvidia-smi), which is a little under the marketing figure: the V100 SXM2 16GB
-shows 16160 MiB (field notes); the others use their commonly reported nvidia-smi totals.
+Sources: NVIDIA's product data sheets for memory size, bandwidth, board power and SM count (V100
+SXM2/PCIe, Tesla P40, Tesla T4, Tesla P100 PCIe, GeForce RTX 3090/4090, A100 40GB/80GB PCIe), and
+NVIDIA's CUDA GPU list (developer.nvidia.com/cuda-gpus) for the compute capability. ``vram_mib`` is
+what the driver reports as total (nvidia-smi), which is a little under the marketing figure: a V100
+16GB shows 16160 MiB; the others use their commonly reported nvidia-smi totals.
 """
 
 from __future__ import annotations

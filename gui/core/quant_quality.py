@@ -12,9 +12,9 @@ The ranking is relative and model-dependent: the same type loses more on a small
 large one, and an importance matrix helps the low-bit types. It orders the quants of one model;
 it does not compare different models. Levels (by perplexity increase on Llama-3-8B):
 reference (F32/F16/BF16), near-lossless (< 0.03), very low loss (< 0.15), low loss (< 0.2),
-low-medium loss (< 0.6), medium loss (< 2), obvious loss (< 4), severe loss (1-bit class). These
-match the words of the field notes' comparison (Q5_K_M very low, Q4_K_M low, Q4_K_S low-medium,
-Q3_K_S and IQ3_XXS medium, Q2_K obvious).
+low-medium loss (< 0.6), medium loss (< 2), obvious loss (< 4), severe loss (1-bit class). With the
+table's figures that puts Q5_K_M at very low loss, Q4_K_M low, Q4_K_S low-medium, Q3_K_S and IQ3_XXS
+medium, Q2_K obvious.
 
 Pure Python; no I/O.
 """
