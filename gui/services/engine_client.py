@@ -1,8 +1,8 @@
 """Client side of the engine: spawns the worker process and relays its events.
 
 Events are delivered to a listener on a reader thread; the window wraps the listener in a Qt adapter,
-the CLI in a queue. If the worker dies, the listener gets a WorkerExited event that says why in plain
-words, with the last lines llama.cpp wrote, and the client can start a fresh worker.
+the CLI in a queue. If the worker dies, the listener gets a WorkerExited event that says how and why in
+plain words, the cause read from the last lines llama.cpp wrote, and the client can start a fresh worker.
 """
 
 from __future__ import annotations
@@ -38,7 +38,6 @@ class WorkerExited:
 
     exitcode: int | None
     reason: str  # plain words for the window: how the process ended
-    log_tail: tuple[str, ...]  # llama.cpp's last log lines
     expected: bool  # True after an orderly shutdown
     failure: Failure | None = None  # why, read from the log (None after an orderly shutdown)
     pid: int | None = None  # which worker: a report can arrive after a new worker was started
@@ -55,7 +54,7 @@ def worker_exited(
     """The report of a worker's end: how it ended (describe_exit) and, unless it was asked to, why (the log)."""
     failure = None if expected else explain_failure(log_lines, exitcode)
     reason = f"The engine process {describe_exit(exitcode)}."
-    return WorkerExited(exitcode, reason, log_lines, expected, failure, pid, said_hello)
+    return WorkerExited(exitcode, reason, expected, failure, pid, said_hello)
 
 
 def default_log_dir() -> Path:
@@ -207,10 +206,6 @@ class EngineClient:
             expected = self._closing and code == 0
             tail = read_log_tail(log_path, 200)  # this worker's log, even if a new one has started since
             self._listener(worker_exited(code, tail, expected, process.pid, hello))
-
-    def log_tail(self, lines: int = 200) -> tuple[str, ...]:
-        """The last lines llama.cpp (and the worker) wrote."""
-        return read_log_tail(self.log_path, lines)
 
 
 def read_log_tail(path: Path | None, lines: int = 200) -> tuple[str, ...]:

@@ -23,7 +23,6 @@ import logging
 import os
 import re
 import threading
-import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
@@ -170,7 +169,6 @@ class LibraryChange:
     changed: list[Path]
     groups: list[ModelGroup]
     errors: list[ModelEntry]  # files listed with the reason they cannot be used
-    scan_s: float = 0.0
     first: bool = False  # the first scan reports everything it found as added
 
     @property
@@ -268,7 +266,6 @@ class Library:
         self._wake = threading.Event()
         self._stopping = False
         self._thread: threading.Thread | None = None
-        self.last_scan_s = 0.0
 
     # -- configuration -------------------------------------------------------------------------
 
@@ -358,7 +355,6 @@ class Library:
     def scan_now(self) -> LibraryChange:
         """Scan every folder once, in the calling thread; report and return what changed."""
         with self._scan_lock:
-            t0 = time.perf_counter()
             found: dict[Path, _Signature] = {}
             for folder in self._folders:
                 found.update(_candidates(folder))
@@ -377,21 +373,18 @@ class Library:
             entries = {p: c.entry for p, c in new.items()}
             groups = group_entries(entries.values()) if (added or changed or removed or not self._scans) else None
             self._cache = new
-            elapsed = time.perf_counter() - t0
             with self._state:
                 first = self._scans == 0
                 self._entries = entries
                 if groups is not None:
                     self._groups = groups
                 self._scans += 1
-                self.last_scan_s = elapsed
                 change = LibraryChange(
                     added=added,
                     removed=removed,
                     changed=changed,
                     groups=list(self._groups),
                     errors=[e for e in entries.values() if e.error is not None],
-                    scan_s=elapsed,
                     first=first,
                 )
                 self._state.notify_all()
