@@ -27,8 +27,10 @@ from gui.core.gguf_reader import (
     GGUFHeader,
     HeaderIncomplete,
     Limits,
+    SplitName,
     TensorInfo,
     ValueType,
+    parse_split_name,
     read_header,
     read_header_from_bytes,
     read_model,
@@ -701,6 +703,14 @@ def test_split_name_edge_cases(tmp_path: Path) -> None:
     assert read_model(plain).tensors == read_header(plain).tensors
     with pytest.raises(GGUFError, match="not a valid split name"):
         split_parts(tmp_path / "x-00004-of-00003.gguf")
+
+
+def test_split_names_are_parsed_in_one_place() -> None:
+    split = parse_split_name("Qwen3.5-27B-Q4_K_M-00002-of-00003.GGUF")
+    assert split == SplitName("Qwen3.5-27B-Q4_K_M", 2, 3, ".GGUF")
+    assert split.part_name(1) == "Qwen3.5-27B-Q4_K_M-00001-of-00003.GGUF"
+    for name in ("model.gguf", "m-0001-of-0003.gguf", "m-00001-of-00003.gguf.part", "-00001-of-00003.gguf"):
+        assert parse_split_name(name) is None, name
 
 
 def test_split_part_out_of_order_is_detected(tmp_path: Path) -> None:

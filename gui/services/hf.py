@@ -33,7 +33,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 from urllib.parse import urlparse
 
-from gui.core.gguf_reader import GGUFHeader, combine_split
+from gui.core.gguf_reader import GGUFHeader, combine_split, parse_split_name
 from gui.services.remote_header import RemoteHeaderError, fetch_header
 
 __all__ = [
@@ -51,7 +51,6 @@ log = logging.getLogger(__name__)
 DEFAULT_ENDPOINT = "https://huggingface.co"
 USER_AGENT = "tightfit (GGUF downloader)"
 SIDECAR_VERSION = 1
-_SPLIT = re.compile(r"^(?P<stem>.+)-(?P<no>\d{5})-of-(?P<count>\d{5})\.gguf$", re.IGNORECASE)
 _REPO_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 
 
@@ -226,14 +225,14 @@ class HubClient:
 
 def _group_splits(files: Iterable[RemoteFile]) -> list[RemoteFile]:
     out: list[RemoteFile] = []
-    sets: dict[tuple[str, str, str], list[tuple[int, RemoteFile]]] = {}
+    sets: dict[tuple[str, str, int], list[tuple[int, RemoteFile]]] = {}
     for f in files:
-        m = _SPLIT.match(f.name)
-        if m is None:
+        split = parse_split_name(f.name)
+        if split is None:
             out.append(f)
         else:
             folder = str(PurePosixPath(f.path).parent)
-            sets.setdefault((folder, m["stem"], m["count"]), []).append((int(m["no"]), f))
+            sets.setdefault((folder, split.stem, split.count), []).append((split.part, f))
     for members in sets.values():
         members.sort(key=lambda t: t[0])
         parts = tuple(f for _, f in members)

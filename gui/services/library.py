@@ -28,7 +28,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 
-from gui.core.gguf_reader import GGUFHeader
+from gui.core.gguf_reader import GGUFHeader, parse_split_name
 from gui.services.models import ModelEntry, describe_file
 
 __all__ = [
@@ -44,7 +44,6 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-_SPLIT = re.compile(r"^(?P<stem>.+)-(?P<no>\d{5})-of-(?P<count>\d{5})\.gguf$", re.IGNORECASE)
 # "-Q4_K_M", ".Q3_K_S", "-IQ3_XXS", "-UD-Q4_K_XL", "-f16", "-bf16", "_q8_0" at the end of a stem.
 _QUANT_SUFFIX = re.compile(
     r"[-._ ](?:UD[-_])?(?:I?Q\d(?:_[A-Z0-9]+)*|F16|F32|BF16|FP16|FP32|MXFP4(?:_MOE)?|TQ\d_\d)$",
@@ -71,9 +70,9 @@ def known_architectures() -> frozenset[str]:
 def strip_quant_suffix(stem: str) -> str:
     """``"Qwen3.5-27B-Q4_K_M"`` → ``"Qwen3.5-27B"``; also drops ``-00001-of-00003`` and ``.gguf``."""
     text = stem[:-5] if stem.lower().endswith(".gguf") else stem
-    m = _SPLIT.match(text + ".gguf")
-    if m is not None:
-        text = m["stem"]
+    split = parse_split_name(text + ".gguf")
+    if split is not None:
+        text = split.stem
     while True:
         stripped = _QUANT_SUFFIX.sub("", text)
         if stripped == text or not stripped:
@@ -190,7 +189,7 @@ class _Cached:
 def _candidates(folder: Path) -> dict[Path, _Signature]:
     """GGUF files directly in ``folder``, split parts folded into their first part."""
     found: dict[Path, _Signature] = {}
-    splits: dict[tuple[str, str], list[tuple[int, Path, int, int]]] = {}
+    splits: dict[tuple[str, int], list[tuple[int, Path, int, int]]] = {}
     try:
         it = os.scandir(folder)
     except OSError as exc:
@@ -207,9 +206,9 @@ def _candidates(folder: Path) -> dict[Path, _Signature]:
             except OSError:
                 continue  # vanished between listing and stat: the next scan will not see it either
             path = Path(de.path)
-            m = _SPLIT.match(de.name)
-            if m is not None:
-                splits.setdefault((m["stem"], m["count"]), []).append((int(m["no"]), path, st.st_size, st.st_mtime_ns))
+            split = parse_split_name(de.name)
+            if split is not None:
+                splits.setdefault((split.stem, split.count), []).append((split.part, path, st.st_size, st.st_mtime_ns))
             else:
                 found[path] = ((de.name, st.st_size, st.st_mtime_ns),)
     for parts in splits.values():
