@@ -16,16 +16,10 @@ from gui.core.cards import find_card
 from gui.core.gguf_reader import GGUFError
 from gui.core.params import LoadSettings
 from gui.services.devices import device_from_card
-from gui.services.hf import (
-    Download,
-    DownloadProgress,
-    HubClient,
-    HubError,
-    RemoteFile,
-    parse_repo_id,
-    pending_downloads,
-)
+from gui.services.download import Download, DownloadProgress, pending_downloads
+from gui.services.hub import HubClient, parse_repo_id
 from gui.services.quant_table import QuantSource, quant_rows
+from gui.services.remote_file import HubError, RemoteFile
 from tests.fake_hub import FakeHub, sha256_of, write_small_model
 from tests.gguf_factory import write_gguf, write_llama_like
 from tests.model_shapes import SHAPES, shape_metadata, shape_tensors

@@ -10,8 +10,9 @@ from fake_hub import FakeHub, write_small_model
 from model_shapes import SHAPES, write_shape
 
 from gui.core.params import LoadSettings
-from gui.services.hf import DownloadProgress, HubClient
+from gui.services.download import DownloadProgress
 from gui.services.history import HistoryStore
+from gui.services.hub import HubClient
 from gui.services.settings_store import SettingsStore
 from gui.ui.main_window import MainWindow
 
