@@ -16,6 +16,7 @@ from gui.services.hub import HubClient
 from gui.services.settings_store import SettingsStore
 from gui.ui.main_window import MainWindow
 
+pytestmark = pytest.mark.engine  # every test opens the window, which starts the engine process
 TIMEOUT = 60_000
 REPO = "someone/Qwen3.5-27B-GGUF"
 

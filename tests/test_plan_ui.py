@@ -18,6 +18,7 @@ from gui.services.nvml import Nvml
 from gui.ui.main_window import MainWindow
 from gui.ui.vram_bar import SEGMENTS
 
+pytestmark = pytest.mark.engine  # every test opens the window, which starts the engine process
 TIMEOUT = 120_000
 V100 = "v100-16gb"
 
@@ -107,7 +108,6 @@ def test_simulated_card_is_labelled(qtbot, models: Path) -> None:
     win.close()
 
 
-@pytest.mark.engine
 def test_verify_shows_llama_cpp_figures_beside_the_estimate(qtbot, models: Path) -> None:
     win = open_window(qtbot, models, models / "Qwen3.5-27B-Q3_K_S.gguf")
     win.plan_panel.select_target("cpu")
@@ -123,7 +123,6 @@ def test_verify_shows_llama_cpp_figures_beside_the_estimate(qtbot, models: Path)
     win.close()
 
 
-@pytest.mark.engine
 def test_a_load_that_will_not_fit_is_stopped_with_a_way_out(qtbot, models: Path, demo_model: Path) -> None:
     win = open_window(qtbot, models, models / demo_model.name)
     panel = win.plan_panel
@@ -167,7 +166,6 @@ def test_cpu_only_ceiling_uses_the_measured_ram_bandwidth(qtbot, models: Path) -
     win.close()
 
 
-@pytest.mark.engine
 def test_verify_on_a_cpu_build_compares_like_with_like(qtbot, models: Path) -> None:
     win = open_window(qtbot, models, models / "Qwen3.5-27B-Q3_K_S.gguf")
     assert win.plan_panel.current_target().key == V100 and win.build is not None and not win.build.gpu_offload

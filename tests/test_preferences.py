@@ -11,6 +11,7 @@ from gui.services.history import HistoryStore
 from gui.services.settings_store import SettingsStore
 from gui.ui.main_window import MainWindow
 
+pytestmark = pytest.mark.engine  # every test opens the window, which starts the engine process
 TIMEOUT = 120_000
 
 
@@ -28,7 +29,6 @@ def open_window(qtbot, demo_model: Path, tmp_path: Path) -> MainWindow:
     return win
 
 
-@pytest.mark.engine
 def test_presets_margin_and_last_settings_come_back(qtbot, demo_model: Path, tmp_path: Path) -> None:
     win = open_window(qtbot, demo_model, tmp_path)
     panel = win.chat.sampling_panel
