@@ -112,9 +112,18 @@ def test_stop_takes_effect_within_a_token(engine: SyncEngine) -> None:
 
 
 def test_utf8_split_across_tokens_arrives_whole(engine: SyncEngine) -> None:
-    request = engine.client.generate((p.ChatMessage("user", "Repeat exactly: naïve café — 東京 ✓"),), 40, GREEDY)
+    # Greedy, the demo model answers in kana, and its byte-level vocabulary spells some of them in two
+    # tokens: the first ends inside the character's three UTF-8 bytes.
+    request = engine.client.generate((p.ChatMessage("user", "Translate 'hello' to Japanese."),), 24, GREEDY)
     tokens, _ = collect(engine, request)
-    text = "".join(t.text for t, _ in tokens)
+    pieces = [t.text for t, _ in tokens]
+    text = "".join(pieces)
+    assert any(len(c.encode()) >= 3 for c in text), text  # multi-byte characters were produced
+    assert "" in pieces, pieces  # a token that ended mid-character brought no text of its own...
+    for i, piece in enumerate(pieces):  # ...and the character arrived whole with a later one
+        if piece == "":
+            completed = next(later for later in pieces[i + 1 :] if later)
+            assert len(completed[0].encode()) > 1, pieces
     assert "\ufffd" not in text
 
 
