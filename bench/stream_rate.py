@@ -1,12 +1,14 @@
 """Streaming rate and responsiveness: tokens/s as the chat pane receives them vs llama.cpp's decode rate,
-and the longest stall of the UI event loop while a reply streams.
+the longest stall of the UI event loop while a reply streams, and how far a reply runs on after Stop.
 
 One run, side by side, on the demo model with 2 threads: the real window's chat pane (offscreen) asks
 the real engine worker for replies of a fixed length; for each reply it records when tokens reach the
 pane, and llama.cpp reports its own decode rate (decoded tokens / decode time) for the same tokens.
 A 2 ms timer on the UI thread measures the gaps between its ticks: a gap much longer than 2 ms is time
 the event loop could not answer the user. The conversation grows reply by reply, so the markdown
-re-render at the end of each reply covers the whole transcript.
+re-render at the end of each reply covers the whole transcript. The pane's updates per reply show it
+streamed rather than arriving at the end. Last, one reply is stopped as soon as the pane shows it:
+the tokens counted after that are the ones already decoded or in flight when Stop was pressed.
 
     .venv/bin/python bench/stream_rate.py [--tokens 256] [--replies 5]
 """
@@ -74,7 +76,10 @@ def main() -> int:
     pane.n_ctx = loaded.n_ctx
 
     print(f"model {DEMO.name}, {args.threads} threads, {args.tokens} tokens per reply, {args.replies} replies")
-    print(f"{'reply':>5} {'pane tok/s':>11} {'llama.cpp decode tok/s':>23} {'ratio':>7} {'max UI stall ms':>16}")
+    print(
+        f"{'reply':>5} {'pane tok/s':>11} {'llama.cpp decode tok/s':>23} {'ratio':>7} {'max UI stall ms':>16} "
+        f"{'updates':>8}"
+    )
     ratios, pane_rates, engine_rates, stalls = [], [], [], []
     ticks: list[float] = []
     probe = QTimer()
@@ -101,12 +106,24 @@ def main() -> int:
         pane_rates.append(pane_rate)
         engine_rates.append(stats.engine_decode_tok_s)
         ratios.append(ratio)
-        print(f"{i + 1:>5} {pane_rate:>11.1f} {stats.engine_decode_tok_s:>23.1f} {ratio:>7.3f} {stall_ms:>16.1f}")
+        print(
+            f"{i + 1:>5} {pane_rate:>11.1f} {stats.engine_decode_tok_s:>23.1f} {ratio:>7.3f} {stall_ms:>16.1f} "
+            f"{len(arrivals):>8}"
+        )
     print(
         f"median: pane {statistics.median(pane_rates):.1f} tok/s, llama.cpp {statistics.median(engine_rates):.1f} "
         f"tok/s, ratio {statistics.median(ratios):.3f} (target >= 0.95); "
         f"longest UI stall {max(stalls):.1f} ms (target <= 30 ms)"
     )
+
+    pane.input.setPlainText("Tell me a long story about a lighthouse keeper.")
+    pane.send()
+    wait_for(pane.live_rate)  # emitted once the pane shows more than one token
+    shown = sum(n for _, n in pane.arrivals)
+    pane.stop()
+    stopped = wait_for(pane.reply_finished)[0]
+    assert isinstance(stopped, p.ReplyStats) and stopped.finish_reason == "cancelled", stopped
+    print(f"Stop with {shown} tokens shown: {stopped.n_gen - shown} more arrived, {stopped.n_gen} in all")
     window.close()
     app.processEvents()
     return 0

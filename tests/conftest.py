@@ -52,7 +52,7 @@ def no_leaked_windows(request: pytest.FixtureRequest):
     assert not leaked, f"test left windows open: {[type(w).__name__ for w in leaked]}"
 
 
-# ---- how many engine processes the suite starts (reported at the end of the run) -----------------
+# ---- engine processes: only tests marked `engine` start one; the count is reported at the end ----
 
 _engine_spawns: list[str] = []
 
@@ -66,9 +66,18 @@ def pytest_configure(config: pytest.Config) -> None:
         was_alive = self.alive
         start(self)
         if not was_alive and self.alive:
-            _engine_spawns.append(os.environ.get("PYTEST_CURRENT_TEST", "?").split(" ")[0])
+            _engine_spawns.append(os.environ.get("PYTEST_CURRENT_TEST", "?").rsplit(" ", 1)[0])  # "nodeid (setup)"
 
     engine_client.EngineClient.start = counted_start  # type: ignore[method-assign]
+
+
+@pytest.fixture(autouse=True)
+def engine_tests_are_marked(request: pytest.FixtureRequest):
+    """`-m "not engine"` must skip every test that starts the engine process here (CLI tests that start
+    it in a subprocess are marked by hand). A spawn in a module fixture counts for the test it set up for."""
+    yield
+    if request.node.get_closest_marker("engine") is None and request.node.nodeid in _engine_spawns:
+        pytest.fail(f"{request.node.nodeid} starts the engine process but is not marked `engine`", pytrace=False)
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:

@@ -1,6 +1,7 @@
 """A local stand-in for the Hugging Face hub on 127.0.0.1, serving real GGUF files.
 
-It speaks the parts of the hub protocol that ``huggingface_hub`` and ``gui.services.hf`` use:
+It speaks the parts of the hub protocol that ``huggingface_hub``, ``gui.services.hub`` and
+``gui.services.download`` use:
 
 - ``GET /api/models/{owner}/{name}/tree/{revision}[/{folder}]?recursive=...``: a JSON list of
   ``{"type": "file", "oid", "size", "path", "lfs": {"oid": sha256, "size", "pointerSize"}}`` and

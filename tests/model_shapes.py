@@ -215,13 +215,13 @@ _QWEN35_27B = ModelShape(
     ctx=262144,
     full_attention_interval=4,
 )
-# ~15.9 GiB (the field notes' "~17 GB" Q4_K_M) and ~11.3 GiB (their "~13 GB" Q3_K_S class).
+# ~15.9 GiB (17.1 GB) of Q4_K_M tensors and ~11.3 GiB (12.1 GB) of Q3_K_S.
 QWEN35_27B_Q4_K_M = _QWEN35_27B.with_quant("Q4_K", attn_v="Q6_K", ffn_down="Q6_K", output="Q6_K")
 QWEN35_27B_Q3_K_S = replace(_QWEN35_27B.with_quant("Q3_K", output="Q6_K"), file_type="Q3_K_S")
 
 SHAPES: dict[str, ModelShape] = {
     "llama-1b": ModelShape("llama", "Llama-3.2-1B-shaped", 16, 2048, 32, 8, 8192, 32000, head_dim=64),
-    # ~13.2 GB (10^9 bytes) of Q8_0: the field notes' "13 GB on a 900 GB/s V100" example.
+    # ~13.2 GB (10^9 bytes) of Q8_0: docs/memory-model.md's speed-ceiling example on a 900 GB/s V100.
     "llama-13gb": ModelShape("llama", "Llama-13B-class", 38, 5120, 40, 40, 13824, 32000, quant="Q8_0"),
     "llama-70b": ModelShape("llama", "Llama-3-70B-shaped", 80, 8192, 64, 8, 28672, 128256, quant="Q4_K"),
     "qwen2-0.5b": ModelShape("qwen2", "Qwen2.5-0.5B-shaped", 24, 896, 14, 2, 4864, 16384, quant="Q8_0"),

@@ -189,8 +189,8 @@ def test_reset_forgets_one_gpu() -> None:
 
 
 def test_recorded_v100_session_alerts_each_event_once() -> None:
-    """The blower V100 from the field notes: heats to 83 °C, two ECC corrections, capped, falls off the bus
-    for a tick, comes back still power-capped."""
+    """A blower V100's recorded session (data/nvml_v100_session.json): heats to 83 °C, two ECC corrections,
+    capped, falls off the bus for a tick, comes back still power-capped."""
     fake = FakeNvml.replay("nvml_v100_session.json")
     nvml = Nvml(fake)
     rules = AlertRules(83)

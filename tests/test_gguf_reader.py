@@ -7,7 +7,6 @@ import os
 import random
 import re
 import struct
-import time
 import tracemalloc
 import zipfile
 from collections.abc import Callable, Iterator, Sequence
@@ -27,8 +26,10 @@ from gui.core.gguf_reader import (
     GGUFHeader,
     HeaderIncomplete,
     Limits,
+    SplitName,
     TensorInfo,
     ValueType,
+    parse_split_name,
     read_header,
     read_header_from_bytes,
     read_model,
@@ -98,18 +99,16 @@ def _write(path: Path, data: bytes) -> Path:
     return path
 
 
-def _bounded(fn: Callable[[], object], *, seconds: float = 0.5, peak_bytes: int = 4 << 20) -> GGUFError:
-    """Run fn, expect GGUFError, and check it came fast and without a large allocation."""
+def _bounded(fn: Callable[[], object], *, peak_bytes: int = 4 << 20) -> GGUFError:
+    """Run fn, expect GGUFError, and check it came without a large allocation (a claimed count or length
+    that is never looped over or allocated; bench/header_speed.py times the reader)."""
     tracemalloc.start()
-    start = time.perf_counter()
     try:
         with pytest.raises(GGUFError) as info:
             fn()
     finally:
-        elapsed = time.perf_counter() - start
         _, peak = tracemalloc.get_traced_memory()
         tracemalloc.stop()
-    assert elapsed < seconds, f"took {elapsed:.3f}s"
     assert peak < peak_bytes, f"peak allocation {peak} bytes"
     return info.value
 
@@ -703,6 +702,14 @@ def test_split_name_edge_cases(tmp_path: Path) -> None:
         split_parts(tmp_path / "x-00004-of-00003.gguf")
 
 
+def test_split_names_are_parsed_in_one_place() -> None:
+    split = parse_split_name("Qwen3.5-27B-Q4_K_M-00002-of-00003.GGUF")
+    assert split == SplitName("Qwen3.5-27B-Q4_K_M", 2, 3, ".GGUF")
+    assert split.part_name(1) == "Qwen3.5-27B-Q4_K_M-00001-of-00003.GGUF"
+    for name in ("model.gguf", "m-0001-of-0003.gguf", "m-00001-of-00003.gguf.part", "-00001-of-00003.gguf"):
+        assert parse_split_name(name) is None, name
+
+
 def test_split_part_out_of_order_is_detected(tmp_path: Path) -> None:
     paths = write_split_gguf(tmp_path / "m.gguf", 2, tensors=[("a", (32,), "F32"), ("b", (32,), "F32")])
     a, b = paths[0].read_bytes(), paths[1].read_bytes()
@@ -764,7 +771,7 @@ def test_header_is_a_plain_dataclass_with_parts_default() -> None:
     assert h.architecture is None and h.n_layer is None and h.arch_value("x", 5) == 5
 
 
-# -- speed and memory on a realistic vocabulary -------------------------------------------------
+# -- memory on a realistic vocabulary (bench/header_speed.py times it) --------------------------
 
 
 @pytest.fixture(scope="module")
@@ -774,23 +781,14 @@ def big_vocab_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return write_llama_like(path, n_vocab=262144, n_layer=62, n_embd=512, n_ff=1024)
 
 
-def test_large_vocabulary_is_skipped_fast(big_vocab_model: Path) -> None:
-    read_header(big_vocab_model)  # warm the page cache
-    timings = []
-    for _ in range(3):
-        start = time.perf_counter()
-        h = read_header(big_vocab_model)
-        timings.append(time.perf_counter() - start)
-    print(f"\n262144-token header ({h.header_size} bytes): best {min(timings) * 1000:.1f} ms")
+def test_large_vocabulary_is_skipped(big_vocab_model: Path) -> None:
+    tracemalloc.start()
+    h = read_header(big_vocab_model)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
     assert h.metadata["tokenizer.ggml.tokens"] == ArraySummary(ValueType.STRING, 262144)
     assert h.metadata["tokenizer.ggml.scores"] == ArraySummary(ValueType.FLOAT32, 262144)
     assert h.header_size > 6_000_000 and len(h.tensors) == 2 + 62 * 9 + 1
-    assert min(timings) < 0.5
-
-    tracemalloc.start()
-    read_header(big_vocab_model)
-    _, peak = tracemalloc.get_traced_memory()
-    tracemalloc.stop()
     assert peak < 8 << 20, peak  # a read chunk and the tensor list, not the vocabulary
 
 
@@ -839,7 +837,6 @@ def _mutations(draw: st.DrawFn) -> tuple[bytes, int | None]:
 @given(_mutations())
 def test_fuzzed_headers_parse_or_raise_gguf_error(case: tuple[bytes, int | None]) -> None:
     data, file_size = case
-    start = time.perf_counter()
     try:
         h = read_header_from_bytes(data, "fuzz", file_size=file_size, limits=_FUZZ_LIMITS)
     except HeaderIncomplete as e:
@@ -854,7 +851,6 @@ def test_fuzzed_headers_parse_or_raise_gguf_error(case: tuple[bytes, int | None]
         assert h.tensor_bytes >= 0 and h.n_params >= 0
         assert isinstance(h.quant_name, str) and h.expected_file_size >= h.header_size
         _ = (h.type_mix, h.is_truncated, h.n_layer, h.context_length, h.bits_per_weight)
-    assert time.perf_counter() - start < 1.0
 
 
 def _iter_cuts(data: bytes) -> Iterator[int]:

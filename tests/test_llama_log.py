@@ -6,9 +6,13 @@ shows that wording (paths and sizes changed).
 
 from __future__ import annotations
 
+import re
+from collections import Counter
+
 import pytest
 
-from gui.core.llama_log import explain_failure, parse_dry_run
+from gui.core.llama_log import describe_exit, explain_failure, parse_dry_run
+from gui.services.engine_client import worker_exited
 
 # ggml-org/llama.cpp#11476 and #16725: a compute buffer that does not fit when the context is created.
 COMPUTE_OOM = """\
@@ -122,7 +126,7 @@ def test_cuda_error_other_than_memory_is_an_abort(with_abort_line: bool):
     assert failure.kind == "assert"
     assert failure.device == "CUDA0"
     assert failure.summary == (
-        "llama.cpp aborted on a CUDA error on GPU 0: no kernel image is available for execution on the device."
+        "llama.cpp stopped on a CUDA error on GPU 0: no kernel image is available for execution on the device."
     )
     assert "not compiled for this GPU" in failure.detail
 
@@ -176,14 +180,72 @@ def test_pinned_memory_warning_alone_is_not_an_oom():
     assert failure.summary == "llama.cpp reported an error: unknown model architecture: 'foo'."
 
 
-def test_nothing_recognisable_reports_the_exit():
+def test_nothing_recognisable_says_what_the_exit_usually_means():
     failure = explain_failure([], exitcode=-11)
     assert failure.kind == "unknown"
-    assert failure.summary == "The engine stopped unexpectedly (SIGSEGV)."
-    assert "crashed" in failure.detail
+    assert failure.summary.startswith("That is a bug in llama.cpp, a damaged model file")
+    assert failure.detail == "llama.cpp wrote nothing to its log."
     windows = explain_failure(["llama_context: n_ctx = 4096"], exitcode=0xC0000005)
-    assert windows.summary == "The engine stopped unexpectedly (an access violation)."
-    assert explain_failure([], exitcode=None).summary == "The engine stopped unexpectedly."
+    assert windows.summary == "llama.cpp's log does not say why."
+    assert "n_ctx = 4096" in windows.detail
+    assert explain_failure([], exitcode=None).summary == "llama.cpp's log does not say why."
+
+
+def test_how_the_process_ended_is_worded_in_one_place():
+    assert describe_exit(-9) == "was killed (SIGKILL)"
+    assert describe_exit(-6) == "aborted (SIGABRT)"
+    assert describe_exit(-11) == "crashed (SIGSEGV, a memory access fault)"
+    assert describe_exit(0xC0000005) == "crashed (an access violation)"
+    assert describe_exit(1) == "exited with status 1"
+    assert describe_exit(None) == "stopped answering"
+
+
+# ---- the crash notice: how the process ended, then why, each said once ---------------------------
+
+
+def crash_notice(exitcode: int, log_lines: list[str]) -> str:
+    """The notice as the window composes it from the client's report."""
+    event = worker_exited(exitcode, tuple(log_lines), expected=False)
+    cause = f" {event.failure.summary}" if event.failure else ""
+    return f"{event.reason}{cause} Your conversation is kept."
+
+
+def repeated_phrases(text: str, n: int = 3) -> list[tuple[str, ...]]:
+    words = re.findall(r"[\w'-]+", text.lower())
+    counts = Counter(tuple(words[i : i + n]) for i in range(len(words) - n + 1))
+    return [phrase for phrase, count in counts.items() if count > 1]
+
+
+@pytest.mark.parametrize(
+    ("exitcode", "log_lines", "said_once"),
+    [
+        (-9, [], ("SIGKILL", "killed")),
+        (-9, ["load_tensors: CPU_Mapped model buffer size = 4096.00 MiB"], ("SIGKILL", "killed")),
+        (-6, [], ("SIGABRT", "abort")),
+        (-6, COMPUTE_OOM, ("SIGABRT", "abort")),
+        (-6, ASSERT_NEW, ("SIGABRT", "abort")),
+        (-6, NO_KERNEL, ("SIGABRT", "abort")),
+        (-6, POOL_OOM, ("SIGABRT", "abort")),
+    ],
+    ids=["sigkill", "sigkill-log", "sigabrt", "sigabrt-oom", "sigabrt-assert", "sigabrt-cuda", "sigabrt-pool"],
+)
+def test_the_crash_notice_says_how_the_engine_ended_once(
+    exitcode: int, log_lines: list[str], said_once: tuple[str, ...]
+) -> None:
+    notice = crash_notice(exitcode, log_lines)
+    assert notice.startswith(f"The engine process {describe_exit(exitcode)}. ")
+    for word in said_once:
+        assert notice.lower().count(word.lower()) == 1, notice
+    assert repeated_phrases(notice) == [], notice
+
+
+def test_the_repeat_check_catches_the_signal_named_twice():
+    # The notice before the wording had one owner: the reason and the summary both named the signal.
+    twice = (
+        "The engine process was killed (SIGKILL): the system ran out of memory, or someone ended it. The engine "
+        "was killed (SIGKILL), most likely by the system's out-of-memory killer because RAM ran out."
+    )
+    assert repeated_phrases(twice) != []
 
 
 def test_parse_dry_run_still_reads_figures():

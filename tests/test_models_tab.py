@@ -13,8 +13,9 @@ from window_kit import open_window
 
 from gui.core.params import LoadSettings
 from gui.core.planner import Verdict
-from gui.services.hf import DownloadProgress, HubClient
+from gui.services.download import DownloadProgress
 from gui.services.history import HistoryStore
+from gui.services.hub import HubClient
 from gui.services.settings_store import SettingsStore
 from gui.ui.main_window import MainWindow
 

@@ -1,4 +1,4 @@
-"""The memory planner's arithmetic, from the field notes' formulas, on header-only model files."""
+"""The memory planner's arithmetic (docs/memory-model.md), on header-only model files."""
 
 from __future__ import annotations
 

@@ -18,7 +18,7 @@ def q4km(tmp_path_factory: pytest.TempPathFactory):
 
 def test_on_a_gpu_it_takes_layers_off_and_keeps_the_context(q4km) -> None:
     v100 = [device_from_card(find_card("v100-16gb"))]
-    settings = LoadSettings(n_ctx=8192)  # all layers: the crash case from the field notes
+    settings = LoadSettings(n_ctx=8192)  # all layers of a 27B Q4_K_M at 8k: more than a V100 16GB holds
     safer = safer_settings(q4km, settings, v100, margin_mib=1024)
     assert safer.settings.n_ctx == 8192
     assert safer.settings.n_gpu_layers < 65

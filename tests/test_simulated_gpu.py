@@ -1,4 +1,5 @@
-"""The simulated card: heat, power, clocks and the cap behave like the field notes' V100."""
+"""The simulated card: heat, power, clocks and the cap behave like a blower-cooled V100 (82 °C at 250 W,
+70 °C capped at 200 W, a few percent fewer tokens/s when capped)."""
 
 from __future__ import annotations
 

@@ -216,7 +216,7 @@ def test_a_slow_sample_restarts_the_schedule_instead_of_bursting() -> None:
     assert [t.host.timestamp for t in ticks[:4]] == pytest.approx([2.5, 5.0, 7.5, 10.0])
 
 
-def test_real_thread_delivers_ticks_and_stops_promptly_mid_wait() -> None:
+def test_real_thread_delivers_ticks_and_stops_promptly_mid_wait(caplog: pytest.LogCaptureFixture) -> None:
     ticks, enough, listener = collector(3)
     service = TelemetryService(
         listener,  # type: ignore[arg-type]
@@ -227,9 +227,9 @@ def test_real_thread_delivers_ticks_and_stops_promptly_mid_wait() -> None:
     service.start()
     assert enough.wait(5.0)
     service.set_interval(5.0)  # now it sits in a 5 s wait...
-    began = time.monotonic()
-    service.stop()  # ...which stop must cut short
-    assert time.monotonic() - began < 1.0 and not service.running
+    with caplog.at_level(logging.WARNING, logger="gui.services.telemetry"):
+        service.stop(timeout_s=4.0)  # ...which stop must cut short: the thread ends within the join
+    assert "did not stop" not in caplog.text and not service.running
     stamps = [t.gpus[0].timestamp for t in ticks[:3]]
     assert all(later > earlier for earlier, later in itertools.pairwise(stamps))
 

@@ -13,10 +13,10 @@ from gui.services.history import HistoryStore
 from gui.services.settings_store import SettingsStore
 from gui.services.telemetry import SimulatedSource
 
-pytestmark = pytest.mark.engine
 TIMEOUT = 120_000
 
 
+@pytest.mark.engine
 def test_simulated_card_follows_the_engine_and_remembers_the_cap(qtbot, demo_model: Path, tmp_path: Path) -> None:
     store = SettingsStore(tmp_path / "settings.json")
     store.write(CAP_WATTS, 180)

@@ -1,10 +1,10 @@
 """Catalog of GPUs the panel knows by name, for planning without the card in the machine.
 
-Sources: the field notes' card table (V100/P40/T4/P100/3090 rows), NVIDIA's product data sheets
-for memory size, bandwidth, board power and SM count (V100 SXM2/PCIe, Tesla P40, Tesla T4,
-Tesla P100 PCIe, GeForce RTX 3090/4090, A100 40GB/80GB PCIe). ``vram_mib`` is what the driver
-reports as total (nvidia-smi), which is a little under the marketing figure: the V100 SXM2 16GB
-shows 16160 MiB (field notes); the others use their commonly reported nvidia-smi totals.
+Sources: NVIDIA's product data sheets for memory size, bandwidth, board power and SM count (V100
+SXM2/PCIe, Tesla P40, Tesla T4, Tesla P100 PCIe, GeForce RTX 3090/4090, A100 40GB/80GB PCIe), and
+NVIDIA's CUDA GPU list (developer.nvidia.com/cuda-gpus) for the compute capability. ``vram_mib`` is
+what the driver reports as total (nvidia-smi), which is a little under the marketing figure: a V100
+16GB shows 16160 MiB; the others use their commonly reported nvidia-smi totals.
 """
 
 from __future__ import annotations
@@ -30,22 +30,21 @@ class Card:
     compute_capability: str
     board_power_w: int
     sm_count: int | None
-    memory_type: str
 
 
 CARDS: dict[str, Card] = {
     c.key: c
     for c in (
-        Card("v100-16gb", "Tesla V100 SXM2 16GB", 16160, 900, "7.0", 300, 80, "HBM2"),
-        Card("v100-pcie-16gb", "Tesla V100 PCIe 16GB", 16160, 897, "7.0", 250, 80, "HBM2"),
-        Card("v100-32gb", "Tesla V100 SXM2 32GB", 32510, 900, "7.0", 300, 80, "HBM2"),
-        Card("p40", "Tesla P40 24GB", 24451, 347, "6.1", 250, 30, "GDDR5"),
-        Card("t4", "Tesla T4 16GB", 15360, 320, "7.5", 70, 40, "GDDR6"),
-        Card("p100", "Tesla P100 PCIe 16GB", 16280, 732, "6.0", 250, 56, "HBM2"),
-        Card("3090", "GeForce RTX 3090 24GB", 24576, 936, "8.6", 350, 82, "GDDR6X"),
-        Card("4090", "GeForce RTX 4090 24GB", 24564, 1008, "8.9", 450, 128, "GDDR6X"),
-        Card("a100-40gb", "A100 PCIe 40GB", 40960, 1555, "8.0", 250, 108, "HBM2"),
-        Card("a100-80gb", "A100 PCIe 80GB", 81920, 1935, "8.0", 300, 108, "HBM2e"),
+        Card("v100-16gb", "Tesla V100 SXM2 16GB", 16160, 900, "7.0", 300, 80),
+        Card("v100-pcie-16gb", "Tesla V100 PCIe 16GB", 16160, 897, "7.0", 250, 80),
+        Card("v100-32gb", "Tesla V100 SXM2 32GB", 32510, 900, "7.0", 300, 80),
+        Card("p40", "Tesla P40 24GB", 24451, 347, "6.1", 250, 30),
+        Card("t4", "Tesla T4 16GB", 15360, 320, "7.5", 70, 40),
+        Card("p100", "Tesla P100 PCIe 16GB", 16280, 732, "6.0", 250, 56),
+        Card("3090", "GeForce RTX 3090 24GB", 24576, 936, "8.6", 350, 82),
+        Card("4090", "GeForce RTX 4090 24GB", 24564, 1008, "8.9", 450, 128),
+        Card("a100-40gb", "A100 PCIe 40GB", 40960, 1555, "8.0", 250, 108),
+        Card("a100-80gb", "A100 PCIe 80GB", 81920, 1935, "8.0", 300, 108),
     )
 }
 
@@ -56,7 +55,7 @@ def custom_card(vram_mib: float, bandwidth_gbs: float, name: str = "Custom GPU")
         raise ValueError(f"VRAM must be positive (got {vram_mib} MiB)")
     if bandwidth_gbs <= 0:
         raise ValueError(f"bandwidth must be positive (got {bandwidth_gbs} GB/s)")
-    return Card("custom", name, float(vram_mib), float(bandwidth_gbs), "", 0, None, "")
+    return Card("custom", name, float(vram_mib), float(bandwidth_gbs), "", 0, None)
 
 
 def find_card(key_or_name: str) -> Card:

@@ -50,10 +50,6 @@ class GGMLType:
     type_size: int
 
     @property
-    def is_quantized(self) -> bool:
-        return self.block_size > 1
-
-    @property
     def bits_per_weight(self) -> float:
         return self.type_size * 8 / self.block_size
 

@@ -46,8 +46,10 @@ __all__ = [
     "GGUFHeader",
     "HeaderIncomplete",
     "Limits",
+    "SplitName",
     "TensorInfo",
     "ValueType",
+    "parse_split_name",
     "read_header",
     "read_header_from_bytes",
     "read_model",
@@ -823,16 +825,38 @@ def read_header_from_bytes(
 _SPLIT_RE = re.compile(r"^(?P<stem>.+)-(?P<no>\d{5})-of-(?P<count>\d{5})(?P<ext>\.gguf)$", re.IGNORECASE)
 
 
+@dataclass(frozen=True)
+class SplitName:
+    """What a split part's file name says: ``Name-00002-of-00003.gguf`` is part 2 of 3 of ``Name``."""
+
+    stem: str
+    part: int  # 1-based, as in the name; not checked against count
+    count: int
+    ext: str = ".gguf"  # spelled as in the name
+
+    def part_name(self, part: int) -> str:
+        """The file name of another part of the same model."""
+        return f"{self.stem}-{part:05d}-of-{self.count:05d}{self.ext}"
+
+
+def parse_split_name(name: str) -> SplitName | None:
+    """The split fields of a file name (no folder), or None when it is not named like a split part."""
+    m = _SPLIT_RE.match(name)
+    if m is None:
+        return None
+    return SplitName(m["stem"], int(m["no"]), int(m["count"]), m["ext"])
+
+
 def split_parts(path: str | os.PathLike[str]) -> list[Path]:
     """All parts of a split model in order, if ``path`` is named like one; else ``[path]``."""
     p = Path(path)
-    m = _SPLIT_RE.match(p.name)
-    if m is None:
+    split = parse_split_name(p.name)
+    if split is None:
         return [p]
-    no, count = int(m["no"]), int(m["count"])
+    no, count = split.part, split.count
     if count < 1 or no < 1 or no > count:
         raise GGUFError(f"{p.name}: part number {no} of {count} is not a valid split name", source=p.name)
-    parts = [p.with_name(f"{m['stem']}-{i:05d}-of-{count:05d}{m['ext']}") for i in range(1, count + 1)]
+    parts = [p.with_name(split.part_name(i)) for i in range(1, count + 1)]
     missing = [q for q in parts if not q.is_file()]
     if missing:
         shown = ", ".join(q.name for q in missing[:5]) + (", ..." if len(missing) > 5 else "")

@@ -6,6 +6,7 @@ llama.cpp reports its sizes only as log lines; these patterns follow the install
 from __future__ import annotations
 
 import re
+import signal
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -79,12 +80,58 @@ _OOM_MARKERS = (
     "failed to create context",
 )
 
-_WINDOWS_CODES = {
-    0xC0000005: "an access violation",
-    0xC0000409: "a fail-fast abort",
-    0xC00000FD: "a stack overflow",
+# How the engine process ended. This is the only wording of signals and exit codes: the window says
+# "The engine process <describe_exit>." and then the failure's summary, which gives the cause and so
+# never names the signal again.
+_SIGNAL_WORDS = {
+    "SIGKILL": "was killed (SIGKILL)",
+    "SIGABRT": "aborted (SIGABRT)",
+    "SIGSEGV": "crashed (SIGSEGV, a memory access fault)",
+    "SIGBUS": "crashed (SIGBUS, a fault reading mapped memory)",
+    "SIGILL": "crashed (SIGILL, an instruction this processor lacks)",
+    "SIGTERM": "was terminated (SIGTERM)",
 }
-_SIGNALS = {6: "SIGABRT", 9: "SIGKILL", 11: "SIGSEGV", 7: "SIGBUS", 4: "SIGILL", 15: "SIGTERM"}
+# Windows reports an unhandled exception as the exit code.
+_WINDOWS_CODES = {
+    0xC0000005: "crashed (an access violation)",
+    0xC0000409: "aborted (a fail-fast exception)",
+    0xC00000FD: "crashed (a stack overflow)",
+}
+# The cause, when llama.cpp's log names none: what each way of ending usually means.
+_UNEXPLAINED = {
+    "SIGABRT": "llama.cpp ends this way when an allocation fails or an internal check trips; its log says no more.",
+    "SIGSEGV": "That is a bug in llama.cpp, a damaged model file or an unsupported setting; its log says no more.",
+    "SIGBUS": "The model file may have changed or shrunk while it was mapped.",
+    "SIGILL": "This llama.cpp build uses processor instructions this CPU does not have; rebuild it on this machine.",
+    "SIGTERM": "Something outside Tightfit ended it.",
+}
+_UNEXPLAINED_OTHERWISE = "llama.cpp's log does not say why."
+
+
+def describe_exit(exitcode: int | None) -> str:
+    """How the engine process ended, as the words after "The engine process": "was killed (SIGKILL)".
+
+    ``exitcode`` follows multiprocessing: negative for a signal (-9 is SIGKILL), None while unknown.
+    """
+    if exitcode is None:
+        return "stopped answering"
+    if exitcode == 0:
+        return "exited"
+    if exitcode < 0:
+        name = _signal_name(exitcode)
+        if name is None:
+            return f"was ended by signal {-exitcode}"
+        return _SIGNAL_WORDS.get(name, f"was ended by {name}")
+    return _WINDOWS_CODES.get(exitcode, f"exited with status {exitcode}")
+
+
+def _signal_name(exitcode: int | None) -> str | None:
+    if exitcode is None or exitcode >= 0:
+        return None
+    try:
+        return signal.Signals(-exitcode).name
+    except ValueError:
+        return None
 
 
 @dataclass(frozen=True)
@@ -236,7 +283,7 @@ def _assertion(lines: list[str]) -> tuple[Failure, int] | None:
             if "no kernel image" in error.lower() or "invalid device function" in error.lower():
                 hint = "This llama.cpp build was not compiled for this GPU's architecture. "
             detail = f"{hint}llama.cpp ended the engine process.\n\nllama.cpp said:\n{_tail(lines, i, after=4)}"
-            return Failure(f"llama.cpp aborted on a CUDA error{on}: {error}.", detail, "assert", device, None), i
+            return Failure(f"llama.cpp stopped on a CUDA error{on}: {error}.", detail, "assert", device, None), i
         m = ABORT.search(line)
         # "file:line: message" is ggml_abort's format. Its "CUDA error" form follows a "CUDA error: ..."
         # line that says more, found by the branch above; other log lines rarely look like it, so
@@ -244,7 +291,7 @@ def _assertion(lines: list[str]) -> tuple[Failure, int] | None:
         if m is None or m.group("msg").strip().startswith("CUDA error"):
             continue
         if "error" in m.group("msg").lower() or i >= len(lines) - 3:
-            summary = f"llama.cpp aborted: {m.group('msg').strip()} ({_basename(m.group('file'))}:{m.group('line')})."
+            summary = f"llama.cpp stopped: {m.group('msg').strip()} ({_basename(m.group('file'))}:{m.group('line')})."
             detail = f"llama.cpp ended the engine process.\n\nllama.cpp said:\n{_tail(lines, i)}"
             return Failure(summary, detail, "assert", _device_near(lines, i), None), i
     return None
@@ -253,7 +300,7 @@ def _assertion(lines: list[str]) -> tuple[Failure, int] | None:
 def _killed(lines: list[str], exitcode: int | None) -> Failure | None:
     if exitcode not in (-9, 137):
         return None
-    summary = "The engine was killed (SIGKILL), most likely by the system's out-of-memory killer because RAM ran out."
+    summary = "Most likely the system's out-of-memory killer ended it because RAM ran out."
     detail = (
         "Keep memory mapping on, lower the context, offload more layers to the GPU if it has room, or close "
         "other programs. The system log (journalctl -k or dmesg) says whether the OOM killer did it."
@@ -273,35 +320,17 @@ def _reported_error(lines: list[str], exitcode: int | None) -> Failure | None:
         last_error = max(k for k, part in enumerate(parts) if "error" in part.lower())
         message = ": ".join(parts[last_error + 1 :]) or lines[i].strip()
         summary = f"llama.cpp reported an error: {message.rstrip('.')}."
-        detail = (_exit_words(exitcode) + "\n\nllama.cpp said:\n" + _tail(lines, i)).strip()
+        detail = "llama.cpp said:\n" + _tail(lines, i)
         return Failure(summary, detail, "unknown", None, None)
     return None
 
 
 def _unknown(lines: list[str], exitcode: int | None) -> Failure:
-    summary = f"The engine stopped unexpectedly{_exit_suffix(exitcode)}."
-    detail = _exit_words(exitcode)
+    summary = _UNEXPLAINED.get(_signal_name(exitcode) or "", _UNEXPLAINED_OTHERWISE)
+    detail = "llama.cpp wrote nothing to its log."
     if lines:
-        detail += "\n\nLast lines from llama.cpp:\n" + "\n".join(lines[-5:])
-    return Failure(summary, detail.strip(), "unknown", None, None)
-
-
-def _exit_suffix(exitcode: int | None) -> str:
-    if exitcode is None:
-        return ""
-    if exitcode < 0:
-        return f" ({_SIGNALS.get(-exitcode, f'signal {-exitcode}')})"
-    if exitcode in _WINDOWS_CODES:
-        return f" ({_WINDOWS_CODES[exitcode]})"
-    return f" (exit code {exitcode})"
-
-
-def _exit_words(exitcode: int | None) -> str:
-    if exitcode == -11 or exitcode == 0xC0000005:
-        return "The engine process crashed (a memory access fault inside llama.cpp)."
-    if exitcode == -6:
-        return "llama.cpp aborted the engine process."
-    return ""
+        detail = "Last lines from llama.cpp:\n" + "\n".join(lines[-5:])
+    return Failure(summary, detail, "unknown", None, None)
 
 
 def _device_near(lines: list[str], i: int) -> str | None:

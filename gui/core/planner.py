@@ -864,7 +864,7 @@ def _r(x: float) -> float:
 
 
 def plan_to_json(p: Plan) -> dict[str, Any]:
-    """The ``tightfit plan --json`` document (design.md). Sizes in MiB."""
+    """The ``tightfit plan --json`` document (its fields are listed in README.md, "Command line"). Sizes in MiB."""
     devices = []
     for d in p.devices:
         devices.append(

@@ -12,9 +12,9 @@ The ranking is relative and model-dependent: the same type loses more on a small
 large one, and an importance matrix helps the low-bit types. It orders the quants of one model;
 it does not compare different models. Levels (by perplexity increase on Llama-3-8B):
 reference (F32/F16/BF16), near-lossless (< 0.03), very low loss (< 0.15), low loss (< 0.2),
-low-medium loss (< 0.6), medium loss (< 2), obvious loss (< 4), severe loss (1-bit class). These
-match the words of the field notes' comparison (Q5_K_M very low, Q4_K_M low, Q4_K_S low-medium,
-Q3_K_S and IQ3_XXS medium, Q2_K obvious).
+low-medium loss (< 0.6), medium loss (< 2), obvious loss (< 4), severe loss (1-bit class). With the
+table's figures that puts Q5_K_M at very low loss, Q4_K_M low, Q4_K_S low-medium, Q3_K_S and IQ3_XXS
+medium, Q2_K obvious.
 
 Pure Python; no I/O.
 """
@@ -43,10 +43,10 @@ class QuantQuality:
     level: str  # "reference", "near-lossless", "very low loss", ... "severe loss"
     hint: str  # one short line for a table cell or tooltip
     ppl_increase: float | None  # from the llama.cpp table; None where it gives bpw only
-    nominal_bpw: float | None  # bits per weight the table states for the i-quants
 
 
-# (name, level, ppl increase or None, nominal bpw or None, extra words), best first.
+# (name, level, ppl increase or None, bits per weight (what places a type the table gives no ppl for), extra words),
+# best first.
 _TABLE: tuple[tuple[str, str, float | None, float | None, str], ...] = (
     ("F32", "reference", 0.0, 32.0, "unquantised; twice the size of F16 for no gain"),
     ("BF16", "reference", -0.0050, 16.0, "unquantised"),
@@ -59,32 +59,34 @@ _TABLE: tuple[tuple[str, str, float | None, float | None, str], ...] = (
     ("Q5_0", "very low loss", 0.1316, None, "legacy type"),
     ("Q4_K_M", "low loss", 0.1754, None, "the common default"),
     ("Q4_K_S", "low-medium loss", 0.2689, None, ""),
-    ("IQ4_XS", "low-medium loss", None, 4.25, "placed by size (4.25 bpw)"),
-    ("IQ4_NL", "low-medium loss", None, 4.50, "placed by size (4.50 bpw)"),
+    ("IQ4_XS", "low-medium loss", None, 4.25, ""),
+    ("IQ4_NL", "low-medium loss", None, 4.50, ""),
     ("Q4_1", "low-medium loss", 0.4511, None, "legacy type"),
     ("Q4_0", "low-medium loss", 0.4685, None, "legacy type"),
     ("Q3_K_L", "low-medium loss", 0.5562, None, ""),
     ("Q3_K_M", "medium loss", 0.6569, None, ""),
-    ("IQ3_M", "medium loss", None, 3.66, "placed by size (3.66 bpw)"),
-    ("IQ3_S", "medium loss", None, 3.44, "placed by size (3.44 bpw)"),
-    ("IQ3_XS", "medium loss", None, 3.30, "placed by size (3.3 bpw)"),
+    ("IQ3_M", "medium loss", None, 3.66, ""),
+    ("IQ3_S", "medium loss", None, 3.44, ""),
+    ("IQ3_XS", "medium loss", None, 3.30, ""),
     ("Q3_K_S", "medium loss", 1.6321, None, ""),
-    ("IQ3_XXS", "medium loss", None, 3.06, "placed by size (3.06 bpw)"),
+    ("IQ3_XXS", "medium loss", None, 3.06, ""),
     ("Q2_K_S", "obvious loss", 3.1836, None, ""),
     ("Q2_K", "obvious loss", 3.5199, None, ""),
-    ("IQ2_M", "obvious loss", None, 2.70, "placed by size (2.7 bpw)"),
-    ("IQ2_S", "obvious loss", None, 2.50, "placed by size (2.5 bpw)"),
-    ("IQ2_XS", "obvious loss", None, 2.31, "placed by size (2.31 bpw)"),
-    ("IQ2_XXS", "obvious loss", None, 2.06, "placed by size (2.06 bpw)"),
-    ("IQ1_M", "severe loss", None, 1.75, "placed by size (1.75 bpw); for very large models only"),
-    ("IQ1_S", "severe loss", None, 1.56, "placed by size (1.56 bpw); for very large models only"),
+    ("IQ2_M", "obvious loss", None, 2.70, ""),
+    ("IQ2_S", "obvious loss", None, 2.50, ""),
+    ("IQ2_XS", "obvious loss", None, 2.31, ""),
+    ("IQ2_XXS", "obvious loss", None, 2.06, ""),
+    ("IQ1_M", "severe loss", None, 1.75, "for very large models only"),
+    ("IQ1_S", "severe loss", None, 1.56, "for very large models only"),
 )
 
 
-def _hint(level: str, ppl: float | None, extra: str) -> str:
+def _hint(level: str, ppl: float | None, bpw: float | None, extra: str) -> str:
     parts = [level]
     if ppl is not None and level != "reference":
         parts.append(f"+{ppl:.4f} ppl on Llama-3-8B")
+    elif ppl is None and bpw is not None:
+        parts.append(f"placed by size ({bpw:g} bpw)")
     if extra:
         parts.append(extra)
     return "; ".join(parts)
@@ -92,7 +94,7 @@ def _hint(level: str, ppl: float | None, extra: str) -> str:
 
 QUALITY: Mapping[str, QuantQuality] = MappingProxyType(
     {
-        name: QuantQuality(name, rank, level, _hint(level, ppl, extra), ppl, bpw)
+        name: QuantQuality(name, rank, level, _hint(level, ppl, bpw, extra), ppl)
         for rank, (name, level, ppl, bpw, extra) in enumerate(_TABLE, start=1)
     }
 )

@@ -8,11 +8,11 @@ The model, kept simple on purpose and deterministic (no noise):
   demand, held down to the power limit (and to the thermal ceiling while slowing down).
 - Temperature is first order: it approaches ambient + k·power with time constant `tau_s` (30 s by default),
   stepped exactly (exponential), so any dt is stable. k is the cooler's °C per W: for V100s it is fitted to
-  the field notes (a blower V100 at 250 W settles at 82 °C, at 200 W at 70 °C, with 22 °C intake); for other
+  a blower-cooled V100 that settles at 82 °C at 250 W and at 70 °C at 200 W, with 22 °C intake air; for other
   cards the cooler is taken to hold full board power at 82 °C.
 - When the cap binds the SM clock drops as (allowed / demand)^(1/3): dynamic power goes roughly as f·V² and
   voltage tracks frequency, so power ∝ f³. A 250→200 W cap costs ~7% clock, and decode, being
-  memory-bound, loses less than that (the field notes measured ~5%).
+  memory-bound, loses less than that (about 5% fewer tokens/s on a V100 capped that way).
 - At the slowdown threshold the card cuts power to what would settle 1 °C under it, until it has cooled
   2 °C below the threshold (hysteresis, so the draw does not flicker every tick).
 - Illustrative ECC wear: one corrected error per 30 minutes spent above 80 °C, on cards with ECC.

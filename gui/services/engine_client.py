@@ -1,8 +1,8 @@
 """Client side of the engine: spawns the worker process and relays its events.
 
 Events are delivered to a listener on a reader thread; the window wraps the listener in a Qt adapter,
-the CLI in a queue. If the worker dies, the listener gets a WorkerExited event that says why in plain
-words, with the last lines llama.cpp wrote, and the client can start a fresh worker.
+the CLI in a queue. If the worker dies, the listener gets a WorkerExited event that says how and why in
+plain words, the cause read from the last lines llama.cpp wrote, and the client can start a fresh worker.
 """
 
 from __future__ import annotations
@@ -25,21 +25,12 @@ from typing import Any
 import platformdirs
 
 from gui.core import protocol as p
-from gui.core.llama_log import Failure, explain_failure
+from gui.core.llama_log import Failure, describe_exit, explain_failure
 from gui.core.params import LoadSettings
 
 log = logging.getLogger(__name__)
 
 Listener = Callable[[Any], None]
-
-SIGNAL_WORDS = {
-    signal.SIGKILL: "was killed (SIGKILL): the system ran out of memory, or someone ended it",
-    signal.SIGABRT: "aborted (SIGABRT): llama.cpp stops this way when an allocation fails or a check trips",
-    signal.SIGSEGV: "crashed (SIGSEGV, a memory access error)",
-    signal.SIGTERM: "was terminated (SIGTERM)",
-    signal.SIGBUS: "crashed (SIGBUS): the model file may have changed or shrunk while mapped",
-}
-
 
 @dataclass(frozen=True)
 class WorkerExited:
@@ -47,7 +38,6 @@ class WorkerExited:
 
     exitcode: int | None
     reason: str  # plain words for the window: how the process ended
-    log_tail: tuple[str, ...]  # llama.cpp's last log lines
     expected: bool  # True after an orderly shutdown
     failure: Failure | None = None  # why, read from the log (None after an orderly shutdown)
     pid: int | None = None  # which worker: a report can arrive after a new worker was started
@@ -58,18 +48,13 @@ class EngineUnavailable(RuntimeError):
     pass
 
 
-def describe_exit(exitcode: int | None) -> str:
-    if exitcode is None:
-        return "stopped answering"
-    if exitcode == 0:
-        return "exited"
-    if exitcode < 0:
-        try:
-            sig = signal.Signals(-exitcode)
-        except ValueError:
-            return f"was ended by signal {-exitcode}"
-        return SIGNAL_WORDS.get(sig, f"was ended by {sig.name}")
-    return f"exited with status {exitcode}"
+def worker_exited(
+    exitcode: int | None, log_lines: tuple[str, ...], expected: bool, pid: int | None = None, said_hello: bool = True
+) -> WorkerExited:
+    """The report of a worker's end: how it ended (describe_exit) and, unless it was asked to, why (the log)."""
+    failure = None if expected else explain_failure(log_lines, exitcode)
+    reason = f"The engine process {describe_exit(exitcode)}."
+    return WorkerExited(exitcode, reason, expected, failure, pid, said_hello)
 
 
 def default_log_dir() -> Path:
@@ -224,13 +209,7 @@ class EngineClient:
             code = process.exitcode
             expected = self._closing and code == 0
             tail = read_log_tail(log_path, 200)  # this worker's log, even if a new one has started since
-            failure = None if expected else explain_failure(tail, code)
-            reason = f"The engine process {describe_exit(code)}."
-            self._listener(WorkerExited(code, reason, tail, expected, failure, process.pid, hello))
-
-    def log_tail(self, lines: int = 200) -> tuple[str, ...]:
-        """The last lines llama.cpp (and the worker) wrote."""
-        return read_log_tail(self.log_path, lines)
+            self._listener(worker_exited(code, tail, expected, process.pid, hello))
 
 
 def read_log_tail(path: Path | None, lines: int = 200) -> tuple[str, ...]:

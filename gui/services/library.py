@@ -23,13 +23,12 @@ import logging
 import os
 import re
 import threading
-import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 
-from gui.core.gguf_reader import GGUFHeader
+from gui.core.gguf_reader import GGUFHeader, parse_split_name
 from gui.services.models import ModelEntry, describe_file
 
 __all__ = [
@@ -45,7 +44,6 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-_SPLIT = re.compile(r"^(?P<stem>.+)-(?P<no>\d{5})-of-(?P<count>\d{5})\.gguf$", re.IGNORECASE)
 # "-Q4_K_M", ".Q3_K_S", "-IQ3_XXS", "-UD-Q4_K_XL", "-f16", "-bf16", "_q8_0" at the end of a stem.
 _QUANT_SUFFIX = re.compile(
     r"[-._ ](?:UD[-_])?(?:I?Q\d(?:_[A-Z0-9]+)*|F16|F32|BF16|FP16|FP32|MXFP4(?:_MOE)?|TQ\d_\d)$",
@@ -72,9 +70,9 @@ def known_architectures() -> frozenset[str]:
 def strip_quant_suffix(stem: str) -> str:
     """``"Qwen3.5-27B-Q4_K_M"`` → ``"Qwen3.5-27B"``; also drops ``-00001-of-00003`` and ``.gguf``."""
     text = stem[:-5] if stem.lower().endswith(".gguf") else stem
-    m = _SPLIT.match(text + ".gguf")
-    if m is not None:
-        text = m["stem"]
+    split = parse_split_name(text + ".gguf")
+    if split is not None:
+        text = split.stem
     while True:
         stripped = _QUANT_SUFFIX.sub("", text)
         if stripped == text or not stripped:
@@ -170,7 +168,6 @@ class LibraryChange:
     changed: list[Path]
     groups: list[ModelGroup]
     errors: list[ModelEntry]  # files listed with the reason they cannot be used
-    scan_s: float = 0.0
     first: bool = False  # the first scan reports everything it found as added
 
     @property
@@ -192,7 +189,7 @@ class _Cached:
 def _candidates(folder: Path) -> dict[Path, _Signature]:
     """GGUF files directly in ``folder``, split parts folded into their first part."""
     found: dict[Path, _Signature] = {}
-    splits: dict[tuple[str, str], list[tuple[int, Path, int, int]]] = {}
+    splits: dict[tuple[str, int], list[tuple[int, Path, int, int]]] = {}
     try:
         it = os.scandir(folder)
     except OSError as exc:
@@ -209,9 +206,9 @@ def _candidates(folder: Path) -> dict[Path, _Signature]:
             except OSError:
                 continue  # vanished between listing and stat: the next scan will not see it either
             path = Path(de.path)
-            m = _SPLIT.match(de.name)
-            if m is not None:
-                splits.setdefault((m["stem"], m["count"]), []).append((int(m["no"]), path, st.st_size, st.st_mtime_ns))
+            split = parse_split_name(de.name)
+            if split is not None:
+                splits.setdefault((split.stem, split.count), []).append((split.part, path, st.st_size, st.st_mtime_ns))
             else:
                 found[path] = ((de.name, st.st_size, st.st_mtime_ns),)
     for parts in splits.values():
@@ -268,7 +265,6 @@ class Library:
         self._wake = threading.Event()
         self._stopping = False
         self._thread: threading.Thread | None = None
-        self.last_scan_s = 0.0
 
     def set_listener(self, on_change: Callable[[LibraryChange], None]) -> None:
         """Where changes are reported (on the scanning thread); set before start()."""
@@ -362,7 +358,6 @@ class Library:
     def scan_now(self) -> LibraryChange:
         """Scan every folder once, in the calling thread; report and return what changed."""
         with self._scan_lock:
-            t0 = time.perf_counter()
             found: dict[Path, _Signature] = {}
             for folder in self._folders:
                 found.update(_candidates(folder))
@@ -381,21 +376,18 @@ class Library:
             entries = {p: c.entry for p, c in new.items()}
             groups = group_entries(entries.values()) if (added or changed or removed or not self._scans) else None
             self._cache = new
-            elapsed = time.perf_counter() - t0
             with self._state:
                 first = self._scans == 0
                 self._entries = entries
                 if groups is not None:
                     self._groups = groups
                 self._scans += 1
-                self.last_scan_s = elapsed
                 change = LibraryChange(
                     added=added,
                     removed=removed,
                     changed=changed,
                     groups=list(self._groups),
                     errors=[e for e in entries.values() if e.error is not None],
-                    scan_s=elapsed,
                     first=first,
                 )
                 self._state.notify_all()

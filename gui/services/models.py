@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gui.core.gguf_reader import GGUFError, GGUFHeader, read_model
-
-SPLIT_PART = re.compile(r"-(\d{5})-of-(\d{5})\.gguf$", re.IGNORECASE)
+from gui.core.gguf_reader import GGUFError, GGUFHeader, parse_split_name, read_model
 
 
 @dataclass(frozen=True)
@@ -41,7 +38,7 @@ def describe_file(path: Path) -> ModelEntry:
         return ModelEntry(path=path, name=path.name, size_bytes=size, error=str(exc))
     except OSError as exc:
         return ModelEntry(path=path, name=path.name, size_bytes=0, error=f"{path.name}: {exc.strerror or exc}")
-    match = SPLIT_PART.search(path.name)
+    split = parse_split_name(path.name)
     return ModelEntry(
         path=path,
         name=header.name or path.stem,
@@ -50,7 +47,7 @@ def describe_file(path: Path) -> ModelEntry:
         n_layer=header.n_layer,
         context_length=header.context_length,
         architecture=header.architecture,
-        n_parts=int(match.group(2)) if match else 1,
+        n_parts=split.count if split else 1,
         header=header,
         n_params=header.n_params,
         bits_per_weight=header.bits_per_weight,

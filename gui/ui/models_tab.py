@@ -32,8 +32,10 @@ from PySide6.QtWidgets import (
 from gui.core.params import LoadSettings
 from gui.core.planner import Device
 from gui.core.quant_quality import SOURCE as QUALITY_SOURCE
-from gui.services.hf import DownloadProgress, HubClient, HubError, RemoteFile, parse_repo_id, pending_downloads
+from gui.services.download import DownloadProgress, pending_downloads
+from gui.services.hub import HubClient, parse_repo_id
 from gui.services.quant_table import QuantRow, QuantSource, quant_rows
+from gui.services.remote_file import HubError, RemoteFile
 from gui.ui.background import Background
 from gui.ui.model_picker import human_size
 from gui.ui.vram_bar import VERDICT_COLOURS

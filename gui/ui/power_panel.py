@@ -1,7 +1,8 @@
 """The one-click power cap: a watts spin box, "Cap at N W", "Restore default", and what happened, in words.
 
-The field notes' fix for a blower V100 passing 80 °C is `nvidia-smi -pl 200` (about 5 % slower, ~70 °C),
-hence the 200 W default. The request is first checked against the card's constraints (PowerLimiter.check:
+A blower-cooled V100 that runs past 80 °C at its default limit holds about 70 °C when capped with
+`nvidia-smi -pl 200`, for about 5 % fewer tokens/s (gui/core/simulated_gpu.py models this), hence the
+200 W default. The request is first checked against the card's constraints (PowerLimiter.check:
 clamped with a message, or refused where the card has no adjustable limit); the privileged helper then
 runs on a worker thread, because it blocks until the user answers the polkit password dialog. The result
 comes back through a queued signal, with the enforced limit read back from the driver.
