@@ -143,7 +143,7 @@ def build_services(
     from gui.core.simulated_gpu import SimulatedGpu
     from gui.services.bundle import Services
     from gui.services.engine_client import EngineClient
-    from gui.services.hf import HubClient
+    from gui.services.hub import HubClient
     from gui.services.history import HistoryStore
     from gui.services.library import Library
     from gui.services.nvml import Nvml

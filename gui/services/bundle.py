@@ -9,7 +9,7 @@ from pathlib import Path
 
 from gui.core.cards import Card
 from gui.services.engine_client import EngineClient
-from gui.services.hf import HubClient
+from gui.services.hub import HubClient
 from gui.services.history import HistoryStore
 from gui.services.library import Library
 from gui.services.nvml import GpuQuery, Nvml
