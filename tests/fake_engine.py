@@ -108,11 +108,11 @@ class FakeEngine:
         while True:
             command = self._inbox.get()
             if command is None:
-                self._listener(WorkerExited(0, "The engine process exited.", (), True, None, self.pid, True))
+                self._listener(WorkerExited(0, "The engine process exited.", expected=True, pid=self.pid))
                 return
             if command == "kill":
                 reason = "The engine process was killed (SIGKILL)."
-                self._listener(WorkerExited(-9, reason, (), False, None, self.pid, True))
+                self._listener(WorkerExited(-9, reason, expected=False, pid=self.pid))
                 return
             if isinstance(command, p.Load):
                 loaded = self._load(command)
