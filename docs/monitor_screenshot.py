@@ -20,6 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from PySide6.QtWidgets import QApplication
 
 from gui.core.simulated_gpu import SimulatedGpu
+from gui.services.bundle import GpuServices
 from gui.services.telemetry import SimulatedSource
 from gui.ui.monitor import MonitorView
 
@@ -37,7 +38,7 @@ def main() -> int:
     app = QApplication.instance() or QApplication([])
     clock = VirtualClock()
     source = SimulatedSource([SimulatedGpu("v100-16gb")], clock=clock)
-    view = MonitorView(source, clock=clock)
+    view = MonitorView(GpuServices.create(source, clock=clock))
     view.resize(760, 820)
     view.show()
 

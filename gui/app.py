@@ -141,31 +141,21 @@ def build_services(
 ) -> Services:
     """Every service the window uses, built once, here. Tests pass their own engine, NVML, stores or hub."""
     from gui.core.simulated_gpu import SimulatedGpu
-    from gui.services.bundle import Services
+    from gui.services.bundle import GpuServices, Services
     from gui.services.engine_client import EngineClient
-    from gui.services.hub import HubClient
     from gui.services.history import HistoryStore
+    from gui.services.hub import HubClient
     from gui.services.library import Library
-    from gui.services.nvml import Nvml
-    from gui.services.power_limit import PowerLimiter
     from gui.services.settings_store import SettingsStore
-    from gui.services.telemetry import GpuSource, SimulatedSource
+    from gui.services.telemetry import SimulatedSource
 
     settings = store or SettingsStore()
-    nvml = nvml or Nvml()
     extra = [Path(f) for f in settings.model_folders if Path(f) != models_dir]
-    source: GpuSource = nvml
-    limiter = PowerLimiter(nvml=nvml)
-    if simulate is not None:
-        simulated = SimulatedSource([SimulatedGpu(simulate.key)])
-        source = simulated
-        limiter = PowerLimiter(simulators=dict(enumerate(simulated.gpus)))  # capped through the simulator
+    simulated = SimulatedSource([SimulatedGpu(simulate.key)]) if simulate is not None else None
     return Services(
         models_dir=models_dir,
         engine=engine or EngineClient(),
-        nvml=nvml,
-        gpu_source=source,
-        limiter=limiter,
+        gpu=GpuServices.create(simulated, nvml=nvml),
         library=Library([models_dir, *extra]),
         history=history or HistoryStore(),
         settings=settings,

@@ -12,6 +12,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from fake_nvml import FakeNvml
@@ -21,6 +22,7 @@ from pytestqt.qtbot import QtBot
 
 from gui.core.alerts import Alert
 from gui.core.simulated_gpu import SimulatedGpu
+from gui.services.bundle import GpuServices
 from gui.services.nvml import Nvml
 from gui.services.power_limit import Outcome
 from gui.services.telemetry import GpuSource, SimulatedSource
@@ -48,9 +50,9 @@ def clock() -> FakeClock:
 def make_view(qtbot: QtBot, clock: FakeClock) -> Iterator[MakeView]:
     views: list[MonitorView] = []
 
-    def make(source: GpuSource | None = None, **kwargs: object) -> MonitorView:
+    def make(source: GpuSource | None = None, **kwargs: Any) -> MonitorView:
         kwargs.setdefault("clock", clock)
-        view = MonitorView(source, **kwargs)  # type: ignore[arg-type]
+        view = MonitorView(GpuServices.create(source, **kwargs))
         qtbot.addWidget(view)
         views.append(view)
         view.resize(740, 800)

@@ -9,6 +9,8 @@ from window_kit import open_window
 
 from gui.core.cards import find_card
 from gui.core.preferences import CAP_WATTS
+from gui.core.simulated_gpu import SimulatedGpu
+from gui.services.bundle import GpuServices
 from gui.services.history import HistoryStore
 from gui.services.settings_store import SettingsStore
 from gui.services.telemetry import SimulatedSource
@@ -52,7 +54,7 @@ def test_simulated_card_follows_the_engine_and_remembers_the_cap(qtbot, demo_mod
 def test_the_sampling_interval_is_set_from_the_monitor(qtbot, tmp_path: Path) -> None:
     from gui.ui.monitor import MonitorView
 
-    view = MonitorView(simulated_name="t4")
+    view = MonitorView(GpuServices.create(SimulatedSource([SimulatedGpu("t4")])))
     qtbot.addWidget(view)
     view.interval_spin.setValue(0.5)
     assert view.bridge.service.interval_s == 0.5

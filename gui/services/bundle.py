@@ -3,31 +3,69 @@ builds and hands to the widgets; tests build it with their own parts (a fake eng
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from gui.core.cards import Card
 from gui.services.engine_client import EngineClient
-from gui.services.hub import HubClient
 from gui.services.history import HistoryStore
+from gui.services.hub import HubClient
 from gui.services.library import Library
 from gui.services.nvml import GpuQuery, Nvml
 from gui.services.power_limit import PowerLimiter
 from gui.services.settings_store import SettingsStore
 from gui.services.system import measure_ram_bandwidth_gbs
-from gui.services.telemetry import GpuSource
+from gui.services.telemetry import DEFAULT_INTERVAL_S, GpuSource, SimulatedSource, TelemetryService
 
-__all__ = ["Services"]
+__all__ = ["GpuServices", "Services"]
+
+
+@dataclass
+class GpuServices:
+    """What the monitor reads and acts on: NVML or a simulated card, the telemetry thread that samples
+    it, and the power limiter (a privileged helper, or the simulator's own knob)."""
+
+    nvml: Nvml  # queries and read-back of the enforced limit
+    telemetry: TelemetryService
+    limiter: PowerLimiter
+    clock: Callable[[], float] = time.monotonic  # the telemetry clock; tests step a fake one
+
+    @property
+    def source(self) -> GpuSource:
+        return self.telemetry.source
+
+    @property
+    def simulated(self) -> SimulatedSource | None:
+        source = self.telemetry.source
+        return source if isinstance(source, SimulatedSource) else None
+
+    @classmethod
+    def create(
+        cls,
+        source: GpuSource | None = None,
+        *,
+        nvml: Nvml | None = None,
+        interval_s: float = DEFAULT_INTERVAL_S,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> GpuServices:
+        """For ``source`` (default: NVML). A simulated card is capped through the simulator, no privileges."""
+        nvml = nvml or (source if isinstance(source, Nvml) else Nvml())
+        source = source if source is not None else nvml
+        if isinstance(source, SimulatedSource):
+            limiter = PowerLimiter(simulators=dict(enumerate(source.gpus)))
+        else:
+            limiter = PowerLimiter(nvml=nvml)
+        telemetry = TelemetryService(source=source, interval_s=interval_s, clock=clock)
+        return cls(nvml, telemetry, limiter, clock)
 
 
 @dataclass
 class Services:
     models_dir: Path  # the default models folder (the library may scan more)
     engine: EngineClient
-    nvml: Nvml
-    gpu_source: GpuSource  # NVML, or the simulated card the monitor reads
-    limiter: PowerLimiter
+    gpu: GpuServices
     library: Library
     history: HistoryStore
     settings: SettingsStore
@@ -38,6 +76,6 @@ class Services:
     def query_gpus(self) -> GpuQuery:
         """The GPUs the plan can be for (blocking: NVML may be slow; call it off the UI thread)."""
         try:
-            return self.nvml.query_gpus()
+            return self.gpu.nvml.query_gpus()
         except Exception as exc:  # a binding error NVML itself does not map: no GPU, said in words
             return GpuQuery((), f"NVML failed: {exc}")

@@ -123,7 +123,7 @@ def sample_host(clock: Callable[[], float] = time.monotonic) -> HostSample:
 class TelemetryService:
     def __init__(
         self,
-        listener: Callable[[Tick], None],
+        listener: Callable[[Tick], None] | None = None,
         *,
         source: GpuSource | None = None,
         interval_s: float = DEFAULT_INTERVAL_S,
@@ -133,7 +133,7 @@ class TelemetryService:
     ) -> None:
         """`source` defaults to NVML. `clock` and `wait` exist so tests can drive the schedule without
         real time; by default the thread waits on an Event that stop() and set_interval() set."""
-        self._listener = listener
+        self._listener: Callable[[Tick], None] = listener or (lambda _tick: None)
         self._source: GpuSource = source if source is not None else Nvml()
         self._interval = validate_interval(interval_s)
         self._host_sampler = host_sampler or (lambda: sample_host(clock))
@@ -147,6 +147,14 @@ class TelemetryService:
         self._engine_rate = math.nan
         self._csv: _CsvLog | None = None
         self._failed_once: set[str] = set()
+
+    def set_listener(self, listener: Callable[[Tick], None]) -> None:
+        """Where ticks go (on the telemetry thread); set before start()."""
+        self._listener = listener
+
+    @property
+    def source(self) -> GpuSource:
+        return self._source
 
     # --- control, from any thread -----------------------------------------------------------------
 

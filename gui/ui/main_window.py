@@ -159,7 +159,7 @@ class MainWindow(QMainWindow):
         chat_layout = QVBoxLayout(chat_box)
         chat_layout.setContentsMargins(4, 4, 4, 4)
         chat_layout.addWidget(chat_split)
-        self.monitor = MonitorView(services.gpu_source, limiter=services.limiter, nvml=services.nvml, parent=self)
+        self.monitor = MonitorView(services.gpu, parent=self)
         self.tabs = QTabWidget(self)
         self.tabs.addTab(chat_box, "Chat")
         self.tabs.addTab(self.monitor, "Monitor (SIMULATED)" if simulate is not None else "Monitor")

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
@@ -38,11 +37,9 @@ from PySide6.QtWidgets import (
 
 from gui.core.alerts import Alert, AlertRules
 from gui.core.gpu_sample import GpuSample
-from gui.core.simulated_gpu import SimulatedGpu
 from gui.core.telemetry_history import TelemetryHistory, capacity_for
-from gui.services.nvml import Nvml
-from gui.services.power_limit import PowerLimiter
-from gui.services.telemetry import GpuSource, SimulatedSource, TelemetryService, Tick
+from gui.services.bundle import GpuServices
+from gui.services.telemetry import GpuSource, Tick
 from gui.ui.charts import TelemetryCharts
 from gui.ui.power_panel import PowerPanel
 from gui.ui.telemetry_bridge import TelemetryBridge
@@ -123,51 +120,30 @@ class MonitorView(QWidget):
 
     def __init__(
         self,
-        source: GpuSource | None = None,
+        gpu: GpuServices,
         *,
-        simulated_name: str | None = None,
-        limiter: PowerLimiter | None = None,
-        nvml: Nvml | None = None,
-        interval_s: float = 1.0,
-        clock: Callable[[], float] = time.monotonic,
         parent: QWidget | None = None,
     ) -> None:
-        """`source`: where GPU readings come from; None means NVML, or the simulated card `simulated_name`
-        (a catalog key such as "v100-16gb") when given. `clock` is the telemetry clock (tests pass a fake
-        one to step time without sleeping)."""
+        """``gpu``: where readings come from (NVML or a simulated card), the telemetry thread that samples
+        it and the power limiter, built by the composition root."""
         super().__init__(parent)
-        if source is None and simulated_name is not None:
-            source = SimulatedSource([SimulatedGpu(simulated_name)], clock=clock)
-        elif source is None:
-            source = nvml = Nvml()
-        elif isinstance(source, Nvml):
-            nvml = source
-        self.source: GpuSource = source
-        simulated = source if isinstance(source, SimulatedSource) else None
-        if limiter is None:
-            if simulated is not None:  # capped through the simulator, no privileges involved
-                limiter = PowerLimiter(simulators=dict(enumerate(simulated.gpus)))
-            else:
-                limiter = PowerLimiter(nvml=nvml)
-        self.limiter = limiter
+        self.source: GpuSource = gpu.source
+        limiter = self.limiter = gpu.limiter
+        nvml = gpu.nvml
+        interval_s, clock = gpu.telemetry.interval_s, gpu.clock
         self.rules = AlertRules(DEFAULT_ALERT_C)
         self.samples: dict[int, GpuSample] = {}  # the latest of each GPU
         self.last_tick: Tick | None = None
         self.alerts: list[Alert] = []  # every alert raised, oldest first
         self._selected: int | None = None
 
-        source_for_service = source
-        self.bridge = TelemetryBridge(
-            lambda listener: TelemetryService(listener, source=source_for_service, interval_s=interval_s, clock=clock),
-            simulated=simulated,
-            parent=self,
-        )
+        self.bridge = TelemetryBridge(gpu.telemetry, simulated=gpu.simulated, parent=self)
         self.history = TelemetryHistory(capacity=capacity_for(interval_s), wall_offset=time.time() - clock())
         self.charts = TelemetryCharts(self.history)
         self.charts.set_alert_threshold(DEFAULT_ALERT_C)
 
         def read_back(index: int) -> float | None:  # worker thread
-            return limiter.read_back(nvml or Nvml(), index)
+            return limiter.read_back(nvml, index)
 
         self.power_panel = PowerPanel(limiter, read_back=read_back)
         self.power_panel.cap_changed.connect(self.cap_changed)

@@ -13,15 +13,12 @@ load, so the fake card heats up while tokens really stream.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 
 from PySide6.QtCore import QObject, Qt, Signal, Slot
 
 from gui.services.telemetry import SimulatedSource, TelemetryService, Tick
 
-__all__ = ["ServiceFactory", "TelemetryBridge"]
-
-ServiceFactory = Callable[[Callable[[Tick], None]], TelemetryService]
+__all__ = ["TelemetryBridge"]
 
 
 class TelemetryBridge(QObject):
@@ -30,7 +27,7 @@ class TelemetryBridge(QObject):
 
     def __init__(
         self,
-        service_factory: ServiceFactory,
+        service: TelemetryService,
         *,
         simulated: SimulatedSource | None = None,
         parent: QObject | None = None,
@@ -39,7 +36,8 @@ class TelemetryBridge(QObject):
         self._simulated = simulated
         self._accepting = False  # ticks queued before stop() must not reach a view that is going away
         self._arrived.connect(self._on_arrived, Qt.ConnectionType.QueuedConnection)
-        self.service = service_factory(self._on_tick)
+        self.service = service
+        service.set_listener(self._on_tick)
 
     # --- control (UI thread) ----------------------------------------------------------------------
 
