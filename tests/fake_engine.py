@@ -12,43 +12,44 @@ import os
 import queue
 import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from gui.core import protocol as p
 from gui.core.gguf_reader import read_model
 from gui.core.params import LoadSettings
-from gui.services.engine_client import EngineUnavailable, WorkerExited
+from gui.services.engine_client import EngineClient, EngineUnavailable, WorkerExited
 
+_pids = itertools.count(1)
 BUILD = p.EngineBuild(backend="CPU", gpu_offload=False, llama_cpp_python="fake", system_info="fake engine")
 
 
-class FakeEngine:
+class FakeEngine(EngineClient):
+    """EngineClient's commands, with a thread in this process standing in for the worker process."""
+
     def __init__(self, reply: str = "Hello from a test engine.") -> None:
+        super().__init__()
         self.reply = reply
-        self.build: p.EngineBuild | None = None
         self.loads: list[tuple[str, LoadSettings]] = []  # every load sent, in order
         self.release = threading.Event()  # loads wait on it; set unless a test holds them
         self.release.set()
-        self._listener: Callable[[Any], None] = lambda _e: None
         self._inbox: queue.Queue[Any] = queue.Queue()
         self._thread: threading.Thread | None = None
-        self._ids = itertools.count(1)
         self._stopped: set[int] = set()
-        self.pid: int | None = None
-
-    def set_listener(self, listener: Callable[[Any], None]) -> None:
-        self._listener = listener
+        self._fake_pid: int | None = None
 
     @property
     def alive(self) -> bool:
         return self._thread is not None and self._thread.is_alive()
 
+    @property
+    def pid(self) -> int | None:
+        return self._fake_pid
+
     def start(self) -> None:
         if self.alive:
             return
-        self.pid = os.getpid() * 1000 + next(self._ids)
+        self._fake_pid = os.getpid() * 1000 + next(_pids)
         self._thread = threading.Thread(target=self._serve, name="fake-engine", daemon=True)
         self._thread.start()
 
@@ -63,41 +64,15 @@ class FakeEngine:
         """The worker dies: what a crash looks like to the window."""
         self._inbox.put("kill")
 
-    # ---- commands -------------------------------------------------------------------------
-
     def _send(self, command: Any) -> None:
         if not self.alive:
             raise EngineUnavailable("the engine is not running")
+        if isinstance(command, p.Stop):  # the real worker reads Stop on its own thread, mid-reply
+            self._stopped.add(command.request_id)
+            return
+        if isinstance(command, p.Load):
+            self.loads.append((command.model_path, LoadSettings.from_dict(command.settings)))
         self._inbox.put(command)
-
-    def load(self, model_path: str | os.PathLike[str], settings: LoadSettings) -> None:
-        self.loads.append((str(model_path), settings.validated()))
-        self._send(p.Load(str(model_path), settings.to_dict()))
-
-    def unload(self) -> None:
-        self._send(p.Unload())
-
-    def dry_run(self, model_path: str | os.PathLike[str], settings: LoadSettings) -> int:
-        request_id = next(self._ids)
-        self._send(p.DryRun(request_id, str(model_path), settings.validated().to_dict()))
-        return request_id
-
-    def generate(
-        self,
-        messages: tuple[p.ChatMessage, ...],
-        max_tokens: int = 512,
-        sampling: p.Sampling | None = None,
-        ignore_eos: bool = False,
-    ) -> int:
-        request_id = next(self._ids)
-        self._send(p.Generate(request_id, messages, max_tokens, sampling or p.Sampling(), ignore_eos))
-        return request_id
-
-    def stop(self, request_id: int) -> None:
-        self._stopped.add(request_id)
-
-    def request_stats(self) -> None:
-        pass
 
     # ---- the "worker" -----------------------------------------------------------------------
 

@@ -20,6 +20,7 @@ from gui.core.tick import HostSample, Tick
 __all__ = [
     "GPU_FIELDS",
     "HOST_FIELDS",
+    "HOST_READINGS",
     "TEXT_FIELDS",
     "Cell",
     "TelemetryCsvWriter",
@@ -37,7 +38,7 @@ __all__ = [
 
 Cell = float | str | None  # None and NaN are both "no value"
 
-_HOST_READINGS: tuple[str, ...] = (
+HOST_READINGS: tuple[str, ...] = (
     "engine_tok_s",
     "cpu_avg_pct",
     "cpu_max_pct",
@@ -47,7 +48,7 @@ _HOST_READINGS: tuple[str, ...] = (
     "swap_total_mib",
 )
 # Per tick, besides the per-core CPU and the GPUs: what `host_values` gives.
-HOST_FIELDS: tuple[str, ...] = ("time_monotonic", "status", *_HOST_READINGS)
+HOST_FIELDS: tuple[str, ...] = ("time_monotonic", "status", *HOST_READINGS)
 # Per GPU and tick: what `gpu_values` gives.
 GPU_FIELDS: tuple[str, ...] = (*SERIES_FIELDS, "throttle_reasons", "lost", "simulated")
 TEXT_FIELDS = frozenset({"status", "throttle_reasons"})
@@ -72,7 +73,7 @@ def _gpu_columns(index: int) -> dict[str, str]:
 
 def csv_columns(gpu_indices: Iterable[int], cores: int) -> list[str]:
     """The header for these GPUs and this many CPU cores."""
-    columns = [*_LEADING, *_HOST_READINGS]
+    columns = [*_LEADING, *HOST_READINGS]
     columns += [core_column(i) for i in range(cores)]
     for index in gpu_indices:
         columns += [gpu_column(index, field) for field in GPU_FIELDS]

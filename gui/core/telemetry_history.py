@@ -32,6 +32,7 @@ from gui.core.ring import RingBuffer, SeriesView
 from gui.core.telemetry_csv import (
     GPU_FIELDS,
     HOST_FIELDS,
+    HOST_READINGS,
     TEXT_FIELDS,
     Cell,
     TelemetryCsvWriter,
@@ -78,15 +79,8 @@ CHART_GPU_FIELDS: tuple[str, ...] = (
     "sm_clock_mhz",
     "mem_clock_mhz",
 )
-CHART_HOST_FIELDS: tuple[str, ...] = (
-    "cpu_avg_pct",
-    "cpu_max_pct",
-    "ram_used_mib",
-    "ram_total_mib",
-    "swap_used_mib",
-    "swap_total_mib",
-    "engine_tok_s",
-)
+# The host readings the charts keep minute envelopes of: every numeric host reading a tick carries.
+CHART_HOST_FIELDS: tuple[str, ...] = HOST_READINGS
 
 
 def capacity_for(interval_s: float) -> int:
