@@ -18,10 +18,12 @@ import pytest
 from fake_nvml import FakeNvml
 from PySide6.QtCore import QRect, Qt
 from PySide6.QtGui import QColor, QImage
+from PySide6.QtWidgets import QFileDialog
 from pytestqt.qtbot import QtBot
 
 from gui.core.alerts import Alert
 from gui.core.simulated_gpu import SimulatedGpu
+from gui.core.telemetry_history import TelemetryWindow
 from gui.services.bundle import GpuServices
 from gui.services.nvml import Nvml
 from gui.services.power_limit import Outcome
@@ -201,6 +203,41 @@ def test_export_writes_the_rows_in_the_visible_range(make_view: MakeView, clock:
         rows = list(csv.DictReader(handle))
     assert [float(r["time_unix"]) for r in rows] == pytest.approx(times[10:20])
     assert "gpu0_temperature_c" in rows[0]  # the selected GPU; its cells: tests/test_telemetry_history.py
+
+
+def test_the_export_button_writes_on_a_worker_thread_and_says_how_it_went(
+    make_view: MakeView, clock: FakeClock, tmp_path: Path, qtbot: QtBot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    view = make_view(simulated(clock))
+    ticks(view, clock, 30)
+    gate = threading.Event()
+    writer_threads: list[str] = []
+    window_export = TelemetryWindow.export_csv
+
+    def export(window: TelemetryWindow, path: str | Path) -> int:
+        writer_threads.append(threading.current_thread().name)
+        gate.wait(10)
+        return window_export(window, path)
+
+    monkeypatch.setattr(TelemetryWindow, "export_csv", export)
+    path = tmp_path / "visible.csv"
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *_a, **_k: (str(path), ""))
+    messages: list[str] = []
+    view.message.connect(messages.append)
+    qtbot.mouseClick(view.charts.export_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: bool(writer_threads), timeout=10_000)
+    ticks(view, clock, 5)  # recording goes on while the file is written; the export is of the click's copy
+    gate.set()
+    qtbot.waitUntil(lambda: any(m.startswith("exported") for m in messages), timeout=10_000)
+    assert writer_threads and writer_threads[0] != threading.main_thread().name
+    assert messages[0].startswith("exporting 30 readings") and messages[-1] == f"exported 30 readings to {path}"
+    with path.open(newline="") as handle:
+        assert len(list(csv.DictReader(handle))) == 30
+
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *_a, **_k: (str(tmp_path / "no" / "x.csv"), ""))
+    qtbot.mouseClick(view.charts.export_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: messages[-1].startswith("cannot export"), timeout=10_000)
+    assert "No such file or directory" in messages[-1]
 
 
 def test_csv_log_toggle_logs_every_tick(make_view: MakeView, clock: FakeClock, tmp_path: Path) -> None:

@@ -256,6 +256,11 @@ class _TextCodes:
     def text(self, code: float) -> str | None:
         return None if math.isnan(code) else self._texts[int(code)]
 
+    def copy(self) -> _TextCodes:
+        twin = _TextCodes()
+        twin._texts, twin._codes = list(self._texts), dict(self._codes)
+        return twin
+
 
 class TelemetryHistory:
     def __init__(self, *, capacity: int = MIN_CAPACITY, wall_offset: float | None = None) -> None:
@@ -360,36 +365,75 @@ class TelemetryHistory:
         cores = len(self.cores.fields) if self.cores is not None else 0
         return csv_columns(self._known_gpus(gpus), cores)
 
+    def window(self, start: float, end: float, gpus: Iterable[int] | None = None) -> TelemetryWindow:
+        """A copy of the ticks with start <= Unix time <= end, for exporting on another thread while
+        recording goes on (copying a day of readings takes milliseconds; formatting it, seconds)."""
+        indices = self._known_gpus(gpus)
+        cores = self.cores.view(start, end) if self.cores is not None else None
+        return TelemetryWindow(
+            self.columns(indices),
+            _copy(self.host.view(start, end)),
+            _copy(cores) if cores is not None else None,
+            {i: _copy(self.gpus[i].view(start, end)) for i in indices},
+            self._texts.copy(),
+        )
+
     def rows(self, start: float, end: float, gpus: Iterable[int] | None = None) -> Iterator[dict[str, Cell]]:
         """The ticks with start <= Unix time <= end as CSV rows (see gui.core.telemetry_csv), oldest first."""
-        host = self.host.view(start, end)
-        count = len(host)
-        parts = [_Columns(host, HOST_FIELDS, self._texts, count)]
-        if self.cores is not None:
-            parts.append(_Columns(self.cores.view(start, end), self.cores.fields, self._texts, count))
-        indices = self._known_gpus(gpus)
-        gpu_parts = {i: _Columns(self.gpus[i].view(start, end), GPU_FIELDS, self._texts, count) for i in indices}
-        times = host.t.tolist()
-        for row, t in enumerate(times):
+        return self.window(start, end, gpus).rows()
+
+    def export_csv(self, path: str | Path, start: float, end: float, gpus: Iterable[int] | None = None) -> int:
+        """Write the ticks in [start, end] to a CSV file; returns the number of rows."""
+        return self.window(start, end, gpus).export_csv(path)
+
+    def _known_gpus(self, gpus: Iterable[int] | None) -> list[int]:
+        return sorted(self.gpus) if gpus is None else [i for i in gpus if i in self.gpus]
+
+
+class TelemetryWindow:
+    """A stretch of the history, copied out of the ring buffers: safe to read on any thread."""
+
+    def __init__(
+        self,
+        columns: list[str],
+        host: SeriesView,
+        cores: SeriesView | None,
+        gpus: dict[int, SeriesView],
+        texts: _TextCodes,
+    ) -> None:
+        self.columns = columns
+        self._host, self._cores, self._gpus, self._texts = host, cores, gpus, texts
+
+    def __len__(self) -> int:
+        return len(self._host)
+
+    def rows(self) -> Iterator[dict[str, Cell]]:
+        """The ticks as CSV rows (see gui.core.telemetry_csv), oldest first."""
+        count = len(self._host)
+        parts = [_Columns(self._host, HOST_FIELDS, self._texts, count)]
+        if self._cores is not None:
+            parts.append(_Columns(self._cores, list(self._cores.columns), self._texts, count))
+        gpu_parts = {i: _Columns(view, GPU_FIELDS, self._texts, count) for i, view in self._gpus.items()}
+        for row, t in enumerate(self._host.t.tolist()):
             merged: dict[str, Cell] = {}
             for part in parts:
                 merged.update(part.row(row))
             gpu_rows = {i: part.row(row) for i, part in gpu_parts.items()}
             yield telemetry_row(t, merged, gpu_rows)
 
-    def export_csv(self, path: str | Path, start: float, end: float, gpus: Iterable[int] | None = None) -> int:
-        """Write the ticks in [start, end] to a CSV file; returns the number of rows."""
-        indices = self._known_gpus(gpus)
+    def export_csv(self, path: str | Path) -> int:
+        """Write the rows to a CSV file; returns how many."""
         count = 0
         with Path(path).open("w", newline="", encoding="utf-8") as handle:
-            writer = TelemetryCsvWriter(handle, self.columns(indices))
-            for row in self.rows(start, end, indices):
+            writer = TelemetryCsvWriter(handle, self.columns)
+            for row in self.rows():
                 writer.write(row)
                 count += 1
         return count
 
-    def _known_gpus(self, gpus: Iterable[int] | None) -> list[int]:
-        return sorted(self.gpus) if gpus is None else [i for i in gpus if i in self.gpus]
+
+def _copy(view: SeriesView) -> SeriesView:
+    return SeriesView(view.t.copy(), {name: column.copy() for name, column in view.columns.items()})
 
 
 class _Columns:

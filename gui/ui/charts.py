@@ -32,7 +32,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gui.core.telemetry_history import DAY_S, Frame, Span, TelemetryHistory, plan_span
+from gui.core.telemetry_history import DAY_S, Frame, Span, TelemetryHistory, TelemetryWindow, plan_span
+from gui.ui.background import Background
 
 __all__ = [
     "WINDOWS",
@@ -162,11 +163,13 @@ def _finite_max(values: Iterable[np.ndarray], default: float) -> float:
 class TelemetryCharts(QWidget):
     follow_changed = Signal(bool)
     paused_changed = Signal(bool)
+    exported = Signal(str)  # how an export went, in words
 
     def __init__(self, history: TelemetryHistory, *, parent: QWidget | None = None) -> None:
         """Draws `history`, which its owner records ticks into (then calls `request_redraw`)."""
         super().__init__(parent)
         self.history = history
+        self._exporter = Background("csv-export", parent=self)
         self.gpu_index: int | None = None
         self._window_s = WINDOWS[DEFAULT_WINDOW]
         self._follow = True
@@ -482,13 +485,28 @@ class TelemetryCharts(QWidget):
 
     # --- export -----------------------------------------------------------------------------------
 
-    def export_visible_csv(self, path: str | Path) -> int:
-        """Write every tick in the visible time range (the selected GPU and the host) to a CSV file; returns
-        the number of rows."""
+    def shutdown(self) -> None:
+        """An export still being written finishes on its own; nobody is told."""
+        self._exporter.shutdown()
+
+    def visible_window(self) -> TelemetryWindow:
+        """The ticks in the visible time range (the selected GPU and the host), copied."""
         gpus = [self.gpu_index] if self.gpu_index is not None else []
-        return self.history.export_csv(path, *self.visible_range(), gpus=gpus)
+        return self.history.window(*self.visible_range(), gpus=gpus)
+
+    def export_visible_csv(self, path: str | Path) -> int:
+        """Write every tick in the visible time range to a CSV file (here, at once); returns the rows written."""
+        return self.visible_window().export_csv(path)
 
     def _ask_export(self) -> None:
         path, _ = QFileDialog.getSaveFileName(self, "Export visible range", "telemetry.csv", "CSV files (*.csv)")
-        if path:
-            self.export_visible_csv(path)
+        if not path:
+            return
+        # A day of readings takes seconds to format: on a worker thread, from a copy taken now.
+        window = self.visible_window()
+        self.exported.emit(f"exporting {len(window):,} readings to {path}…")
+        self._exporter.run(
+            lambda: window.export_csv(path),
+            lambda rows: self.exported.emit(f"exported {rows:,} readings to {path}"),
+            lambda exc: self.exported.emit(f"cannot export to {path}: {exc}"),
+        )

@@ -213,6 +213,7 @@ class MainWindow(QMainWindow):
         self.chat.sampling_panel.preset_saved.connect(self._preset_saved)
         self.chat.live_rate.connect(self.monitor.set_engine_rate)
         self.monitor.alert.connect(self._alert)
+        self.monitor.message.connect(lambda text: self.statusBar().showMessage(text, 15000))
         self.monitor.cap_changed.connect(lambda watts: self.store.write(CAP_WATTS, int(watts)))
         self._restore_preferences()
         self.gpus_found.connect(self._gpus_found)

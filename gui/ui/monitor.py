@@ -116,6 +116,7 @@ def notify_desktop(tray: QSystemTrayIcon | None, alert: Alert) -> bool:
 
 class MonitorView(QWidget):
     alert = Signal(object)  # Alert, once per event
+    message = Signal(str)  # something the user asked for finished (an export), in words
     cap_changed = Signal(int)
 
     def __init__(
@@ -140,6 +141,7 @@ class MonitorView(QWidget):
         self.bridge = TelemetryBridge(gpu.telemetry, simulated=gpu.simulated, parent=self)
         self.history = TelemetryHistory(capacity=capacity_for(interval_s), wall_offset=time.time() - clock())
         self.charts = TelemetryCharts(self.history)
+        self.charts.exported.connect(self.message)
         self.charts.set_alert_threshold(DEFAULT_ALERT_C)
 
         def read_back(index: int) -> float | None:  # worker thread
@@ -254,6 +256,7 @@ class MonitorView(QWidget):
     def stop(self) -> None:
         """Stop sampling and join the telemetry thread (and any CSV log); safe to call twice."""
         self.bridge.stop()
+        self.charts.shutdown()
         self.power_panel.shutdown()
         self.log_box.setChecked(False)
 
