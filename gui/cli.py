@@ -1,4 +1,4 @@
-"""Command line: the window by default, plus `chat` and `fetch-demo` sub-commands.
+"""Command line: the window by default, plus the `chat`, `plan` and `fetch-demo` sub-commands.
 
 Sizing flags are generated from gui.core.params, so the CLI, the sliders and the engine agree on
 names, ranges and defaults.

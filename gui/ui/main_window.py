@@ -1,4 +1,4 @@
-"""The main window: model picker and load settings on the left, chat on the right."""
+"""The main window: library, load settings and memory plan on the left; chat, monitor and quants on the right."""
 
 from __future__ import annotations
 

@@ -4,8 +4,8 @@ A blower-cooled V100 that runs past 80 Â°C at its default limit holds about 70 Â
 `nvidia-smi -pl 200`, for about 5 % fewer tokens/s (gui/core/simulated_gpu.py models this), hence the
 200 W default. The request is first checked against the card's constraints (PowerLimiter.check:
 clamped with a message, or refused where the card has no adjustable limit); the privileged helper then
-runs on a worker thread, because it blocks until the user answers the polkit password dialog. The result
-comes back through a queued signal, with the enforced limit read back from the driver.
+runs on a worker thread (gui/ui/background.py), because it blocks until the user answers the polkit
+password dialog. The result comes back on the UI thread, with the enforced limit read back from the driver.
 """
 
 from __future__ import annotations
