@@ -185,11 +185,9 @@ class ChatPane(QWidget):
         self.session = session
         self.conversation = Conversation()
         self.ignore_eos = False  # benchmarks: always generate max_tokens
-        self.n_ctx = 0  # of the loaded model; 0 when none
         self.tokens_used = 0  # prompt + reply of the last exchange: what the context holds now
         self._request: int | None = None
         self._reply: Turn | None = None
-        self._ready = False
         self._last_flush = 0.0
         self._notice_action: Callable[[], None] | None = None
         self.arrivals: list[tuple[float, int]] = []  # (pane time, tokens) per update, for the benchmark
@@ -322,14 +320,16 @@ class ChatPane(QWidget):
     def streaming(self) -> bool:
         return self._request is not None
 
-    def set_ready(self, ready: bool, n_ctx: int | None = None) -> None:
-        """Whether a model is loaded and can take messages (and its context size when it is)."""
-        self._ready = ready
-        if n_ctx is not None:
-            self.n_ctx = n_ctx
-            self.tokens_used = 0
-        self._update_meter()
-        self._update_buttons()
+    @property
+    def _ready(self) -> bool:
+        """A model is loaded and takes messages: the load session's word, not a copy of it."""
+        return self.session.state.ready
+
+    @property
+    def n_ctx(self) -> int:
+        """The context one conversation can use in the loaded model; 0 when none is loaded."""
+        loaded = self.session.state.loaded
+        return loaded.n_ctx if loaded is not None and self._ready else 0
 
     def set_conversation(self, conversation: Conversation) -> None:
         if self.streaming:
@@ -563,11 +563,11 @@ class ChatPane(QWidget):
             if self._reply is not None:
                 self._reply.note = "interrupted: the engine stopped"
             self._end_reply()
-        if state.ready and state.loaded is not None and state.loaded is not before.loaded:
-            self.set_ready(True, n_ctx=state.loaded.n_ctx)
+        if state.ready and state.loaded is not before.loaded:
+            self.tokens_used = 0  # a fresh context
             self.show_notice("")
-        elif not state.ready and self._ready:
-            self.set_ready(False)
+        self._update_meter()
+        self._update_buttons()
 
     def _drop_oldest_after_cut(self) -> None:
         last = self.conversation.last
