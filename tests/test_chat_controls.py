@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from fake_engine import FakeEngine
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtTest import QTest
@@ -23,12 +24,12 @@ from gui.core import protocol as p
 from gui.core.params import LoadSettings
 from gui.ui.main_window import MainWindow
 
-pytestmark = pytest.mark.engine
 TIMEOUT = 120_000
 
 
-def open_loaded(qtbot, demo_model: Path, n_ctx: int = 1024) -> MainWindow:
-    win = open_window(qtbot, demo_model.parent, demo_model, LoadSettings(n_threads=2, n_ctx=n_ctx))
+def open_loaded(qtbot, demo_model: Path, n_ctx: int = 1024, engine: FakeEngine | None = None) -> MainWindow:
+    """Loaded on the CPU; the real engine unless a test's subject is the pane alone."""
+    win = open_window(qtbot, demo_model.parent, demo_model, LoadSettings(n_threads=2, n_ctx=n_ctx), engine=engine)
     win.plan_panel.select_target("cpu")
     load(qtbot, win)
     win.chat.sampling_panel.preset.setCurrentText("Deterministic")
@@ -44,7 +45,7 @@ def ask(qtbot, win: MainWindow, text: str, max_tokens: int = 24) -> p.ReplyStats
 
 
 def test_presets_fill_the_sampler_and_edits_make_it_custom(qtbot, demo_model: Path) -> None:
-    win = open_loaded(qtbot, demo_model)
+    win = open_loaded(qtbot, demo_model, engine=FakeEngine())
     panel = win.chat.sampling_panel
     assert win.chat.sampling.temperature == 0.0 and win.chat.sampling.seed == 0
     panel.preset.setCurrentText("Creative")
@@ -54,6 +55,7 @@ def test_presets_fill_the_sampler_and_edits_make_it_custom(qtbot, demo_model: Pa
     win.close()
 
 
+@pytest.mark.engine
 def test_regenerate_edit_and_copy(qtbot, demo_model: Path) -> None:
     win = open_loaded(qtbot, demo_model)
     chat = win.chat
@@ -78,6 +80,7 @@ def test_regenerate_edit_and_copy(qtbot, demo_model: Path) -> None:
     win.close()
 
 
+@pytest.mark.engine
 def test_escape_stops_and_ctrl_n_starts_a_new_chat_keeping_the_system_prompt(qtbot, demo_model: Path) -> None:
     win = open_loaded(qtbot, demo_model)
     chat = win.chat
@@ -97,6 +100,7 @@ def test_escape_stops_and_ctrl_n_starts_a_new_chat_keeping_the_system_prompt(qtb
     win.close()
 
 
+@pytest.mark.engine
 def test_a_full_context_offers_to_drop_the_oldest_turns(qtbot, demo_model: Path) -> None:
     win = open_loaded(qtbot, demo_model, n_ctx=256)
     chat = win.chat
@@ -115,7 +119,7 @@ def test_a_full_context_offers_to_drop_the_oldest_turns(qtbot, demo_model: Path)
 
 
 def test_every_control_has_an_accessible_name_or_text(qtbot, demo_model: Path) -> None:
-    win = open_loaded(qtbot, demo_model)
+    win = open_loaded(qtbot, demo_model, engine=FakeEngine())
     kinds = (QAbstractButton, QAbstractSpinBox, QComboBox, QAbstractSlider, QPlainTextEdit)
     unnamed = [
         type(w).__name__
@@ -130,6 +134,7 @@ def test_every_control_has_an_accessible_name_or_text(qtbot, demo_model: Path) -
     win.close()
 
 
+@pytest.mark.engine
 def test_a_long_streamed_reply_arrives_complete(qtbot, demo_model: Path) -> None:
     win = open_loaded(qtbot, demo_model, n_ctx=2048)
     chat = win.chat
