@@ -35,7 +35,9 @@ demo-model: $(STAMP)
 bench: setup
 	$(PY) bench/stream_rate.py
 
+# A fresh user directory, so the picture shows a first run and not this machine's history or settings.
 screenshot: setup
+	home=$$(mktemp -d) && XDG_DATA_HOME=$$home/data XDG_CONFIG_HOME=$$home/config XDG_STATE_HOME=$$home/state \
 	$(PY) -m gui --model $(DEMO) --load --threads 2 --ctx 2048 \
 		--prompt "Show a Python function that adds two numbers, then explain it in one sentence." \
 		--screenshot docs/screenshot.png

@@ -81,13 +81,6 @@ class LoadSettings:
         default=1,
         help="Sequences served at once. More than you really run splits the KV cache into useless slices.",
     ).field()
-    flash_attn: str = ChoiceSpec(
-        label="Flash attention",
-        flag="--flash-attn",
-        choices=("auto", "on", "off"),
-        default="auto",
-        help="Flash attention shrinks the compute buffer; auto lets llama.cpp decide.",
-    ).field()
     cache_type_k: str = ChoiceSpec(
         label="K cache type",
         flag="--cache-type-k",
@@ -101,6 +94,13 @@ class LoadSettings:
         choices=CACHE_TYPES,
         default="f16",
         help="Element type of the V cache: q8_0 halves it at little cost in quality (needs flash attention).",
+    ).field()
+    flash_attn: str = ChoiceSpec(
+        label="Flash attention",
+        flag="--flash-attn",
+        choices=("auto", "on", "off"),
+        default="auto",
+        help="Flash attention shrinks the compute buffer; auto lets llama.cpp decide.",
     ).field()
     use_mmap: bool = BoolSpec(
         label="Memory-map the file",

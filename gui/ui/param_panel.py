@@ -92,28 +92,40 @@ class ParamPanel(QWidget):
         self.rows: dict[str, ParamRow] = {}
         self.choices: dict[str, QComboBox] = {}
         self.switches: dict[str, QCheckBox] = {}
-        for i, spec in enumerate(s for s in LOAD_SPECS if s.panel):
+        # Numbers get a slider row each; choices and switches sit two to a row beneath them, so the
+        # memory plan below stays in view.
+        pairs = QGridLayout()
+        pairs.setContentsMargins(0, 0, 0, 0)
+        pairs.setColumnStretch(1, 1)
+        pairs.setColumnStretch(3, 1)
+        n_rows = n_pairs = 0
+        for spec in (s for s in LOAD_SPECS if s.panel):
             if isinstance(spec, IntSpec):
                 row = ParamRow(spec, self)
-                grid.addWidget(row.label, i, 0)
-                grid.addWidget(row.slider, i, 1)
-                grid.addWidget(row.spin, i, 2)
-                grid.addWidget(row.pin, i, 3)
+                grid.addWidget(row.label, n_rows, 0)
+                grid.addWidget(row.slider, n_rows, 1)
+                grid.addWidget(row.spin, n_rows, 2)
+                grid.addWidget(row.pin, n_rows, 3)
                 row.spin.valueChanged.connect(self._emit)
                 self.rows[spec.key] = row
-            elif isinstance(spec, ChoiceSpec):
+                n_rows += 1
+                continue
+            line, column = divmod(n_pairs, 2)
+            n_pairs += 1
+            if isinstance(spec, ChoiceSpec):
                 combo = choice_box(spec, self)
                 label = QLabel(spec.label, self)
                 label.setToolTip(spec.help)
-                grid.addWidget(label, i, 0)
-                grid.addWidget(combo, i, 1, 1, 2)
+                pairs.addWidget(label, line, 2 * column)
+                pairs.addWidget(combo, line, 2 * column + 1)
                 combo.currentTextChanged.connect(self._emit)
                 self.choices[spec.key] = combo
             elif isinstance(spec, BoolSpec):
                 box = check_box(spec, self)
-                grid.addWidget(box, i, 0, 1, 3)
+                pairs.addWidget(box, line, 2 * column, 1, 2)
                 box.toggled.connect(self._emit)
                 self.switches[spec.key] = box
+        grid.addLayout(pairs, n_rows, 0, 1, 4)
         self.set_settings(settings)
 
     def set_model_limits(self, n_layer: int | None, context_length: int | None) -> None:
