@@ -114,6 +114,7 @@ async def start_up(window: Any, args: argparse.Namespace) -> None:
 
 def install_excepthook(parent: Any) -> None:
     """One place for unexpected errors: log them and show a dialog instead of dying silently."""
+    from PySide6.QtCore import Qt
     from PySide6.QtWidgets import QMessageBox
 
     def hook(kind: type[BaseException], exc: BaseException, tb: TracebackType | None) -> None:
@@ -122,7 +123,9 @@ def install_excepthook(parent: Any) -> None:
         if os.environ.get("QT_QPA_PLATFORM") == "offscreen":
             sys.stderr.write(text)
             return
-        box = QMessageBox(QMessageBox.Icon.Critical, "Tightfit: unexpected error", str(exc), parent=parent)
+        box = QMessageBox(QMessageBox.Icon.Critical, "Tightfit: unexpected error", "", parent=parent)
+        box.setTextFormat(Qt.TextFormat.PlainText)  # the message may quote a file, a server or a model
+        box.setText(str(exc))
         box.setDetailedText(text)
         box.open()
 

@@ -17,6 +17,7 @@ from typing import Any
 
 from gui.core import protocol as p
 from gui.core.gguf_reader import read_model
+from gui.core.llama_log import describe_exit, explain_failure
 from gui.core.params import LoadSettings
 from gui.services.engine_client import EngineClient, EngineUnavailable, WorkerExited
 
@@ -30,6 +31,9 @@ class FakeEngine(EngineClient):
     def __init__(self, reply: str = "Hello from a test engine.") -> None:
         super().__init__()
         self.reply = reply
+        self.notice = ""  # said before every reply, as the worker does when it falls back from a template
+        self._death: tuple[int, tuple[str, ...], str] = (-9, (), "")
+        self.frozen = False
         self.loads: list[tuple[str, LoadSettings]] = []  # every load sent, in order
         self.release = threading.Event()  # loads wait on it; set unless a test holds them
         self.release.set()
@@ -60,15 +64,26 @@ class FakeEngine(EngineClient):
             self._inbox.put(None)
             thread.join(timeout)
 
-    def kill(self) -> None:
-        """The worker dies: what a crash looks like to the window."""
+    def kill(self, reason: str = "", *, exitcode: int = -9, log: tuple[str, ...] = ()) -> None:
+        """The worker dies, having written ``log``: what a crash looks like to the window. ``reason``:
+        why the window ended it, as EngineClient.kill takes it."""
+        self._death = (exitcode, log, reason)
+        self.frozen = False
         self._inbox.put("kill")
+
+    def freeze(self) -> None:
+        """From now on the worker answers nothing, as a deadlocked one would."""
+        self.frozen = True
 
     def _send(self, command: Any) -> None:
         if not self.alive:
             raise EngineUnavailable("the engine is not running")
-        if isinstance(command, p.Stop):  # the real worker reads Stop on its own thread, mid-reply
+        if self.frozen:
+            return
+        if isinstance(command, p.Stop):  # the real worker reads Stop on its own thread, mid-reply, and says so
             self._stopped.add(command.request_id)
+            ack = p.Acknowledged("stop", command.request_id)
+            threading.Thread(target=self._listener, args=(ack,), daemon=True).start()
             return
         if isinstance(command, p.Load):
             self.loads.append((command.model_path, LoadSettings.from_dict(command.settings)))
@@ -86,13 +101,16 @@ class FakeEngine(EngineClient):
                 self._listener(WorkerExited(0, "The engine process exited.", expected=True, pid=self.pid))
                 return
             if command == "kill":
-                reason = "The engine process was killed (SIGKILL)."
-                self._listener(WorkerExited(-9, reason, expected=False, pid=self.pid))
+                code, log, ended_by = self._death
+                failure = explain_failure(log, code, ended_by=ended_by)
+                reason = f"The engine process {describe_exit(code)}."
+                self._listener(WorkerExited(code, reason, expected=False, failure=failure, pid=self.pid))
                 return
             if isinstance(command, p.Load):
                 loaded = self._load(command)
             elif isinstance(command, p.Unload):
                 loaded = None
+                self._listener(p.Acknowledged("unload"))
                 self._listener(p.Unloaded())
             elif isinstance(command, p.DryRun):
                 self._listener(_dry_run(command))
@@ -118,6 +136,8 @@ class FakeEngine(EngineClient):
             self._listener(p.GenerateFailed(rid, "no model is loaded"))
             return
         started = time.perf_counter()
+        if self.notice:
+            self._listener(p.Notice(rid, self.notice))
         words = [w + " " for w in self.reply.split()]
         n_gen = 0
         finish = "stop"

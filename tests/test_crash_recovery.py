@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import Qt
+from PySide6.QtTest import QTest
 from window_kit import open_window
 
 from gui.core import protocol as p
@@ -64,4 +65,38 @@ def test_oom_abort_mid_reply(qtbot, demo_model: Path) -> None:
     assert isinstance(loaded.args[0], p.Loaded)
     assert win.params.settings().n_gpu_layers < 31
     assert chat.conversation.turns[0] is user and chat.conversation.turns[1] is reply
+    win.close()
+
+
+def test_a_worker_that_does_not_answer_stop_is_ended_and_replaced(
+    qtbot, demo_model: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A frozen worker (SIGSTOP: every thread stops, as in a deadlock) cannot hold the window hostage."""
+    monkeypatch.setattr("gui.ui.chat_pane.ACK_S", 1.0)
+    win = open_window(qtbot, demo_model.parent, demo_model, LoadSettings(n_threads=2, n_ctx=2048))
+    win.plan_panel.select_target("cpu")
+    with qtbot.waitSignal(win.model_loaded, timeout=TIMEOUT):
+        win.load_selected()
+    chat = win.chat
+    chat.max_tokens = 400
+    chat.ignore_eos = True
+    chat.input.setPlainText("Write a long story about a lighthouse.")
+    chat.send()
+    qtbot.waitUntil(lambda: sum(n for _, n in chat.arrivals) >= 3, timeout=TIMEOUT)
+    client = win.bridge.client
+    frozen = client.pid
+    assert frozen is not None
+    os.kill(frozen, signal.SIGSTOP)
+    with qtbot.waitSignal(win.engine_died, timeout=30_000) as died:
+        QTest.keyClick(chat.input, Qt.Key.Key_Escape)
+    event = died.args[0]
+    assert event.exitcode == -signal.SIGKILL and event.failure.kind == "stopped"
+    notice = chat.notice.text()
+    assert "did not acknowledge Stop within 1 s" in notice and "conversation is kept" in notice
+    assert "memory" not in notice and not chat.notice_button.isVisible()  # no "reload safer": memory is not it
+    _, reply = chat.conversation.turns
+    assert reply.text and reply.note == "interrupted: the engine stopped"
+    qtbot.waitUntil(lambda: client.alive and client.pid != frozen, timeout=TIMEOUT)
+    with qtbot.waitSignal(win.model_loaded, timeout=TIMEOUT):
+        win.load_selected()
     win.close()

@@ -176,8 +176,9 @@ def test_pinned_memory_warning_alone_is_not_an_oom():
         "llama_model_load: error loading model: unknown model architecture: 'foo'",
     ]
     failure = explain_failure(lines, exitcode=1)
-    assert failure.kind == "unknown"
+    assert failure.kind == "bad_file"  # not memory: a model this llama.cpp does not know
     assert failure.summary == "llama.cpp reported an error: unknown model architecture: 'foo'."
+    assert "update llama-cpp-python" in failure.advice
 
 
 def test_nothing_recognisable_says_what_the_exit_usually_means():
@@ -259,3 +260,28 @@ def test_parse_dry_run_still_reads_figures():
     assert figures.kv_mib == 96.0
     assert figures.compute_mib == {"CUDA0": 412.5}
     assert figures.output_mib == {"CUDA_Host": 0.19}
+
+
+def test_a_kill_is_blamed_on_memory_only_when_the_evidence_allows() -> None:
+    tail = ["llm_load_tensors: offloaded 31/31 layers to GPU", "main: server is listening"]
+    unknown = explain_failure(tail, exitcode=-9)
+    assert unknown.kind == "killed" and "Most likely" in unknown.summary and "journalctl" in unknown.advice
+    oom = explain_failure(tail, exitcode=-9, oom_killed=True)
+    assert "out-of-memory killer ended it" in oom.summary and "Most likely" not in oom.summary
+    other = explain_failure(tail, exitcode=-9, oom_killed=False)
+    assert "not the out-of-memory killer" in other.summary and "RAM" not in other.detail
+    assert unknown.about_memory and oom.about_memory and not other.about_memory
+    ours = explain_failure(tail, exitcode=-9, ended_by="Tightfit ended the engine: it did not answer Stop.")
+    assert ours.kind == "stopped" and ours.summary.startswith("Tightfit ended") and "memory" not in ours.detail
+
+
+def test_a_bad_file_then_a_kill_is_about_the_file() -> None:
+    tail = [
+        "llama_model_load: error loading model: tensor 'blk.3.ffn_down.weight' data is not within the file bounds",
+        "llama_model_load_from_file_impl: failed to load model",
+    ]
+    failure = explain_failure(tail, exitcode=-9)
+    assert failure.kind == "bad_file" and "not within the file bounds" in failure.summary
+    assert "download it again" in failure.advice and "RAM" not in failure.detail
+    # ... unless the kernel says it was out of memory after all.
+    assert explain_failure(tail, exitcode=-9, oom_killed=True).kind == "killed"

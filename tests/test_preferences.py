@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from fake_engine import FakeEngine
 from fake_hub import write_small_model
+from PySide6.QtCore import Qt
 from window_kit import open_window
 
 from gui.core.load_state import Phase
@@ -101,3 +103,19 @@ def test_the_load_that_was_sent_is_the_one_remembered(qtbot, demo_model: Path, t
         stored = again.load(summary.id).turns[-1]
     assert stored.model_file == model.name and stored.settings is not None
     assert stored.settings["n_ctx"] == 2048 and stored.settings["n_batch"] == 512
+
+
+def test_a_worker_that_does_not_answer_unload_is_ended(
+    qtbot, demo_model: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("gui.ui.load_session.ACK_S", 0.5)
+    engine = FakeEngine()
+    win = open_prefs_window(qtbot, demo_model, tmp_path, engine)
+    with qtbot.waitSignal(win.model_loaded, timeout=TIMEOUT):
+        win.load_selected()
+    engine.freeze()
+    with qtbot.waitSignal(win.engine_died, timeout=10_000) as died:
+        qtbot.mouseClick(win.unload_button, Qt.MouseButton.LeftButton)
+    assert "did not acknowledge Unload within 0.5 s" in died.args[0].failure.summary
+    assert not win.session.state.ready and "acknowledge Unload" in win.chat.notice.text()
+    win.close()

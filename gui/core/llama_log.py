@@ -56,7 +56,9 @@ def parse_dry_run(lines: Iterable[str]) -> DryRunFigures:
 #   /path/ggml-cuda.cu:88: CUDA error                 (ggml_abort: "file:line: message")
 #   terminate called after throwing an instance of 'std::bad_alloc'
 
-FailureKind = str  # "out_of_memory", "assert", "killed" or "unknown"
+# "out_of_memory", "killed" (by the kernel's OOM killer, or most likely so), "ended" (by someone else),
+# "stopped" (by Tightfit), "assert", "bad_file" or "unknown"
+FailureKind = str
 
 CUDA_ALLOC = re.compile(r"allocating\s+([\d.]+)\s*MiB on device (\d+):\s*(\w+) failed:\s*(.+)")
 BUFFER_FAIL = re.compile(r"failed to allocate (\w+) buffer of size (\d+)")
@@ -137,24 +139,44 @@ def _signal_name(exitcode: int | None) -> str | None:
 @dataclass(frozen=True)
 class Failure:
     summary: str  # one sentence for the status line / dialog title
-    detail: str  # what to try, then the log lines it is based on
+    advice: str  # what to try; empty when there is nothing to suggest
+    log: str  # the log lines the explanation rests on, under a heading
     kind: FailureKind
-    device: str | None  # llama.cpp's buffer name: "CUDA0", "CPU", "CUDA_Host"; None when unknown
-    requested_mib: float | None  # the allocation that failed, when the log says
+    device: str | None = None  # llama.cpp's buffer name: "CUDA0", "CPU", "CUDA_Host"; None when unknown
+    requested_mib: float | None = None  # the allocation that failed, when the log says
+
+    @property
+    def about_memory(self) -> bool:
+        """Whether memory ran out, so that a load needing less of it is worth offering."""
+        return self.kind in ("out_of_memory", "killed")
+
+    @property
+    def detail(self) -> str:
+        """What to try, then the log lines it is based on."""
+        return "\n\n".join(part for part in (self.advice, self.log) if part)
 
 
-def explain_failure(log_lines: Sequence[str], exitcode: int | None) -> Failure:
+def explain_failure(
+    log_lines: Sequence[str], exitcode: int | None, *, oom_killed: bool | None = None, ended_by: str = ""
+) -> Failure:
     """Plain words for why the engine failed, from llama.cpp's last log lines and the worker's exit code.
 
     ``exitcode`` follows multiprocessing: negative for a signal (-9 is SIGKILL), None while unknown.
+    ``oom_killed``: whether the kernel's out-of-memory killer ended a process of ours meanwhile (its
+    cgroup counts them), None when that cannot be read. ``ended_by``: why Tightfit itself ended the
+    process, when it did.
     """
     lines = [line.rstrip() for line in log_lines[-400:] if line.strip()]
+    if ended_by:
+        return Failure(ended_by, "", _last_lines(lines), "stopped")
     # Both an allocation failure and an abort may be in the log; the later one ended the process
     # (llama.cpp logs some allocation failures it recovers from).
     found = [f for f in (_out_of_memory(lines), _assertion(lines)) if f is not None]
     if found:
         return max(found, key=lambda f: f[1])[0]
-    return _killed(lines, exitcode) or _reported_error(lines, exitcode) or _unknown(lines, exitcode)
+    if oom_killed is not True and (bad := _bad_file(lines)) is not None:
+        return bad  # a file llama.cpp refused, then a kill: the kill is not the news
+    return _killed(lines, exitcode, oom_killed) or _reported_error(lines, exitcode) or _unknown(lines, exitcode)
 
 
 def _is_oom_line(line: str) -> bool:
@@ -207,8 +229,7 @@ def _out_of_memory(lines: list[str]) -> tuple[Failure, int] | None:
     subject = f"{_backend(device)} ran out of memory" if is_gpu else "The computer ran out of memory"
     size = f" allocating {mib:,.0f} MiB" if mib is not None else ""
     summary = f"{subject}{size}{f' for {purpose}' if purpose else ''}{f' on {where}' if where and is_gpu else ''}."
-    detail = f"{_oom_advice(purpose, is_gpu)}\n\nllama.cpp said:\n{text}"
-    return Failure(summary, detail, "out_of_memory", device, mib), end
+    return Failure(summary, _oom_advice(purpose, is_gpu), f"llama.cpp said:\n{text}", "out_of_memory", device, mib), end
 
 
 def _purpose(low: str) -> str | None:
@@ -267,11 +288,11 @@ def _assertion(lines: list[str]) -> tuple[Failure, int] | None:
         if m := ASSERT_NEW.search(line) or ASSERT_OLD.search(line):
             where = f"{_basename(m.group('file'))}:{m.group('line')}"
             summary = f"llama.cpp stopped on a failed internal check: {m.group('cond').strip()} ({where})."
-            detail = (
+            advice = (
                 "This is a llama.cpp bug or a setting combination it does not support; changing the "
-                "settings or updating llama-cpp-python may avoid it.\n\nllama.cpp said:\n" + _tail(lines, i)
+                "settings or updating llama-cpp-python may avoid it."
             )
-            return Failure(summary, detail, "assert", _device_near(lines, i), None), i
+            return Failure(summary, advice, _said(lines, i), "assert", _device_near(lines, i)), i
         if m := CUDA_ERROR.search(line):
             error = m.group(1).strip()
             if "out of memory" in error.lower():
@@ -282,8 +303,9 @@ def _assertion(lines: list[str]) -> tuple[Failure, int] | None:
             hint = ""
             if "no kernel image" in error.lower() or "invalid device function" in error.lower():
                 hint = "This llama.cpp build was not compiled for this GPU's architecture. "
-            detail = f"{hint}llama.cpp ended the engine process.\n\nllama.cpp said:\n{_tail(lines, i, after=4)}"
-            return Failure(f"llama.cpp stopped on a CUDA error{on}: {error}.", detail, "assert", device, None), i
+            summary = f"llama.cpp stopped on a CUDA error{on}: {error}."
+            advice = f"{hint}llama.cpp ended the engine process."
+            return Failure(summary, advice, _said(lines, i, after=4), "assert", device), i
         m = ABORT.search(line)
         # "file:line: message" is ggml_abort's format. Its "CUDA error" form follows a "CUDA error: ..."
         # line that says more, found by the branch above; other log lines rarely look like it, so
@@ -292,22 +314,59 @@ def _assertion(lines: list[str]) -> tuple[Failure, int] | None:
             continue
         if "error" in m.group("msg").lower() or i >= len(lines) - 3:
             summary = f"llama.cpp stopped: {m.group('msg').strip()} ({_basename(m.group('file'))}:{m.group('line')})."
-            detail = f"llama.cpp ended the engine process.\n\nllama.cpp said:\n{_tail(lines, i)}"
-            return Failure(summary, detail, "assert", _device_near(lines, i), None), i
+            advice = "llama.cpp ended the engine process."
+            return Failure(summary, advice, _said(lines, i), "assert", _device_near(lines, i)), i
     return None
 
 
-def _killed(lines: list[str], exitcode: int | None) -> Failure | None:
+_RAM_ADVICE = (
+    "Keep memory mapping on, lower the context, offload more layers to the GPU if it has room, or close "
+    "other programs."
+)
+
+
+def _killed(lines: list[str], exitcode: int | None, oom_killed: bool | None) -> Failure | None:
     if exitcode not in (-9, 137):
         return None
+    if oom_killed is False:
+        # The kernel counts every out-of-memory kill in our cgroup, and it counted none: someone ended it.
+        summary = "It was not the out-of-memory killer: something outside Tightfit ended it."
+        return Failure(summary, "", _last_lines(lines), "ended")
+    if oom_killed:
+        summary = "The system's out-of-memory killer ended it: RAM ran out."
+        return Failure(summary, _RAM_ADVICE, _last_lines(lines), "killed")
     summary = "Most likely the system's out-of-memory killer ended it because RAM ran out."
-    detail = (
-        "Keep memory mapping on, lower the context, offload more layers to the GPU if it has room, or close "
-        "other programs. The system log (journalctl -k or dmesg) says whether the OOM killer did it."
-    )
-    if lines:
-        detail += "\n\nLast lines from llama.cpp:\n" + "\n".join(lines[-5:])
-    return Failure(summary, detail, "killed", None, None)
+    advice = _RAM_ADVICE + " The system log (journalctl -k or dmesg) says whether the OOM killer did it."
+    return Failure(summary, advice, _last_lines(lines), "killed")
+
+
+# What llama.cpp says about a file it cannot use: damaged, cut short, or not a model it knows.
+_BAD_FILE = re.compile(
+    r"error loading model|failed to load model|invalid magic|not within the file bounds|unexpectedly reached end"
+    r"|failed to read|corrupt|unknown model architecture|wrong number of tensors|missing tensor",
+    re.IGNORECASE,
+)
+
+
+def _bad_file(lines: list[str]) -> Failure | None:
+    for i in range(len(lines) - 1, max(-1, len(lines) - 30), -1):
+        if _BAD_FILE.search(lines[i]):
+            reported = _reported_error(lines[: i + 1], None)
+            summary = reported.summary if reported is not None else "llama.cpp could not use the model file."
+            advice = (
+                "The model file is damaged, cut short, or of a kind this llama.cpp does not know: check its "
+                "size and checksum, download it again, or update llama-cpp-python."
+            )
+            return Failure(summary, advice, _said(lines, i), "bad_file")
+    return None
+
+
+def _last_lines(lines: list[str]) -> str:
+    return "Last lines from llama.cpp:\n" + "\n".join(lines[-5:]) if lines else ""
+
+
+def _said(lines: list[str], i: int, after: int = 2) -> str:
+    return "llama.cpp said:\n" + _tail(lines, i, after=after)
 
 
 def _reported_error(lines: list[str], exitcode: int | None) -> Failure | None:
@@ -320,17 +379,13 @@ def _reported_error(lines: list[str], exitcode: int | None) -> Failure | None:
         last_error = max(k for k, part in enumerate(parts) if "error" in part.lower())
         message = ": ".join(parts[last_error + 1 :]) or lines[i].strip()
         summary = f"llama.cpp reported an error: {message.rstrip('.')}."
-        detail = "llama.cpp said:\n" + _tail(lines, i)
-        return Failure(summary, detail, "unknown", None, None)
+        return Failure(summary, "", _said(lines, i), "unknown")
     return None
 
 
 def _unknown(lines: list[str], exitcode: int | None) -> Failure:
     summary = _UNEXPLAINED.get(_signal_name(exitcode) or "", _UNEXPLAINED_OTHERWISE)
-    detail = "llama.cpp wrote nothing to its log."
-    if lines:
-        detail = "Last lines from llama.cpp:\n" + "\n".join(lines[-5:])
-    return Failure(summary, detail, "unknown", None, None)
+    return Failure(summary, "", _last_lines(lines) or "llama.cpp wrote nothing to its log.", "unknown")
 
 
 def _device_near(lines: list[str], i: int) -> str | None:

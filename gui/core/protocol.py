@@ -11,7 +11,7 @@ from typing import Any
 
 from gui.core.specs import FloatSpec, IntSpec, specs_of
 
-PROTOCOL_VERSION = 2
+PROTOCOL_VERSION = 3
 
 
 @dataclass(frozen=True)
@@ -290,7 +290,27 @@ class CommandRejected:
     error: str
 
 
-Event = Hello | LoadProgress | Loaded | LoadFailed | Unloaded | Token | Done | GenerateFailed | CommandRejected
+@dataclass(frozen=True)
+class Acknowledged:
+    """The worker received a Stop or Unload: sent by its command reader at once, while decoding goes on.
+    A worker that does not acknowledge within seconds is not answering at all, and the window ends it."""
+
+    command: str  # "stop" or "unload"
+    request_id: int | None = None  # the reply a Stop is for
+
+
+Event = (
+    Hello
+    | LoadProgress
+    | Loaded
+    | LoadFailed
+    | Unloaded
+    | Token
+    | Done
+    | GenerateFailed
+    | CommandRejected
+    | Acknowledged
+)
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,7 @@ import platformdirs
 from gui.core import protocol as p
 from gui.core.llama_log import Failure, describe_exit, explain_failure
 from gui.core.params import LoadSettings
+from gui.services.system import oom_kill_count
 
 log = logging.getLogger(__name__)
 
@@ -49,10 +50,18 @@ class EngineUnavailable(RuntimeError):
 
 
 def worker_exited(
-    exitcode: int | None, log_lines: tuple[str, ...], expected: bool, pid: int | None = None, said_hello: bool = True
+    exitcode: int | None,
+    log_lines: tuple[str, ...],
+    expected: bool,
+    pid: int | None = None,
+    said_hello: bool = True,
+    *,
+    oom_killed: bool | None = None,
+    ended_by: str = "",
 ) -> WorkerExited:
-    """The report of a worker's end: how it ended (describe_exit) and, unless it was asked to, why (the log)."""
-    failure = None if expected else explain_failure(log_lines, exitcode)
+    """The report of a worker's end: how it ended (describe_exit) and, unless it was asked to, why (the log,
+    the kernel's count of out-of-memory kills, or Tightfit's own reason for ending it)."""
+    failure = None if expected else explain_failure(log_lines, exitcode, oom_killed=oom_killed, ended_by=ended_by)
     reason = f"The engine process {describe_exit(exitcode)}."
     return WorkerExited(exitcode, reason, expected, failure, pid, said_hello)
 
@@ -72,6 +81,7 @@ class EngineClient:
         self._reader: threading.Thread | None = None
         self._send_lock = threading.Lock()
         self._closing = False
+        self._ended_by: dict[int, str] = {}  # pid -> why Tightfit killed that worker
         self._request_ids = itertools.count(1)
         self.log_path: Path | None = None
         self.build: p.EngineBuild | None = None
@@ -141,9 +151,11 @@ class EngineClient:
         if self.log_path is not None and process.exitcode == 0:
             self.log_path.unlink(missing_ok=True)
 
-    def kill(self) -> None:
-        """End the worker abruptly (used by tests and by 'force stop')."""
+    def kill(self, reason: str = "") -> None:
+        """End the worker abruptly; ``reason`` (in words) is what its exit report will give as the cause."""
         if self._process is not None and self._process.pid:
+            if reason:
+                self._ended_by[self._process.pid] = reason
             os.kill(self._process.pid, signal.SIGKILL)
 
     # ---- commands -------------------------------------------------------------------------
@@ -189,6 +201,7 @@ class EngineClient:
 
     def _read_events(self, events: Connection, process: Any, log_path: Path) -> None:
         hello = False
+        oom_kills = oom_kill_count()  # the kernel's tally now, to tell at the end whether it killed this one
         try:
             while True:
                 try:
@@ -209,7 +222,12 @@ class EngineClient:
             code = process.exitcode
             expected = self._closing and code == 0
             tail = read_log_tail(log_path, 200)  # this worker's log, even if a new one has started since
-            self._listener(worker_exited(code, tail, expected, process.pid, hello))
+            now = oom_kill_count()
+            oom_killed = now > oom_kills if now is not None and oom_kills is not None else None
+            ended_by = self._ended_by.pop(process.pid, "")
+            self._listener(
+                worker_exited(code, tail, expected, process.pid, hello, oom_killed=oom_killed, ended_by=ended_by)
+            )
 
 
 def read_log_tail(path: Path | None, lines: int = 200) -> tuple[str, ...]:

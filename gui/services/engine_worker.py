@@ -137,7 +137,10 @@ class Engine:
                 command = p.Shutdown()  # the client went away
             if isinstance(command, p.Stop):
                 self.stop_id = command.request_id
+                self.send(p.Acknowledged("stop", command.request_id))
                 continue
+            if isinstance(command, p.Unload):
+                self.send(p.Acknowledged("unload"))
             if isinstance(command, INTERRUPTING):
                 with self._waiting_lock:
                     self._interrupting += 1

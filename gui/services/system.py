@@ -36,3 +36,33 @@ def measure_ram_bandwidth_gbs(size_mib: int = 256, repeats: int = 3, threads: in
             list(pool.map(np.sum, slices))
             best = min(best, time.perf_counter() - start)
     return data.nbytes / best / 1e9
+
+
+def oom_kill_count(proc: str = "/proc", cgroup_root: str = "/sys/fs/cgroup") -> int | None:
+    """How many processes of this process's cgroup the kernel's out-of-memory killer has ended; None where
+    that cannot be read. cgroup v2 counts every kind of OOM kill in ``memory.events``; the v1 memory
+    controller in ``memory.oom_control`` (kernels since 4.13)."""
+    try:
+        with open(os.path.join(proc, "self", "cgroup"), encoding="utf-8") as fh:
+            entries = [line.rstrip("\n").split(":", 2) for line in fh]
+    except OSError:
+        return None
+    places = []
+    for entry in entries:
+        if len(entry) != 3:
+            continue
+        _, controllers, path = entry
+        if controllers == "":
+            places.append((os.path.join(cgroup_root, path.lstrip("/"), "memory.events"), "oom_kill"))
+        elif "memory" in controllers.split(","):
+            places.append((os.path.join(cgroup_root, "memory", path.lstrip("/"), "memory.oom_control"), "oom_kill"))
+    for file, key in places:
+        try:
+            with open(file, encoding="utf-8") as fh:
+                for line in fh:
+                    name, _, value = line.partition(" ")
+                    if name == key:
+                        return int(value)
+        except (OSError, ValueError):
+            continue
+    return None

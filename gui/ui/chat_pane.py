@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import html
 import threading
@@ -18,12 +17,10 @@ from PySide6.QtWidgets import (
     QFormLayout,
     QHBoxLayout,
     QInputDialog,
-    QLabel,
     QPlainTextEdit,
     QProgressBar,
     QPushButton,
     QSpinBox,
-    QTextBrowser,
     QToolButton,
     QVBoxLayout,
     QWidget,
@@ -36,8 +33,9 @@ from gui.core.markdown_render import render_markdown
 from gui.core.presets import BUILTIN_PRESETS, DEFAULT_PRESET, sampling_to_dict
 from gui.core.specs import FloatSpec, IntSpec, specs_of
 from gui.services.engine_client import EngineUnavailable
-from gui.ui.engine_bridge import EngineBridge
+from gui.ui.engine_bridge import ACK_S, FINISH_S, EngineBridge
 from gui.ui.load_session import LoadSession
+from gui.ui.plain import NoResourceBrowser, open_link, plain_label
 from gui.ui.spec_widgets import float_box, int_box
 
 ROLE_NAMES = {"user": "You", "assistant": "Model", "system": "System"}
@@ -192,10 +190,10 @@ class ChatPane(QWidget):
         self._notice_action: Callable[[], None] | None = None
         self.arrivals: list[tuple[float, int]] = []  # (pane time, tokens) per update, for the benchmark
 
-        self.transcript = QTextBrowser(self)
+        self.transcript = NoResourceBrowser(self)  # replies are markdown from the model: no resources, ever
         self.transcript.setAccessibleName("Conversation")
-        self.transcript.setOpenExternalLinks(False)
-        self.notice = QLabel(self)
+        self.transcript.anchorClicked.connect(open_link)
+        self.notice = plain_label(parent=self)  # engine and template errors: text from the model file
         self.notice.setWordWrap(True)
         self.notice.setAccessibleName("Engine notice")
         self.notice.setStyleSheet(
@@ -247,7 +245,7 @@ class ChatPane(QWidget):
         self.edit_button = QPushButton("Edit last", self)
         self.edit_button.setToolTip("Put your last message back in the box to change and resend it")
         self.copy_button = QPushButton("Copy reply", self)
-        self.stats_label = QLabel("No reply yet.", self)
+        self.stats_label = plain_label("No reply yet.", self)
         self.stats_label.setAccessibleName("Reply statistics")
         self.stats_label.setWordWrap(True)
         self.stats_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -426,9 +424,22 @@ class ChatPane(QWidget):
         return True
 
     def stop(self) -> None:
-        if self._request is not None:
-            with contextlib.suppress(EngineUnavailable):
-                self.bridge.client.stop(self._request)
+        rid = self._request
+        if rid is None:
+            return
+        try:
+            self.bridge.client.stop(rid)
+        except EngineUnavailable:
+            return
+
+        def ended(event: Any) -> bool:
+            return isinstance(event, p.Done | p.GenerateFailed) and event.request_id == rid
+
+        def acknowledged(event: Any) -> bool:
+            return ended(event) or (isinstance(event, p.Acknowledged) and event.request_id == rid)
+
+        self.bridge.expect("acknowledge Stop", acknowledged, ACK_S)
+        self.bridge.expect("end the reply after Stop", ended, FINISH_S)
 
     def regenerate(self) -> None:
         last = self.conversation.last

@@ -2,18 +2,38 @@
 
 Tokens are coalesced: the reader thread appends them to a buffer and signals only when the buffer was
 empty, so a fast model never floods the event loop with one queued call per token.
+
+The bridge also keeps the worker honest: a command the window must see answered (Stop, Unload) comes
+with a deadline, and a worker that misses it is ended and reported like any crash, so no bug in the
+worker can hold the window hostage.
 """
 
 from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, QTimer, Signal
 
 from gui.core import protocol as p
 from gui.services.engine_client import EngineClient, WorkerExited
+
+# A worker acknowledges Stop and Unload from its command reader at once, whatever it is computing...
+ACK_S = 5.0
+# ... and finishes what it was doing within one batch of llama.cpp work (slow on a CPU, never this slow).
+FINISH_S = 120.0
+
+
+@dataclass
+class _Deadline:
+    what: str  # "acknowledge Stop": what the worker failed to do, in words
+    met: Callable[[Any], bool]
+    pid: int | None
+    within_s: float
+    timer: QTimer
 
 
 class EngineBridge(QObject):
@@ -25,8 +45,33 @@ class EngineBridge(QObject):
         self._lock = threading.Lock()
         self._tokens: list[tuple[p.Token, float]] = []
         self._closed = False
+        self._deadlines: list[_Deadline] = []
         self.client = client
         client.set_listener(self._on_event)
+        self.engine_event.connect(self._meet_deadlines)
+
+    def expect(self, what: str, met: Callable[[Any], bool], within_s: float) -> None:
+        """Unless an event that ``met`` accepts arrives within ``within_s``, end the worker (it is stuck):
+        the window then reports and restarts it as after a crash, keeping the conversation."""
+        timer = QTimer(self)
+        timer.setSingleShot(True)
+        deadline = _Deadline(what, met, self.client.pid, within_s, timer)
+        timer.timeout.connect(lambda: self._overdue(deadline))
+        self._deadlines.append(deadline)
+        timer.start(round(within_s * 1000))
+
+    def _meet_deadlines(self, event: Any) -> None:  # UI thread
+        for deadline in list(self._deadlines):
+            if isinstance(event, WorkerExited) or deadline.met(event):
+                deadline.timer.stop()
+                self._deadlines.remove(deadline)
+
+    def _overdue(self, deadline: _Deadline) -> None:
+        if deadline in self._deadlines:
+            self._deadlines.remove(deadline)
+        if self._closed or not self.client.alive or self.client.pid != deadline.pid:
+            return
+        self.client.kill(f"Tightfit ended it: it did not {deadline.what} within {deadline.within_s:g} s.")
 
     def _on_event(self, message: Any) -> None:  # reader thread
         if self._closed:

@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 from gui.core.chat import Conversation
 from gui.services.history import ConversationSummary, HistoryStore, SearchHit, StoredConversation
 from gui.ui.background import Background
+from gui.ui.plain import plain_tip
 
 TITLE_CHARS = 60
 
@@ -136,7 +137,7 @@ class HistoryPanel(QWidget):
         for hit in hits:
             item = QListWidgetItem(f"{hit.title}\n{hit.snippet}")
             item.setData(Qt.ItemDataRole.UserRole, hit.conversation_id)
-            item.setToolTip(hit.snippet)
+            item.setToolTip(plain_tip(hit.snippet))
             self.list.addItem(item)
         self.listed.emit()
 

@@ -6,18 +6,18 @@ The session follows the engine's events; the window, the chat pane and the statu
 
 from __future__ import annotations
 
-import contextlib
 from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
+from gui.core import protocol as p
 from gui.core.gguf_reader import GGUFHeader
 from gui.core.load_state import LoadState
 from gui.core.params import LoadSettings
 from gui.core.planner import Plan
 from gui.services.engine_client import EngineUnavailable, WorkerExited
-from gui.ui.engine_bridge import EngineBridge
+from gui.ui.engine_bridge import ACK_S, FINISH_S, EngineBridge
 
 __all__ = ["LoadSession"]
 
@@ -43,8 +43,13 @@ class LoadSession(QObject):
         self._set(self.state.requested(model, settings, header, plan, dry_run))
 
     def unload(self) -> None:
-        with contextlib.suppress(EngineUnavailable):
+        try:
             self.bridge.client.unload()
+        except EngineUnavailable:
+            pass  # nothing is loaded in a worker that is not running
+        else:
+            self.bridge.expect("acknowledge Unload", _answers_unload, ACK_S)
+            self.bridge.expect("unload the model", lambda event: isinstance(event, p.Unloaded), FINISH_S)
         self._set(self.state.unloaded())
 
     def _on_event(self, event: Any) -> None:
@@ -60,3 +65,7 @@ class LoadSession(QObject):
         if state is not self.state:
             before, self.state = self.state, state
             self.changed.emit(state, before)
+
+
+def _answers_unload(event: Any) -> bool:
+    return isinstance(event, p.Unloaded) or (isinstance(event, p.Acknowledged) and event.command == "unload")

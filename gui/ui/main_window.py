@@ -12,7 +12,6 @@ from PySide6.QtWidgets import (
     QFileDialog,
     QGroupBox,
     QHBoxLayout,
-    QLabel,
     QMainWindow,
     QMessageBox,
     QProgressBar,
@@ -47,6 +46,7 @@ from gui.ui.model_picker import ModelPicker, describe_group
 from gui.ui.models_tab import ModelsTab
 from gui.ui.monitor import MonitorView, notify_desktop
 from gui.ui.param_panel import ParamPanel
+from gui.ui.plain import plain_label, plain_tip
 from gui.ui.plan_panel import PlanPanel
 
 
@@ -89,7 +89,7 @@ class MainWindow(QMainWindow):
         self.store = services.settings
         models_dir = services.models_dir
         self.picker = ModelPicker(services.library, models_dir, self)
-        self.folder_label = QLabel(self)
+        self.folder_label = plain_label(parent=self)
         self.folder_label.setWordWrap(True)
         self.folder_label.setStyleSheet("color: #666")
         self.rescan_button = QPushButton("Rescan", self)
@@ -118,7 +118,7 @@ class MainWindow(QMainWindow):
         self.progress.setRange(0, 100)
         self.progress.setTextVisible(True)
         self.progress.setAccessibleName("Load progress")
-        self.load_status = QLabel("No model loaded.", self)
+        self.load_status = plain_label("No model loaded.", self)  # says file names, engine errors, log lines
         self.load_status.setWordWrap(True)
         load_row = QHBoxLayout()
         load_row.addWidget(self.load_button)
@@ -185,7 +185,7 @@ class MainWindow(QMainWindow):
         splitter.setSizes([560, 720])
         self.setCentralWidget(splitter)
 
-        self.engine_label = QLabel("Engine: starting…", self)
+        self.engine_label = plain_label("Engine: starting…", self)
         self.engine_label.setAccessibleName("Engine build")
         self.statusBar().addPermanentWidget(self.engine_label)
 
@@ -326,7 +326,7 @@ class MainWindow(QMainWindow):
     def _show_folders(self) -> None:
         folders = self.picker.folders
         self.folder_label.setText("Folders: " + ", ".join(str(f) for f in folders))
-        self.folder_label.setToolTip("\n".join(str(f) for f in folders))
+        self.folder_label.setToolTip(plain_tip("\n".join(str(f) for f in folders)))
 
     def _add_folder_clicked(self) -> None:
         folder = QFileDialog.getExistingDirectory(self, "Add a folder of GGUF models")
@@ -426,6 +426,7 @@ class MainWindow(QMainWindow):
         if device is not None:
             where = f"{device.name} would need {device.needed_mib:,.0f} MiB of {device.free_mib:,.0f} MiB free"
         box = QMessageBox(QMessageBox.Icon.Warning, "This load will not fit", "", parent=self)
+        box.setTextFormat(Qt.TextFormat.PlainText)
         box.setText(f"The plan says this load runs out of memory. {where}.")
         fixes = "\n".join(f"• {s}" for s in plan.suggestions) or "• a smaller quant of this model"
         box.setInformativeText(f"Any of these would make it fit:\n{fixes}")
@@ -465,7 +466,7 @@ class MainWindow(QMainWindow):
         if state.build is not None and state.build is not before.build:
             self._cannot_start = False
             self.engine_label.setText(f"Engine: {state.build.describe()}")
-            self.engine_label.setToolTip(state.build.system_info)
+            self.engine_label.setToolTip(plain_tip(state.build.system_info))
             self.engine_ready.emit()
         elif state.phase is Phase.ENGINE_DEAD and not self._cannot_start:
             self.engine_label.setText("Engine: restarting…")
@@ -502,7 +503,9 @@ class MainWindow(QMainWindow):
         cause = f" {failure.summary}" if failure else ""
         had_model = before.model is not None and (before.busy or before.ready)
         safer = None
-        if had_model and before.header is not None and before.settings is not None:
+        # A load that needs less memory is worth offering only when memory is what ran out.
+        memory = failure is None or failure.about_memory
+        if memory and had_model and before.header is not None and before.settings is not None:
             safer = safer_settings(
                 before.header, before.settings, self.plan_panel.devices(), self.plan_panel.margin_mib()
             )
@@ -514,7 +517,7 @@ class MainWindow(QMainWindow):
         else:
             self.chat.show_notice(text + (" Press Load to start the model again." if had_model else ""))
         stopped = "The engine stopped while loading" if before.busy else "The engine stopped"
-        detail = f" {failure.detail.splitlines()[0]}" if failure and failure.detail else ""
+        detail = f" {failure.advice or failure.summary}" if failure else ""
         self.load_status.setText(f"{stopped}; no model loaded.{detail}")
         self.engine_died.emit(event)
         # A fresh worker, so Load works at once; the conversation stays in the pane. A worker that died

@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QHeaderView, QTreeWidget, QTreeWidgetItem, QWidget
 
 from gui.services.library import Library, LibraryChange, ModelGroup
 from gui.services.models import ModelEntry
+from gui.ui.plain import plain_tip
 
 
 def human_size(n_bytes: int) -> str:
@@ -97,7 +98,7 @@ class ModelPicker(QTreeWidget):
         for group in change.groups:
             top = QTreeWidgetItem([group.name, "", "", ""])
             top.setFont(0, bold)
-            top.setToolTip(0, describe_group(group))
+            top.setToolTip(0, plain_tip(describe_group(group)))
             top.setFlags(top.flags() & ~Qt.ItemFlag.ItemIsSelectable)
             top.setFirstColumnSpanned(False)
             self.addTopLevelItem(top)
@@ -111,7 +112,7 @@ class ModelPicker(QTreeWidget):
                     ]
                 )
                 item.setData(0, Qt.ItemDataRole.UserRole, entry)
-                tip = f"{describe_group(group)}\n{entry.path}"
+                tip = plain_tip(f"{describe_group(group)}\n{entry.path}")
                 for col in range(len(self.COLUMNS)):
                     item.setToolTip(col, tip)
                 top.addChild(item)
@@ -122,7 +123,7 @@ class ModelPicker(QTreeWidget):
             item = QTreeWidgetItem([entry.path.name, "error", human_size(entry.size_bytes), ""])
             item.setData(0, Qt.ItemDataRole.UserRole, entry)
             for col in range(len(self.COLUMNS)):
-                item.setToolTip(col, f"Cannot use this file: {entry.error}")
+                item.setToolTip(col, plain_tip(f"Cannot use this file: {entry.error}"))
             item.setForeground(0, Qt.GlobalColor.darkRed)
             item.setFlags(item.flags() & ~Qt.ItemFlag.ItemIsSelectable)
             self.addTopLevelItem(item)

@@ -19,7 +19,6 @@ from PySide6.QtWidgets import (
     QGroupBox,
     QHBoxLayout,
     QHeaderView,
-    QLabel,
     QLineEdit,
     QProgressBar,
     QPushButton,
@@ -38,6 +37,7 @@ from gui.services.quant_table import QuantRow, QuantSource, quant_rows
 from gui.services.remote_file import HubError, RemoteFile
 from gui.ui.background import Background
 from gui.ui.model_picker import human_size
+from gui.ui.plain import plain_label, plain_tip
 from gui.ui.vram_bar import VERDICT_COLOURS
 
 COLUMNS = ("File", "Quant", "Size", "BPW", "Fits", "Max ctx", "GPU layers", "tok/s", "Quality")
@@ -100,9 +100,9 @@ class QuantTable(QTableWidget):
                 if c == 4:
                     item.setForeground(QColor(VERDICT_COLOURS[row.fits]))
                 if c == 8:
-                    item.setToolTip(f"{row.quality_hint}\n\nSource: {QUALITY_SOURCE}")
+                    item.setToolTip(plain_tip(f"{row.quality_hint}\n\nSource: {QUALITY_SOURCE}"))
                 if c == 0:
-                    item.setToolTip(str(row.path or row.url or row.label))
+                    item.setToolTip(plain_tip(str(row.path or row.url or row.label)))
                 self.setItem(r, c, item)
 
     def _activated(self, r: int, _c: int) -> None:
@@ -132,7 +132,7 @@ class ModelsTab(QWidget):
         self.download: Any = None
         self.pending: RemoteFile | None = None  # a download interrupted in an earlier run
 
-        self.local_title = QLabel("Select a model in the library.", self)
+        self.local_title = plain_label("Select a model in the library.", self)  # the model's name, from its file
         self.local_table = QuantTable(self)
         self.local_table.setAccessibleName("Quants of the selected model")
         local_box = QGroupBox("Quants of this model on disk — double-click one to select it and auto-fit", self)
@@ -144,7 +144,9 @@ class ModelsTab(QWidget):
         self.repo.setPlaceholderText("owner/name on Hugging Face, e.g. unsloth/Qwen3.5-27B-GGUF")
         self.repo.setAccessibleName("Hugging Face repository")
         self.list_button = QPushButton("List quants", self)
-        self.hub_status = QLabel("Headers are read with HTTP range requests: nothing is downloaded to compare.", self)
+        self.hub_status = plain_label(
+            "Headers are read with HTTP range requests: nothing is downloaded to compare.", self
+        )  # then the server's words
         self.hub_status.setWordWrap(True)
         self.hub_table = QuantTable(self)
         self.hub_table.setAccessibleName("Quants in the repository")
@@ -152,7 +154,7 @@ class ModelsTab(QWidget):
         self.pause_button = QPushButton("Pause", self)
         self.download_bar = QProgressBar(self)
         self.download_bar.setAccessibleName("Download progress")
-        self.download_status = QLabel("", self)
+        self.download_status = plain_label("", self)
         self.download_status.setWordWrap(True)
         repo_row = QHBoxLayout()
         repo_row.addWidget(self.repo, 1)

@@ -41,6 +41,7 @@ from gui.core.telemetry_history import TelemetryHistory, capacity_for
 from gui.services.bundle import GpuServices
 from gui.services.telemetry import GpuSource, Tick
 from gui.ui.charts import TelemetryCharts
+from gui.ui.plain import plain_label, plain_tip
 from gui.ui.power_panel import PowerPanel
 from gui.ui.telemetry_bridge import TelemetryBridge
 
@@ -151,7 +152,7 @@ class MonitorView(QWidget):
         self.power_panel.cap_changed.connect(self.cap_changed)
 
         # Header: what is shown, and the controls that pick it.
-        self.title_label = QLabel("GPU monitor")
+        self.title_label = plain_label("GPU monitor")  # the card's name, as the driver reports it
         self.title_label.setStyleSheet("font-weight:bold;")
         # A long card name must not widen the view: it is cut off instead (the tooltip has it whole).
         self.title_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
@@ -196,13 +197,13 @@ class MonitorView(QWidget):
         header.addWidget(self.threshold_spin)
         header.addWidget(self.log_box)
 
-        self.status_label = QLabel("waiting for the first reading…")
+        self.status_label = plain_label("waiting for the first reading…")
         self.status_label.setStyleSheet("color:#616161;")
         self.status_label.setWordWrap(True)
 
         self.banner = QFrame()
         self.banner.setVisible(False)
-        self.banner_label = QLabel()
+        self.banner_label = plain_label()
         self.banner_label.setWordWrap(True)
         dismiss = QPushButton("×")
         dismiss.setFlat(True)
@@ -222,7 +223,7 @@ class MonitorView(QWidget):
         self.readout: dict[str, QLabel] = {}
         per_row = 4
         for i, key in enumerate(READOUT_KEYS):
-            value = QLabel(NA)
+            value = plain_label(NA)
             value.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
             # Long values (several throttle reasons) are cut rather than widening the view; see the tooltip.
             value.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
@@ -317,7 +318,8 @@ class MonitorView(QWidget):
         else:
             self.bridge.service.start_csv_log(path)
         self.log_box.setChecked(path is not None)
-        self.log_box.setToolTip(f"Logging to {path}" if path is not None else "Append every reading to a CSV file")
+        idle = "Append every reading to a CSV file"
+        self.log_box.setToolTip(plain_tip(f"Logging to {path}") if path is not None else idle)
 
     def banner_text(self) -> str:
         return self.banner_label.text() if not self.banner.isHidden() else ""
@@ -368,7 +370,7 @@ class MonitorView(QWidget):
         sample = self.samples.get(self._selected) if self._selected is not None else None
         for key, text in describe_sample(sample).items():
             self.readout[key].setText(text)
-            self.readout[key].setToolTip(f"{_READOUT_TITLES[key]}: {text}")
+            self.readout[key].setToolTip(plain_tip(f"{_READOUT_TITLES[key]}: {text}"))
         if sample is not None and sample.slowdown_c is not None:
             self.readout["temperature"].setToolTip(f"Slowdown at {sample.slowdown_c:.0f} °C")
         simulated = sample is not None and sample.simulated
@@ -384,7 +386,7 @@ class MonitorView(QWidget):
             if simulated:
                 title += " — SIMULATED"
         self.title_label.setText(title)
-        self.title_label.setToolTip(title)
+        self.title_label.setToolTip(plain_tip(title))
         self.setWindowTitle(title if sample is not None else "GPU monitor")
 
     # --- alerts -------------------------------------------------------------------------------------

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 from dataclasses import dataclass
 
 from PySide6.QtCore import Qt, Signal
@@ -23,6 +24,7 @@ from gui.core.params import MARGIN
 from gui.core.planner import Device, Plan, Verdict
 from gui.services.devices import device_from_card, device_from_gpu
 from gui.services.nvml import GpuInfo
+from gui.ui.plain import plain_label
 from gui.ui.spec_widgets import int_box
 from gui.ui.vram_bar import SEGMENTS, VERDICT_COLOURS, VramBar
 
@@ -89,12 +91,12 @@ class PlanPanel(QWidget):
         self.custom_bw.setValue(900)
         self.custom_bw.setSuffix(" GB/s")
         self.custom_bw.setAccessibleName("Custom card bandwidth")
-        self.mode_label = QLabel(self)
+        self.mode_label = plain_label(parent=self)  # may quote the driver's error
         self.mode_label.setWordWrap(True)
         self.mode_label.setAccessibleName("Planning mode")
         self.bars: list[VramBar] = []
         self.bars_box = QVBoxLayout()
-        self.host_label = QLabel(self)
+        self.host_label = plain_label(parent=self)
         self.host_label.setWordWrap(True)
         self.verdict_label = QLabel(self)
         self.verdict_label.setWordWrap(True)
@@ -107,7 +109,7 @@ class PlanPanel(QWidget):
                                         "Pinned settings stay.")  # fmt: skip
         self.verify_button = QPushButton("Verify", self)
         self.verify_button.setToolTip("Ask llama.cpp for its own dry run of these settings (reads no weights).")
-        self.verify_label = QLabel(self)
+        self.verify_label = plain_label(parent=self)  # llama.cpp's messages
         self.verify_label.setWordWrap(True)
         self.verify_label.setAccessibleName("Verify result")
         self.verify_label.setStyleSheet("color: #444")
@@ -237,7 +239,7 @@ class PlanPanel(QWidget):
             bar.set_plan(devices[i] if i < len(devices) else None)
         if plan is None:
             self.host_label.setText("")
-            self.verdict_label.setText(problem or "Select a model to see its memory plan.")
+            self.verdict_label.setText(html.escape(problem or "Select a model to see its memory plan."))
             return
         host = plan.host
         self.host_label.setText(
@@ -253,7 +255,7 @@ class PlanPanel(QWidget):
         )
         text = f'<b style="color:{colour}">{plan.verdict.capitalize()}.</b>{speed}'
         if plan.suggestions and plan.verdict is not Verdict.FITS:
-            text += "<br>To make it fit: " + "; ".join(plan.suggestions) + "."
+            text += "<br>To make it fit: " + html.escape("; ".join(plan.suggestions)) + "."
         self.verdict_label.setText(text)
 
     def show_verify(

@@ -21,6 +21,7 @@ from gui.core.gpu_sample import GpuSample
 from gui.core.preferences import CAP
 from gui.services.power_limit import Decision, Outcome, PowerLimiter, PowerResult
 from gui.ui.background import Background
+from gui.ui.plain import plain_label
 from gui.ui.spec_widgets import int_box
 
 __all__ = ["PowerPanel", "PowerReport"]
@@ -63,7 +64,7 @@ class PowerPanel(QWidget):
         self.outcome_label = QLabel("")
         self.outcome_label.setWordWrap(True)
         self.outcome_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.enforced_label = QLabel("limit: n/a")
+        self.enforced_label = plain_label("limit: n/a")
         self.enforced_label.setToolTip("The limit the driver enforces now")
 
         controls = QHBoxLayout()

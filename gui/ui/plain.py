@@ -1,0 +1,56 @@
+"""Text from strangers shown as written: model files, hub servers, model replies, templates and logs.
+
+Qt renders a label or a tooltip as rich text whenever the text looks like HTML, and rich text loads the
+images it names: a model named ``<img src="file:///dev/zero">`` would read forever. Labels that show
+data are plain-text labels; tooltips that show data are escaped; the rich-text documents the window does
+use load no resources at all.
+"""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+from PySide6.QtCore import Qt, QUrl
+from PySide6.QtGui import QDesktopServices
+from PySide6.QtWidgets import QLabel, QTextBrowser, QWidget
+
+__all__ = ["NoResourceBrowser", "open_link", "plain_label", "plain_tip"]
+
+# Links in a reply that may be handed to the desktop's browser or mail program.
+_OPENABLE = ("http", "https", "mailto")
+
+
+def plain_label(text: str = "", parent: QWidget | None = None) -> QLabel:
+    """A label that shows its text literally, whatever it contains."""
+    label = QLabel(parent)
+    label.setTextFormat(Qt.TextFormat.PlainText)
+    label.setText(text)
+    return label
+
+
+def plain_tip(text: str) -> str:
+    """Tooltip markup that shows ``text`` literally (line breaks kept)."""
+    if not text:
+        return ""
+    return f"<p style='white-space:pre-wrap'>{html.escape(text)}</p>"
+
+
+def open_link(url: QUrl) -> bool:
+    """Hand a web or mail link to the desktop; anything else (file:, javascript:, …) is refused."""
+    if url.scheme().lower() not in _OPENABLE:
+        return False
+    return QDesktopServices.openUrl(url)
+
+
+class NoResourceBrowser(QTextBrowser):
+    """A rich-text view that never loads an image, style sheet or page: not from disk, not from the
+    network, not from Qt resources. Links are not followed in place (that would replace the document)."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setOpenLinks(False)
+        self.setOpenExternalLinks(False)
+
+    def loadResource(self, kind: int, name: QUrl | str) -> Any:  # Qt calls it for every image, page and style sheet
+        return None
