@@ -69,6 +69,7 @@ HELPER_EXIT_CODES: dict[int, Outcome] = {
     5: Outcome.NOT_SUPPORTED,
     6: Outcome.NO_PERMISSION,
     7: Outcome.DRIVER_UNAVAILABLE,
+    8: Outcome.DRIVER_UNAVAILABLE,  # not loaded yet: the boot unit retries on it, the window just says so
 }
 
 
