@@ -3,15 +3,19 @@
 The helper is tested through its `main(argv, nvml)` with the fake NVML, and as a real subprocess. The
 client runs real fake `pkexec`/`sudo` scripts put first on PATH, which exit as polkit/sudo would (with
 pkexec's own messages) or run the helper against the recorded V100; an in-process runner covers the rest.
+The packaging tests read the documented commands out of packaging/README.md and check them (visudo, sed,
+systemd-analyze where installed), so the docs and what they describe cannot drift apart.
 """
 
 from __future__ import annotations
 
 import configparser
+import getpass
 import importlib.machinery
 import importlib.util
 import json
 import os
+import re
 import shutil
 import stat
 import subprocess
@@ -32,6 +36,7 @@ from gui.services.power_limit import (
     HELPER_EXIT_CODES,
     HELPER_PATH,
     SETUP_HINT,
+    SETUP_SECTION,
     Outcome,
     PowerLimiter,
     RunOutput,
@@ -40,6 +45,7 @@ from gui.services.power_limit import (
 ROOT = Path(__file__).resolve().parent.parent
 HELPER = ROOT / "packaging" / "tightfit-power-helper"
 UNIT = ROOT / "packaging" / "tightfit-power-cap@.service"
+PACKAGING_README = ROOT / "packaging" / "README.md"
 TESTS = Path(__file__).resolve().parent
 
 # What pkexec prints on stderr for each way it fails (polkit's src/programs/pkexec.c).
@@ -638,3 +644,68 @@ def test_systemd_unit_passes_systemd_analyze_verify(tmp_path: Path) -> None:
     )
     # Unknown keys are only warned about (exit 0), so any output at all is a failure too.
     assert done.returncode == 0 and done.stdout.strip() == "" and done.stderr.strip() == "", done.stderr
+
+
+def documented(pattern: str) -> re.Match[str]:
+    match = re.search(pattern, PACKAGING_README.read_text(), re.MULTILINE)
+    assert match is not None, f"packaging/README.md no longer documents {pattern!r}"
+    return match
+
+
+def sudoers_line() -> str:
+    """The sudoers rule exactly as packaging/README.md tells people to write it, for this user."""
+    line = documented(r'^echo "(?P<line>[^"]+)" > tightfit\.sudoers$')["line"]
+    return line.replace("$USER", getpass.getuser())
+
+
+def test_the_documented_sudoers_rule_allows_the_helper_alone_without_a_password() -> None:
+    line = sudoers_line()
+    user, rule = line.split(" ", 1)
+    assert user == getpass.getuser() and rule == f"ALL=(root) NOPASSWD: {HELPER_PATH}"
+    # What the client runs must be what the rule allows: sudo -n -- <the helper> GPU WATTS.
+    argv = PowerLimiter(which={"sudo": "/usr/bin/sudo"}.get).command(0, 200)
+    assert argv == ["/usr/bin/sudo", "-n", "--", str(HELPER_PATH), "0", "200"]
+    documented(r"sudo visudo -cf tightfit\.sudoers && sudo install -m 0440 -o root -g root tightfit\.sudoers "
+               r"/etc/sudoers\.d/tightfit$")  # fmt: skip
+
+
+def test_the_documented_sudoers_rule_passes_visudo(tmp_path: Path) -> None:
+    # /usr/sbin is not on every user's PATH.
+    candidates = [shutil.which("visudo"), "/usr/sbin/visudo", "/sbin/visudo"]
+    visudo = next((path for path in candidates if path and os.access(path, os.X_OK)), None)
+    if visudo is None:
+        pytest.skip("visudo not found: install the sudo package (Debian: apt-get install sudo) to check the rule")
+    rule = tmp_path / "tightfit"
+    rule.write_text(sudoers_line() + "\n")
+    done = subprocess.run([visudo, "-cf", str(rule)], capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0 and "parsed OK" in done.stdout, done.stdout + done.stderr
+    broken = tmp_path / "broken"  # visudo really checks: the same rule without the colon is refused
+    broken.write_text(sudoers_line().replace("NOPASSWD:", "NOPASSWD") + "\n")
+    done = subprocess.run([visudo, "-cf", str(broken)], capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode != 0
+
+
+def test_the_documented_helper_environment_only_changes_the_interpreter(tmp_path: Path) -> None:
+    venv = documented(r"^sudo python3 -m venv (?P<venv>\S+)$")["venv"]
+    documented(rf"^sudo {re.escape(venv)}/bin/python3 -m pip install nvidia-ml-py$")
+    script = documented(rf"^sudo sed -i '(?P<script>[^']+)' {re.escape(str(HELPER_PATH))}$")["script"]
+    installed = tmp_path / "tightfit-power-helper"
+    shutil.copy(HELPER, installed)
+    subprocess.run(["sed", "-i", script, str(installed)], check=True, timeout=60)
+    before, after = HELPER.read_text().splitlines(), installed.read_text().splitlines()
+    assert after[0] == f"#!{venv}/bin/python3 -I" and after[1:] == before[1:]
+    assert os.access(installed, os.X_OK)
+
+
+def test_docs_say_how_long_polkit_keeps_the_password() -> None:
+    policy = ET.parse(ROOT / "packaging" / "org.tightfit.power-limit.policy").getroot()
+    assert policy.findtext("action/defaults/allow_active") == "auth_admin_keep"  # the wording below depends on it
+    for doc in (ROOT / "README.md", PACKAGING_README, ROOT / "packaging" / "org.tightfit.power-limit.policy"):
+        text = " ".join(doc.read_text().split())
+        assert "five minutes" in text, doc
+        assert "once per session" not in text and "for the session" not in text, doc
+
+
+def test_the_set_up_section_that_messages_point_to_exists() -> None:
+    assert f"## {SETUP_SECTION}\n" in PACKAGING_README.read_text()
+    assert SETUP_SECTION in (ROOT / "README.md").read_text()
