@@ -6,6 +6,13 @@ applies them; this client runs it through pkexec (a polkit dialog, policy in pac
 (for machines with a sudoers rule), then the caller reads the enforced limit back through NVML.
 Simulated cards are capped directly, without privileges.
 
+Which path, in "auto" (the default): pkexec where installed, and `sudo -n` when pkexec cannot ask —
+no authentication agent (headless, SSH), no polkit daemon, or polkit refusing the authentication
+(which polkit 127's socket-activated agent helper does even for the right password). `sudo -n` never
+prompts: it succeeds only where an administrator has allowed the helper in sudoers, so trying it adds
+no way in that was not granted. A dismissed dialog (pkexec exit 126) is the user's answer and is not
+retried through sudo. Every outcome message names the path that was used.
+
 `apply` blocks until the helper is done (pkexec waits for the user to type a password): call it off the
 UI thread.
 """
@@ -36,14 +43,18 @@ __all__ = [
     "PowerLimiter",
     "PowerResult",
     "RunOutput",
+    "Via",
 ]
 
 HELPER_PATH = Path("/usr/libexec/tightfit-power-helper")
 # The helper runs with this environment and nothing inherited: its behaviour must not depend on ours.
 _HELPER_ENV = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL": "C"}
 PKEXEC_DISMISSED = 126  # pkexec(1): the user dismissed the authentication dialog
-PKEXEC_NOT_AUTHORISED = 127  # pkexec(1): not authorised, no authentication agent, or another error
+PKEXEC_FAILED = 127  # pkexec(1): not authorised, no authentication agent, or any other error of its own
 SUDO_REFUSED = 1  # sudo -n: a password would be needed, or the rule does not allow it
+# Where the set-up for the sudo path is written down; every "neither path worked" message points here.
+SETUP_SECTION = "Without a polkit agent: sudo -n"
+SETUP_HINT = f'packaging/README.md, section "{SETUP_SECTION}"'
 
 
 class Outcome(StrEnum):
@@ -69,7 +80,10 @@ HELPER_EXIT_CODES: dict[int, Outcome] = {
     5: Outcome.NOT_SUPPORTED,
     6: Outcome.NO_PERMISSION,
     7: Outcome.DRIVER_UNAVAILABLE,
+    8: Outcome.DRIVER_UNAVAILABLE,  # not loaded yet: the boot unit retries on it, the window just says so
 }
+
+Via = Literal["pkexec", "sudo -n", "simulator"]
 
 
 @dataclass(frozen=True)
@@ -90,6 +104,7 @@ class PowerResult:
     enforced_w: float | None  # what the helper (or simulator) read back; None where unknown
     message: str
     exit_code: int | None = None
+    via: Via | None = None  # the path that ran last; None where nothing ran
 
     @property
     def ok(self) -> bool:
@@ -193,7 +208,8 @@ class PowerLimiter:
         if simulator is not None:
             applied = simulator.set_power_limit(watts)
             outcome = Outcome.APPLIED if applied == watts else Outcome.CLAMPED
-            return PowerResult(outcome, index, watts, applied, f"simulated card capped at {applied:g} W")
+            message = f"simulated card capped at {applied:g} W"
+            return PowerResult(outcome, index, watts, applied, message, via="simulator")
         return self._run_helper(index, watts)
 
     def restore_default(self, index: int) -> PowerResult:
@@ -218,22 +234,20 @@ class PowerLimiter:
         return nvml.power_limits(index).enforced_w
 
     def command(self, index: int, watts: int) -> list[str] | None:
-        """The argv that would run (no shell ever sees it), or None where neither pkexec nor sudo is usable."""
-        tool = self._privilege_tool()
-        if tool is None:
-            return None
-        args = [str(self.helper), str(int(index)), str(int(watts))]
-        if Path(tool).name == "sudo":
-            return [tool, "-n", "--", *args]
-        # No internal text agent: from a GUI there is no terminal to ask on, so fail fast instead.
-        return [tool, "--disable-internal-agent", *args]
+        """The argv tried first (no shell ever sees it), or None where neither pkexec nor sudo is usable."""
+        attempts = self._attempts(index, watts)
+        return attempts[0][1] if attempts else None
 
-    def _privilege_tool(self) -> str | None:
+    def _attempts(self, index: int, watts: int) -> list[tuple[Via, list[str]]]:
+        """The paths to try, in order: pkexec first (it can ask for a password), then `sudo -n`."""
+        args = [str(self.helper), str(int(index)), str(int(watts))]
+        attempts: list[tuple[Via, list[str]]] = []
         if self.method in ("auto", "pkexec") and (pkexec := self._which("pkexec")):
-            return pkexec
+            # No internal text agent: from a GUI there is no terminal to ask on, so fail fast instead.
+            attempts.append(("pkexec", [pkexec, "--disable-internal-agent", *args]))
         if self.method in ("auto", "sudo") and (sudo := self._which("sudo")):
-            return sudo
-        return None
+            attempts.append(("sudo -n", [sudo, "-n", "--", *args]))
+        return attempts
 
     def _run_helper(self, index: int, watts: int) -> PowerResult:
         if not os.access(self.helper, os.X_OK):
@@ -241,52 +255,85 @@ class PowerLimiter:
                 Outcome.HELPER_MISSING, index, watts, None,
                 f"the power-limit helper is not installed at {self.helper} (see packaging/README.md)",
             )  # fmt: skip
-        argv = self.command(index, watts)
-        if argv is None:
+        attempts = self._attempts(index, watts)
+        if not attempts:
             wanted = {"auto": "neither pkexec nor sudo is", "pkexec": "pkexec is not", "sudo": "sudo is not"}
             message = f"{wanted[self.method]} installed, so the power limit cannot be set without running as root"
-            return PowerResult(Outcome.NO_PERMISSION, index, watts, None, message)
-        via_sudo = Path(argv[0]).name == "sudo"
-        try:
-            done = self._runner(argv, self.timeout_s)
-        except subprocess.TimeoutExpired:
-            return PowerResult(
-                Outcome.TIMED_OUT, index, watts, None, f"no answer within {self.timeout_s:g} s; nothing was confirmed"
-            )
-        except OSError as exc:
-            return PowerResult(Outcome.FAILED, index, watts, None, f"could not run {argv[0]}: {exc}")
-        return _interpret(done, index, watts, via_sudo)
+            return PowerResult(Outcome.NO_PERMISSION, index, watts, None, f"{message} (see {SETUP_HINT})")
+        pkexec_failed: str | None = None  # why pkexec could not ask, once it has been tried
+        for via, argv in attempts:
+            try:
+                done = self._runner(argv, self.timeout_s)
+            except subprocess.TimeoutExpired:
+                # Not retried: the helper may have run, and a dialog may still be open.
+                message = f"no answer from {via} within {self.timeout_s:g} s; nothing was confirmed"
+                return PowerResult(Outcome.TIMED_OUT, index, watts, None, message, via=via)
+            except OSError as exc:
+                if via == "pkexec":
+                    pkexec_failed = f"pkexec could not be run ({exc})"
+                    continue
+                return PowerResult(Outcome.FAILED, index, watts, None, f"could not run {argv[0]}: {exc}", via=via)
+            if via == "pkexec" and done.returncode == PKEXEC_DISMISSED:
+                message = "the password dialog was dismissed; the power limit is unchanged (sudo -n was not tried)"
+                return PowerResult(Outcome.CANCELLED, index, watts, None, message, done.returncode, via)
+            if via == "pkexec" and done.returncode == PKEXEC_FAILED:
+                pkexec_failed = _why_pkexec_failed(done.stderr)
+                continue
+            return _interpret(done, index, watts, via, pkexec_failed)
+        # Only pkexec was tried, and it could not ask.
+        if self.method == "pkexec":
+            why = "sudo -n was not tried (this limiter uses pkexec only)"
+        else:
+            why = "sudo is not installed: run a polkit agent, or install sudo and add the sudoers rule for the helper"
+        message = f"{pkexec_failed}, and {why} (see {SETUP_HINT})"
+        return PowerResult(Outcome.NO_PERMISSION, index, watts, None, message, PKEXEC_FAILED, "pkexec")
 
 
-def _interpret(done: RunOutput, index: int, watts: int, via_sudo: bool) -> PowerResult:
+def _why_pkexec_failed(stderr: str) -> str:
+    """pkexec exits 127 for every failure but a dismissal; the line it prints says which (polkit's pkexec.c)."""
+    if "No authentication agent found" in stderr:
+        return "pkexec found no polkit authentication agent to ask for the password"
+    if "Not authorized" in stderr:
+        # polkit 127's socket-activated polkit-agent-helper-1 fails PAM even for the right password.
+        return (
+            "polkit did not authorise pkexec (a wrong password, a rule that says no, or polkit 127's "
+            "socket-activated agent helper, which rejects even the right password)"
+        )
+    if "Error getting authority" in stderr or "Error checking for authorization" in stderr:
+        return "pkexec could not reach polkit (no polkit daemon or no system D-Bus)"
+    if "must be setuid root" in stderr:
+        return "pkexec is not setuid root here"
+    return f"pkexec failed ({_first_line(stderr) or 'exit status 127, no message'})"
+
+
+def _interpret(done: RunOutput, index: int, watts: int, via: Via, pkexec_failed: str | None = None) -> PowerResult:
     report = _last_json_line(done.stdout)
     enforced = report.get("enforced_w")
     enforced_w = float(enforced) if isinstance(enforced, int | float) else None
     stderr = _last_line(done.stderr)
     code = done.returncode
+    path = f"via {via}" if pkexec_failed is None else f"via {via}; {pkexec_failed}"
 
     def result(outcome: Outcome, message: str) -> PowerResult:
-        return PowerResult(outcome, index, watts, enforced_w, message, code)
+        return PowerResult(outcome, index, watts, enforced_w, message, code, via)
 
     if code == 0:
         if enforced_w is not None and abs(enforced_w - watts) >= 0.5:
-            return result(Outcome.CLAMPED, f"asked for {watts} W; the driver enforces {enforced_w:g} W")
-        return result(Outcome.APPLIED, f"GPU {index} capped at {watts} W")
-    if code == PKEXEC_DISMISSED and not via_sudo:
-        return result(Outcome.CANCELLED, "the password dialog was dismissed; the power limit is unchanged")
-    if code == PKEXEC_NOT_AUTHORISED and not via_sudo:
+            return result(Outcome.CLAMPED, f"asked for {watts} W; the driver enforces {enforced_w:g} W ({path})")
+        return result(Outcome.APPLIED, f"GPU {index} capped at {watts} W ({path})")
+    if code == SUDO_REFUSED and via == "sudo -n":
+        refused = f"sudo -n was refused ({stderr or 'no message'})"
+        if pkexec_failed is None:
+            return result(Outcome.NO_PERMISSION, f"{refused}: add the sudoers rule for the helper (see {SETUP_HINT})")
         return result(
             Outcome.NO_PERMISSION,
-            "not authorised, or no polkit authentication agent is running (is the policy installed?)",
-        )
-    if code == SUDO_REFUSED and via_sudo:
-        return result(
-            Outcome.NO_PERMISSION, f"sudo refused without a password: add a sudoers rule for the helper ({stderr})"
+            f"{pkexec_failed}, and {refused}: run a polkit agent or add the sudoers rule for the helper "
+            f"(see {SETUP_HINT})",
         )
     if code in HELPER_EXIT_CODES:
         message = str(report.get("message") or stderr or HELPER_EXIT_CODES[code].value)
-        return result(HELPER_EXIT_CODES[code], message)
-    return result(Outcome.FAILED, f"the helper exited with status {code}: {stderr or 'no message'}")
+        return result(HELPER_EXIT_CODES[code], f"{message} ({path})")
+    return result(Outcome.FAILED, f"the helper exited with status {code}: {stderr or 'no message'} ({path})")
 
 
 def _last_json_line(text: str) -> dict[str, object]:
@@ -304,3 +351,9 @@ def _last_json_line(text: str) -> dict[str, object]:
 def _last_line(text: str) -> str:
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     return lines[-1] if lines else ""
+
+
+def _first_line(text: str) -> str:
+    # pkexec's own last line can be "This incident has been reported."; the first one says what went wrong.
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[0] if lines else ""
