@@ -182,3 +182,22 @@ def test_verify_on_a_cpu_build_compares_like_with_like(qtbot, models: Path) -> N
     weights = result.weights_bytes / (1 << 20)
     assert f"weights {weights:,.1f} MiB (plan {weights:,.1f})" in text  # equal to the byte on the CPU
     win.close()
+
+
+def test_a_planner_failure_is_a_line_in_the_panel_not_a_dialog(
+    qtbot, models: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    win = open_plan_window(qtbot, models, models / "Qwen3.5-27B-Q3_K_S.gguf")
+
+    def broken(*_args: object, **_kwargs: object) -> None:
+        raise IndexError("list index out of range")
+
+    monkeypatch.setattr("gui.ui.main_window.plan", broken)
+    monkeypatch.setattr("gui.ui.main_window.auto_fit", broken)
+    win.params.rows["n_ctx"].set_value(4096)
+    assert win.plan is None
+    assert win.plan_panel.verdict_label.text() == "Cannot plan this file: list index out of range"
+    qtbot.mouseClick(win.plan_panel.auto_fit_button, Qt.MouseButton.LeftButton)
+    assert "Cannot plan this file" in win.plan_panel.verdict_label.text()
+    assert win.isVisible()
+    win.close()

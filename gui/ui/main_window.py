@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import logging
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QCloseEvent
@@ -48,6 +50,9 @@ from gui.ui.monitor import MonitorView, notify_desktop
 from gui.ui.param_panel import ParamPanel
 from gui.ui.plain import plain_label, plain_tip
 from gui.ui.plan_panel import PlanPanel
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 
 class MainWindow(QMainWindow):
@@ -243,25 +248,24 @@ class MainWindow(QMainWindow):
     # ---- memory plan ----------------------------------------------------------------------
 
     def replan(self, *_: object) -> None:
-        """Re-plan from the header already read; pure arithmetic, well under a frame."""
+        """Re-plan from the header already read: arithmetic bounded by the header's checked sizes, a
+        fraction of a frame (bench/planner_speed.py)."""
         entry = self.picker.current()
         if entry is None or entry.header is None:
             self.plan = None
             self.plan_panel.show_plan(None)
         else:
-            try:
-                self.plan = plan(
-                    entry.header,
+            header = entry.header
+            self.plan, problem = _planning(
+                lambda: plan(
+                    header,
                     self.params.settings(),
                     self.plan_panel.devices(),
                     margin_mib=self.plan_panel.margin_mib(),
                     ram_bandwidth_gbs=self.ram_bandwidth_gbs,
                 )
-            except ValueError as exc:
-                self.plan = None
-                self.plan_panel.show_plan(None, f"Cannot plan: {exc}")
-            else:
-                self.plan_panel.show_plan(self.plan)
+            )
+            self.plan_panel.show_plan(self.plan, problem)
         self._quants_timer.start()
         self.planned.emit(self.plan)
 
@@ -269,17 +273,19 @@ class MainWindow(QMainWindow):
         entry = self.picker.current()
         if entry is None or entry.header is None:
             return
-        try:
-            fitted = auto_fit(
-                entry.header,
+        header = entry.header
+        fitted, problem = _planning(
+            lambda: auto_fit(
+                header,
                 self.params.settings(),
                 self.plan_panel.devices(),
                 pinned=self.params.pinned(),
                 margin_mib=self.plan_panel.margin_mib(),
                 max_ctx=entry.context_length,
             )
-        except ValueError as exc:
-            self.plan_panel.show_plan(self.plan, f"Auto-fit failed: {exc}")
+        )
+        if fitted is None:
+            self.plan_panel.show_plan(self.plan, f"Auto-fit failed: {problem}")
             return
         self.params.set_settings(fitted)
 
@@ -405,11 +411,9 @@ class MainWindow(QMainWindow):
         build = self.session.state.build
         offload = build.gpu_offload if build is not None else False
         if entry is not None and entry.header is not None and not offload and self.plan_panel.devices():
-            try:
-                compared = plan(entry.header, self.params.settings(), [], margin_mib=0.0)
-                note = "This engine build has no GPU offload, so both are for a CPU-only load."
-            except ValueError:
-                compared = None
+            header = entry.header
+            compared, _ = _planning(lambda: plan(header, self.params.settings(), [], margin_mib=0.0))
+            note = "This engine build has no GPU offload, so both are for a CPU-only load." if compared else ""
         self.plan_panel.show_verify(result, compared=compared, note=note)
 
     def new_chat(self) -> None:
@@ -505,9 +509,10 @@ class MainWindow(QMainWindow):
         safer = None
         # A load that needs less memory is worth offering only when memory is what ran out.
         memory = failure is None or failure.about_memory
-        if memory and had_model and before.header is not None and before.settings is not None:
-            safer = safer_settings(
-                before.header, before.settings, self.plan_panel.devices(), self.plan_panel.margin_mib()
+        header, sent = before.header, before.settings
+        if memory and had_model and header is not None and sent is not None:
+            safer, _ = _planning(
+                lambda: safer_settings(header, sent, self.plan_panel.devices(), self.plan_panel.margin_mib())
             )
         text = f"{event.reason}{cause} Your conversation is kept."
         if safer is not None:
@@ -562,3 +567,14 @@ class MainWindow(QMainWindow):
         self.models_tab.shutdown()
         self.background.shutdown()  # a hung driver call must not hang the close
         super().closeEvent(event)
+
+
+def _planning(work: Callable[[], T]) -> tuple[T | None, str]:
+    """Run a planner call; any failure (a file the planner cannot make sense of, a bug) becomes a line
+    for the plan panel and the log, never an error dialog."""
+    try:
+        return work(), ""
+    except Exception as exc:
+        if not isinstance(exc, ValueError):  # a ValueError is the planner's own "this cannot be planned"
+            log.exception("planning failed")
+        return None, f"Cannot plan this file: {exc}"

@@ -241,6 +241,7 @@ class PlanPanel(QWidget):
             self.host_label.setText("")
             self.verdict_label.setText(html.escape(problem or "Select a model to see its memory plan."))
             return
+        lead = f"{html.escape(problem)}<br>" if problem else ""  # e.g. an auto-fit that failed
         host = plan.host
         self.host_label.setText(
             f"Host RAM: weights {host.weights_mib / 1024:.2f} GiB, KV {host.kv_mib:,.0f} MiB, "
@@ -253,7 +254,7 @@ class PlanPanel(QWidget):
             if plan.predicted_tg_tok_s
             else ""
         )
-        text = f'<b style="color:{colour}">{plan.verdict.capitalize()}.</b>{speed}'
+        text = f'{lead}<b style="color:{colour}">{plan.verdict.capitalize()}.</b>{speed}'
         if plan.suggestions and plan.verdict is not Verdict.FITS:
             text += "<br>To make it fit: " + html.escape("; ".join(plan.suggestions)) + "."
         self.verdict_label.setText(text)
