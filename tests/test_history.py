@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+from copy import deepcopy
 from dataclasses import asdict
 from pathlib import Path
 
@@ -12,6 +13,7 @@ import pytest
 from gui.core.chat import Conversation, Turn
 from gui.core.params import LoadSettings
 from gui.core.protocol import ReplyStats, Sampling
+from gui.services import history
 from gui.services.history import SCHEMA_VERSION, HistoryError, HistoryStore
 
 STATS = ReplyStats(
@@ -137,12 +139,75 @@ def test_save_is_idempotent_and_writes_only_changes(store: HistoryStore):
     assert store._db.total_changes - changes < full_write / 5
     assert store.load(cid).turns[-1].text == "a longer last reply"
 
+    base = deepcopy(conv)
     conv.turns = conv.turns[:2]  # e.g. the user deleted the later exchanges
     conv.system_prompt = "New system"
-    store.save(cid, conv)
+    store.save(cid, conv, base)
     loaded = store.load(cid)
     assert [t.text for t in loaded.turns] == texts[:2]
     assert loaded.system_prompt == "New system"
+
+
+def test_save_merges_with_turns_another_writer_stored(store: HistoryStore):
+    cid = store.create("shared")
+    mine = conversation("mine 1", "mine 1 reply", system="")
+    store.save(cid, mine)
+    theirs = store.load(cid).to_conversation()  # a second writer opens it
+
+    base = deepcopy(mine)
+    mine.turns += conversation("mine 2", "mine 2 reply").turns
+    store.save(cid, mine, base)
+    their_base = deepcopy(theirs)
+    theirs.turns += conversation("theirs 1", "").turns  # a reply still streaming
+    theirs.system_prompt = "Theirs."
+    store.save(cid, theirs, their_base)
+    assert [t.text for t in store.load(cid).turns] == [
+        "mine 1", "mine 1 reply", "mine 2", "mine 2 reply", "theirs 1", "",
+    ]  # fmt: skip
+
+    # The first writer removes its last exchange (an edit); what it never saw stays. Its system prompt
+    # did not change, so the other writer's stands.
+    base = deepcopy(mine)
+    del mine.turns[2:]
+    store.save(cid, mine, base)
+    stored = store.load(cid)
+    assert [t.text for t in stored.turns] == ["mine 1", "mine 1 reply", "theirs 1", ""]
+    assert stored.system_prompt == "Theirs."
+
+    # The second writer finishes its reply; its copy still has the first writer's removed turns, unchanged
+    # since it opened them, so they stay removed.
+    their_base = deepcopy(theirs)
+    theirs.turns[-1].text = "theirs 1 reply"
+    store.save(cid, theirs, their_base)
+    assert [t.text for t in store.load(cid).turns] == ["mine 1", "mine 1 reply", "theirs 1", "theirs 1 reply"]
+
+    # A writer with no base (a script) adds and updates, and deletes nothing.
+    store.save(cid, conversation("from a script"))
+    assert len(store.load(cid).turns) == 5
+
+
+def test_a_version_1_history_gets_turn_uids(tmp_path: Path):
+    path = tmp_path / "history.sqlite3"
+    db = sqlite3.connect(path, isolation_level=None)
+    history._create_v1(db)
+    db.execute("INSERT INTO conversations (title, created, updated) VALUES ('old', 0, 0)")
+    for position, (role, text) in enumerate([("user", "old question"), ("assistant", "old answer")]):
+        db.execute(
+            "INSERT INTO messages (conversation_id, position, role, text, created) VALUES (1, ?, ?, ?, 0)",
+            (position, role, text),
+        )
+    db.execute("PRAGMA user_version = 1")
+    db.close()
+    with HistoryStore(path) as store:
+        assert store.warning is None
+        turns = store.load(1).turns
+        assert [t.text for t in turns] == ["old question", "old answer"]
+        assert len({t.uid for t in turns}) == 2 and all(len(t.uid) == 32 for t in turns)
+        conv = store.load(1).to_conversation()
+        base = deepcopy(conv)
+        conv.turns.append(Turn("user", "new question"))
+        store.save(1, conv, base)
+        assert [t.text for t in store.load(1).turns] == ["old question", "old answer", "new question"]
 
 
 def test_append_and_update_last_turn_while_streaming(store: HistoryStore):
