@@ -9,8 +9,11 @@ An sqlite3 connection must not be used by two threads at once; the lock makes ea
 the statements are small (a streamed reply updates one row), so the UI thread never waits long for the
 writer. One connection also keeps close() simple: there are no per-thread connections to hunt down.
 
-A file SQLite cannot read is moved aside as ``<name>.corrupt-<timestamp>`` (never deleted: the user may
-want to recover it) and a fresh database is started; ``HistoryStore.warning`` says so.
+Opening never stops the window. A file SQLite cannot read is moved aside as ``<name>.corrupt-<timestamp>``
+(never deleted: the user may want to recover it) and a fresh database is started. A path that cannot be
+opened at all (a folder in its place, no permission, a read-only disk, locked by another process past the
+busy timeout, written by a newer Tightfit) is left as it is, and the history lives in memory for this
+session (``persistent`` is False). Either way ``HistoryStore.warning`` says what happened, in words.
 
 Two windows, one history. Two Tightfit windows (or a window and a script) may write the same
 conversation: both restored the last one at start, say. A save therefore merges rather than replaces.
@@ -27,11 +30,13 @@ crashed window would shut the history until someone removed it by hand.
 from __future__ import annotations
 
 import builtins
+import contextlib
 import copy
 import json
 import logging
 import re
 import sqlite3
+import stat
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -225,34 +230,62 @@ class HistoryStore:
 
         ``use_fts``: None uses FTS5 when this SQLite has it; False forces the LIKE search (tests, and
         a way out should the index ever misbehave). ``busy_timeout_s``: how long to wait for another
-        process (a second window) holding the write lock before giving up with HistoryError.
+        process (a second window) holding the write lock; past it a write raises sqlite3.OperationalError,
+        and an opening falls back to a history in memory.
         """
         self.path = Path(path) if path is not None else default_history_path()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         self.warning: str | None = None
+        self.persistent = True  # False: the file could not be used, this session's chats live in memory
         self._lock = threading.RLock()
         self._busy_timeout_s = busy_timeout_s
         try:
-            self._db = self._open()
+            self.fts = self._open_file(use_fts)
+        except (HistoryError, sqlite3.Error, OSError) as e:
+            if isinstance(e, HistoryError):
+                reason = str(e)
+            elif isinstance(e, OSError):
+                reason = f"{e.filename or self.path}: {e.strerror or e}"
+            else:
+                reason = f"the chat history at {self.path} cannot be opened: {e}"
+            self.warning = (
+                f"Chat history is off for this session: {reason}. Nothing was changed on disk; this "
+                "session's chats are kept until Tightfit closes."
+            )
+            log.warning("%s", self.warning)
+            self.persistent = False
+            self._db = self._open(":memory:")
+            self.fts = self._setup_fts(use_fts)
+
+    # -- opening ---------------------------------------------------------------------------------
+
+    def _open_file(self, use_fts: bool | None) -> bool:
+        """Open ``path`` (a fresh database if the old one is damaged: moved aside, with a warning) and set
+        up search; returns whether full-text search is on."""
+        with contextlib.suppress(FileNotFoundError):
+            mode = self.path.stat().st_mode
+            if not stat.S_ISREG(mode):  # a FIFO would hang the first read, a folder fails in vaguer words
+                kind = "a folder" if stat.S_ISDIR(mode) else "a special file"
+                raise HistoryError(f"{self.path} is {kind}, not a database file")
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self._db = self._open(self.path)
         except sqlite3.DatabaseError as e:
             if not _is_corruption(e):
-                raise HistoryError(f"the chat history at {self.path} cannot be opened: {e}") from e
+                raise
             moved = self._move_aside()
             self.warning = (
                 f"The chat history could not be read ({e}); it was moved to {moved.name} and a new one started."
             )
             log.warning("%s", self.warning)
-            self._db = self._open()
+            self._db = self._open(self.path)
         try:
-            self.fts = self._setup_fts(use_fts)
-        except sqlite3.DatabaseError as e:
+            return self._setup_fts(use_fts)
+        except BaseException:
             self._db.close()
-            raise HistoryError(f"the chat history at {self.path} cannot be opened: {e}") from e
+            raise
 
-    # -- opening ---------------------------------------------------------------------------------
-
-    def _open(self) -> sqlite3.Connection:
-        db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=self._busy_timeout_s)
+    def _open(self, target: Path | str) -> sqlite3.Connection:
+        db = sqlite3.connect(target, check_same_thread=False, isolation_level=None, timeout=self._busy_timeout_s)
         try:
             db.row_factory = sqlite3.Row
             # quick_check reads every page: for a history of a few MB that is milliseconds, and it is the
@@ -261,11 +294,17 @@ class HistoryStore:
             if result != "ok":
                 raise _Corrupt(f"integrity check failed: {result}")
             mode = db.execute("PRAGMA journal_mode=WAL").fetchone()[0]
-            if str(mode).lower() != "wal":
+            if str(mode).lower() not in ("wal", "memory"):
                 log.warning("history database is in %s mode, not WAL", mode)
             db.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: a power cut loses at most the last write
             db.execute("PRAGMA foreign_keys=ON")
             self._migrate(db)
+            # A read-only file opens and reads; find out now, while there is a fallback, not at the first save.
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            finally:
+                db.execute("ROLLBACK")
         except BaseException:
             db.close()
             raise

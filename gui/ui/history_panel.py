@@ -3,6 +3,7 @@
 Every database call runs on one background thread (in order), so the UI never waits on the disk; results
 come back as signals. Each conversation the chat pane shows is saved through a ConversationCopy, so a save
 merges with what another window or a script wrote to the same conversation (gui.services.history says how).
+When the history could not be opened from its file, a line above the list says why for the whole session.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QInputDialog,
+    QLabel,
     QLineEdit,
     QListWidget,
     QListWidgetItem,
@@ -66,8 +68,12 @@ class HistoryPanel(QWidget):
         buttons = QHBoxLayout()
         buttons.addWidget(self.rename_button)
         buttons.addWidget(self.delete_button)
+        self.notice = QLabel(store.warning or "", self)
+        self.notice.setWordWrap(True)
+        self.notice.setVisible(not store.persistent)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.notice)
         layout.addWidget(self.search)
         layout.addWidget(self.list, 1)
         layout.addLayout(buttons)
