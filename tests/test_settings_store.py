@@ -9,8 +9,18 @@ from pathlib import Path
 
 import pytest
 
-from gui.core.params import LoadSettings
-from gui.core.preferences import ALL_PREFERENCES, CAP_WATTS, LAST_SETTINGS, MARGIN_MIB, SAMPLING_PRESET, Preference
+from gui.core.params import LOAD_SPECS, LoadSettings
+from gui.core.preferences import (
+    ALL_PREFERENCES,
+    CAP_WATTS,
+    LAST_SETTINGS,
+    MARGIN_MIB,
+    SAMPLING_PRESET,
+    SAMPLING_PRESETS,
+    Preference,
+)
+from gui.core.protocol import Sampling
+from gui.core.specs import specs_of
 from gui.services.settings_store import SettingsStore, default_settings_path
 
 
@@ -160,3 +170,56 @@ def test_default_path_is_under_the_user_config_dir(monkeypatch: pytest.MonkeyPat
     assert path.name == "settings.json"
     assert path.parent.name == "tightfit"
     assert SettingsStore().path == path
+
+
+# ---- hostile input: nothing in the file may stop the window or break it later ------------------------
+
+# JSON no preference accepts, anywhere a value goes. Python's json reads NaN and the infinities, 1e400 as
+# infinity and an integer of any length.
+HOSTILE = {
+    "NaN": "NaN",
+    "Infinity": "Infinity",
+    "-Infinity": "-Infinity",
+    "1e308": "1e308",
+    "-1e308": "-1e308",
+    "1e400": "1e400",
+    "2**80": str(2**80),
+    "-2**80": str(-(2**80)),
+    "400 digits": "9" * 400,
+    "NUL in text": '"a\\u0000b"',
+    "null": "null",
+    "a list": "[1]",
+    "an object": '{"a": 1}',
+}
+SAMPLING_FIELDS = [spec.key for spec in specs_of(Sampling)]
+LOAD_FIELDS = [spec.key for spec in LOAD_SPECS]
+
+
+def _hostile_file(value: str) -> str:
+    """Every preference given ``value``, and every field of every table entry given it, beside good entries."""
+    presets = ", ".join(f'"bad {key}": {{"{key}": {value}}}' for key in SAMPLING_FIELDS)
+    last = ", ".join(f'"bad-{key}.gguf": {{"{key}": {value}}}' for key in LOAD_FIELDS)
+    return (
+        f'{{"margin_mib": {value}, "cap_watts": {value}, "sampling_preset": {value}, '
+        f'"model_folders": ["/good", {value}, "/bad\\u0000folder"], '
+        f'"sampling_presets": {{"good": {{}}, "bad\\u0000name": {{}}, {presets}}}, '
+        f'"last_settings": {{"good.gguf": {{}}, {last}}}}}'
+    )
+
+
+@pytest.mark.parametrize("value", HOSTILE.values(), ids=HOSTILE.keys())
+def test_hostile_values_fall_back_to_defaults_one_by_one(
+    tmp_path: Path, value: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = tmp_path / "settings.json"
+    path.write_text(_hostile_file(value), encoding="utf-8")
+    store = SettingsStore(path)
+    with caplog.at_level(logging.WARNING, logger="gui.services.settings_store"):
+        assert store.read(MARGIN_MIB) == MARGIN_MIB.default
+        assert store.read(CAP_WATTS) == CAP_WATTS.default
+        assert store.read(SAMPLING_PRESET) == SAMPLING_PRESET.default
+    assert len(caplog.records) == 3  # each bad value is named in the log
+    assert store.model_folders == ["/good"]
+    assert store.read(SAMPLING_PRESETS) == {"good": Sampling()}
+    assert store.read(LAST_SETTINGS) == {"good.gguf": LoadSettings()}
+    assert path.exists() and not (tmp_path / "settings.json.bak").exists()  # bad values, not a bad file
