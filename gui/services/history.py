@@ -640,8 +640,8 @@ class ConversationCopy:
         """Store ``conversation``, which becomes the base: pass a snapshot the caller will not change.
 
         The first save creates the stored conversation titled ``title``; so does a save with changes
-        after another writer deleted it, since this writer's user is still working on it. Returns whether
-        a stored conversation was created.
+        after another writer deleted it, since this writer's user is still working on it (an unchanged
+        copy does not bring a deleted conversation back). Returns whether a stored conversation was created.
         """
         if self._base is not None and _same(conversation, self._base):
             return False
@@ -660,9 +660,10 @@ class ConversationCopy:
 
 
 def _same(a: Conversation, b: Conversation) -> bool:
-    return a.system_prompt == b.system_prompt and [(t.uid, _turn_row(t)) for t in a.turns] == [
-        (t.uid, _turn_row(t)) for t in b.turns
-    ]
+    def stored_form(c: Conversation) -> tuple[str, list[tuple[str, tuple[Any, ...]]]]:
+        return c.system_prompt, [(t.uid, _turn_row(t)) for t in c.turns]
+
+    return stored_form(a) == stored_form(b)
 
 
 def _escape_like(text: str) -> str:
