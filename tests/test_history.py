@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import threading
+from collections.abc import Callable
+from copy import deepcopy
 from dataclasses import asdict
 from pathlib import Path
 
 import pytest
+from unprivileged import as_user, user_folder
 
 from gui.core.chat import Conversation, Turn
 from gui.core.params import LoadSettings
 from gui.core.protocol import ReplyStats, Sampling
-from gui.services.history import SCHEMA_VERSION, HistoryError, HistoryStore
+from gui.services import history
+from gui.services.history import SCHEMA_VERSION, HistoryStore
 
 STATS = ReplyStats(
     n_prompt=42,
@@ -95,17 +100,6 @@ def test_wal_mode_and_schema_version(tmp_path: Path):
         db.close()
 
 
-def test_newer_schema_is_refused_not_moved(tmp_path: Path):
-    path = tmp_path / "history.sqlite3"
-    HistoryStore(path).close()
-    db = sqlite3.connect(path)
-    db.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
-    db.close()
-    with pytest.raises(HistoryError, match="newer Tightfit"):
-        HistoryStore(path)
-    assert path.exists() and not list(tmp_path.glob("*.corrupt-*"))
-
-
 def test_list_newest_first_with_paging(store: HistoryStore):
     ids = [store.create(f"chat {i}") for i in range(5)]
     store.append_turn(ids[1], Turn("user", "bump"))  # changing a conversation moves it to the top
@@ -137,12 +131,75 @@ def test_save_is_idempotent_and_writes_only_changes(store: HistoryStore):
     assert store._db.total_changes - changes < full_write / 5
     assert store.load(cid).turns[-1].text == "a longer last reply"
 
+    base = deepcopy(conv)
     conv.turns = conv.turns[:2]  # e.g. the user deleted the later exchanges
     conv.system_prompt = "New system"
-    store.save(cid, conv)
+    store.save(cid, conv, base)
     loaded = store.load(cid)
     assert [t.text for t in loaded.turns] == texts[:2]
     assert loaded.system_prompt == "New system"
+
+
+def test_save_merges_with_turns_another_writer_stored(store: HistoryStore):
+    cid = store.create("shared")
+    mine = conversation("mine 1", "mine 1 reply", system="")
+    store.save(cid, mine)
+    theirs = store.load(cid).to_conversation()  # a second writer opens it
+
+    base = deepcopy(mine)
+    mine.turns += conversation("mine 2", "mine 2 reply").turns
+    store.save(cid, mine, base)
+    their_base = deepcopy(theirs)
+    theirs.turns += conversation("theirs 1", "").turns  # a reply still streaming
+    theirs.system_prompt = "Theirs."
+    store.save(cid, theirs, their_base)
+    assert [t.text for t in store.load(cid).turns] == [
+        "mine 1", "mine 1 reply", "mine 2", "mine 2 reply", "theirs 1", "",
+    ]  # fmt: skip
+
+    # The first writer removes its last exchange (an edit); what it never saw stays. Its system prompt
+    # did not change, so the other writer's stands.
+    base = deepcopy(mine)
+    del mine.turns[2:]
+    store.save(cid, mine, base)
+    stored = store.load(cid)
+    assert [t.text for t in stored.turns] == ["mine 1", "mine 1 reply", "theirs 1", ""]
+    assert stored.system_prompt == "Theirs."
+
+    # The second writer finishes its reply; its copy still has the first writer's removed turns, unchanged
+    # since it opened them, so they stay removed.
+    their_base = deepcopy(theirs)
+    theirs.turns[-1].text = "theirs 1 reply"
+    store.save(cid, theirs, their_base)
+    assert [t.text for t in store.load(cid).turns] == ["mine 1", "mine 1 reply", "theirs 1", "theirs 1 reply"]
+
+    # A writer with no base (a script) adds and updates, and deletes nothing.
+    store.save(cid, conversation("from a script"))
+    assert len(store.load(cid).turns) == 5
+
+
+def test_a_version_1_history_gets_turn_uids(tmp_path: Path):
+    path = tmp_path / "history.sqlite3"
+    db = sqlite3.connect(path, isolation_level=None)
+    history._create_v1(db)
+    db.execute("INSERT INTO conversations (title, created, updated) VALUES ('old', 0, 0)")
+    for position, (role, text) in enumerate([("user", "old question"), ("assistant", "old answer")]):
+        db.execute(
+            "INSERT INTO messages (conversation_id, position, role, text, created) VALUES (1, ?, ?, ?, 0)",
+            (position, role, text),
+        )
+    db.execute("PRAGMA user_version = 1")
+    db.close()
+    with HistoryStore(path) as store:
+        assert store.warning is None
+        turns = store.load(1).turns
+        assert [t.text for t in turns] == ["old question", "old answer"]
+        assert len({t.uid for t in turns}) == 2 and all(len(t.uid) == 32 for t in turns)
+        conv = store.load(1).to_conversation()
+        base = deepcopy(conv)
+        conv.turns.append(Turn("user", "new question"))
+        store.save(1, conv, base)
+        assert [t.text for t in store.load(1).turns] == ["old question", "old answer", "new question"]
 
 
 def test_append_and_update_last_turn_while_streaming(store: HistoryStore):
@@ -225,50 +282,156 @@ def test_index_written_without_fts_is_rebuilt_when_fts_returns(tmp_path: Path):
         assert [h.conversation_id for h in again.search("alpha")] == [cid]
 
 
-def test_corrupt_file_is_moved_aside_and_a_fresh_one_started(tmp_path: Path):
-    path = tmp_path / "history.sqlite3"
-    garbage = b"this is not an sqlite database " * 200
-    path.write_bytes(garbage)
-    with HistoryStore(path) as store:
-        assert store.warning is not None and "moved to history.sqlite3.corrupt-" in store.warning
-        assert store.list() == []
-        store.create("works")
-    moved = list(tmp_path.glob("history.sqlite3.corrupt-*"))
-    assert len(moved) == 1
-    assert moved[0].read_bytes() == garbage  # never lose the user's old file
+# ---- files the history cannot use: each must leave a working store and say why -------------------------
+
+GARBAGE = b"this is not an sqlite database " * 200
 
 
-def test_damaged_pages_are_detected(tmp_path: Path):
-    path = tmp_path / "history.sqlite3"
+def _stored_history(path: Path) -> None:
     with HistoryStore(path) as store:
-        cid = store.create("t")
+        cid = store.create("old chats")
         store.save(cid, conversation(*(f"message {i} " * 50 for i in range(200))))
         store._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+
+def _not_sqlite(path: Path) -> None:
+    path.write_bytes(GARBAGE)
+
+
+def _damaged_pages(path: Path) -> None:
+    _stored_history(path)
     data = bytearray(path.read_bytes())
     page_size = int.from_bytes(data[16:18], "big")
     # Scribble over the second page (the first table's b-tree root), leaving the header valid.
     data[page_size : 2 * page_size] = b"\xa5" * page_size
     path.write_bytes(bytes(data))
-    with HistoryStore(path) as fresh:
-        assert fresh.warning is not None
-        assert fresh.list() == []
-    assert len(list(tmp_path.glob("history.sqlite3.corrupt-*"))) == 1
 
 
-def test_locked_database_is_not_treated_as_corrupt(tmp_path: Path):
+def _folder(path: Path) -> None:
+    path.mkdir()
+    (path / "something.txt").write_text("not ours")
+
+
+def _from_the_future(path: Path) -> None:
+    _stored_history(path)
+    db = sqlite3.connect(path)
+    db.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    db.close()
+
+
+def _read_only_file(path: Path) -> None:
+    _stored_history(path)
+    path.chmod(0o444)
+
+
+def _read_only_folder(path: Path) -> None:
+    _stored_history(path)
+    path.parent.chmod(0o555)
+
+
+def _read_only_folder_no_file(path: Path) -> None:
+    path.parent.chmod(0o555)
+
+
+def _unreadable_file(path: Path) -> None:
+    _stored_history(path)
+    path.chmod(0)
+
+
+def _folder_is_a_file(path: Path) -> None:
+    path.parent.rmdir()
+    path.parent.write_text("a file where the data folder should be")
+
+
+def _symlink_loop(path: Path) -> None:
+    path.symlink_to(path.name)
+
+
+def _fifo(path: Path) -> None:
+    os.mkfifo(path)
+
+
+# name -> (make it, whether a fresh file replaces it; otherwise the history lives in memory this session)
+BAD_FILES: dict[str, tuple[Callable[[Path], None], bool]] = {
+    "not SQLite": (_not_sqlite, True),
+    "damaged pages": (_damaged_pages, True),
+    "a folder": (_folder, False),
+    "from a newer Tightfit": (_from_the_future, False),
+    "read-only file": (_read_only_file, False),
+    "read-only folder": (_read_only_folder, False),
+    "read-only folder, no file yet": (_read_only_folder_no_file, False),
+    "unreadable file": (_unreadable_file, False),
+    "data folder is a file": (_folder_is_a_file, False),
+    "symlink loop": (_symlink_loop, False),
+    "FIFO": (_fifo, False),
+}
+
+
+def _snapshot(path: Path) -> object:
+    """What is at ``path`` (as root, whatever its mode), to check nothing was changed."""
+    if path.is_symlink():
+        return ("link", os.readlink(path))
+    if path.is_dir():
+        return ("folder", sorted(p.name for p in path.iterdir()))
+    if path.is_fifo():
+        return "fifo"
+    return ("file", path.read_bytes()) if path.exists() else None
+
+
+@pytest.mark.parametrize("name", BAD_FILES)
+def test_a_history_file_that_cannot_be_used_never_stops_the_window(tmp_path: Path, name: str):
+    make, replaced = BAD_FILES[name]
+    with user_folder(tmp_path) as home:
+        path = home / "data" / "history.sqlite3"
+        with as_user():
+            path.parent.mkdir()
+            make(path)
+        target = path.parent if name == "data folder is a file" else path
+        before = _snapshot(target)
+        try:
+            with as_user():
+                store = HistoryStore(path, busy_timeout_s=0.05)
+                with store:
+                    # Whatever was there, this session's chats work.
+                    cid = store.create("this session")
+                    store.save(cid, conversation("still works?", "yes"))
+                    assert [c.title for c in store.list()] == ["this session"]
+                    assert [t.text for t in store.load(cid).turns] == ["still works?", "yes"]
+        finally:
+            if path.parent.is_dir():
+                path.parent.chmod(0o755)
+        assert store.warning
+        assert store.persistent is replaced
+        if replaced:
+            assert "moved to history.sqlite3.corrupt-" in store.warning
+            (moved,) = path.parent.glob("history.sqlite3.corrupt-*[0-9]")
+            assert ("file", moved.read_bytes()) == before  # never lose the user's old file
+            with HistoryStore(path) as again:  # the fresh file is the history from now on
+                assert [c.title for c in again.list()] == ["this session"]
+        else:
+            assert store.warning.startswith("Chat history is off for this session")
+            assert _snapshot(target) == before  # left exactly as it was
+            if path.parent.is_dir():
+                assert not list(path.parent.glob("*.corrupt-*"))
+
+
+def test_a_locked_history_is_not_treated_as_corrupt(tmp_path: Path):
     path = tmp_path / "history.sqlite3"
-    HistoryStore(path).close()
+    _stored_history(path)
     blocker = sqlite3.connect(path, isolation_level=None)  # e.g. a second Tightfit window mid-write
     blocker.execute("BEGIN EXCLUSIVE")
     try:
-        with pytest.raises(HistoryError, match="cannot be opened: database is locked"):
-            HistoryStore(path, busy_timeout_s=0.05)
+        with HistoryStore(path, busy_timeout_s=0.05) as store:
+            assert not store.persistent
+            assert store.warning is not None and "database is locked" in store.warning
+            store.create("kept in memory")
     finally:
         blocker.execute("ROLLBACK")
         blocker.close()
     assert not list(tmp_path.glob("*.corrupt-*"))
     with HistoryStore(path) as store:
-        assert store.warning is None
+        assert store.warning is None and store.persistent
+        assert [c.title for c in store.list()] == ["old chats"]
 
 
 def test_writer_thread_and_reader_thread_together(tmp_path: Path):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass, field
 
 from gui.core.protocol import ChatMessage, ReplyStats
@@ -16,6 +17,9 @@ class Turn:
     model_file: str = ""  # the GGUF that wrote an assistant turn (file name), for the history
     settings: dict | None = None  # LoadSettings.to_dict() the reply was generated with
     sampling: dict | None = None  # Sampling fields the reply was generated with
+    # Which turn this is, for the history: two windows (or a script) writing one conversation add and
+    # remove turns by it, never by position. Not content, so equal turns compare equal whatever it is.
+    uid: str = field(default_factory=lambda: uuid.uuid4().hex, compare=False, repr=False)
 
 
 @dataclass

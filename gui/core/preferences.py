@@ -2,7 +2,8 @@
 default, and how a stored value (from a file anyone could have edited) is read back.
 
 The settings store reads and writes only these; a value that does not parse is dropped with a warning
-and the default is used, so a hand-edited or old file never stops the window.
+and the default is used (in a list or a table, only the bad entry is dropped), so a hand-edited or old
+file never stops the window.
 """
 
 from __future__ import annotations
@@ -41,13 +42,23 @@ class Preference(Generic[T]):
 def _string(value: Any) -> str:
     if not isinstance(value, str):
         raise ValueError(f"expected text, got {type(value).__name__}")
+    # A NUL is never typed by a user, and a path holding one makes every file call raise ValueError.
+    if "\0" in value:
+        raise ValueError("text holds a NUL character")
     return value
 
 
 def _strings(value: Any) -> list[str]:
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+    """A list of text where a bad entry is skipped rather than losing the whole list."""
+    if not isinstance(value, list):
         raise ValueError("expected a list of strings")
-    return list(dict.fromkeys(value))  # duplicates dropped, order kept
+    good = []
+    for item in value:
+        try:
+            good.append(_string(item))
+        except ValueError:
+            continue
+    return list(dict.fromkeys(good))  # duplicates dropped, order kept
 
 
 def _table(parse_one: Callable[[Any], T]) -> Callable[[Any], dict[str, T]]:
@@ -59,7 +70,7 @@ def _table(parse_one: Callable[[Any], T]) -> Callable[[Any], dict[str, T]]:
         table: dict[str, T] = {}
         for name, item in value.items():
             try:
-                table[str(name)] = parse_one(item)
+                table[_string(name)] = parse_one(item)
             except (ValueError, TypeError):
                 continue
         return table

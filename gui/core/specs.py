@@ -62,7 +62,12 @@ class IntSpec(Spec[int]):
             raise ValueError(f"{self.label} must be between {self.minimum} and {top} (got {value})")
 
     def parse(self, value: object) -> int:
-        if isinstance(value, bool) or not isinstance(value, int | float) or value != int(value):
+        # int() of an infinity raises OverflowError and of a NaN a ValueError of its own wording: test first.
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or (isinstance(value, float) and not value.is_integer())
+        ):
             raise ValueError(f"{self.label} must be a whole number (got {value!r})")
         self.check(int(value))
         return int(value)
@@ -83,8 +88,12 @@ class FloatSpec(Spec[float]):
     def parse(self, value: object) -> float:
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise ValueError(f"{self.label} must be a number (got {value!r})")
-        self.check(float(value))
-        return float(value)
+        try:
+            number = float(value)
+        except OverflowError:  # an int past float's range (JSON allows any number of digits): check() refuses it
+            number = math.inf if value > 0 else -math.inf
+        self.check(number)
+        return number
 
 
 @dataclass(frozen=True, kw_only=True)

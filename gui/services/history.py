@@ -9,17 +9,34 @@ An sqlite3 connection must not be used by two threads at once; the lock makes ea
 the statements are small (a streamed reply updates one row), so the UI thread never waits long for the
 writer. One connection also keeps close() simple: there are no per-thread connections to hunt down.
 
-A file SQLite cannot read is moved aside as ``<name>.corrupt-<timestamp>`` (never deleted: the user may
-want to recover it) and a fresh database is started; ``HistoryStore.warning`` says so.
+Opening never stops the window. A file SQLite cannot read is moved aside as ``<name>.corrupt-<timestamp>``
+(never deleted: the user may want to recover it) and a fresh database is started. A path that cannot be
+opened at all (a folder in its place, no permission, a read-only disk, locked by another process past the
+busy timeout, written by a newer Tightfit) is left as it is, and the history lives in memory for this
+session (``persistent`` is False). Either way ``HistoryStore.warning`` says what happened, in words.
+
+Two windows, one history. Two Tightfit windows (or a window and a script) may write the same
+conversation: both restored the last one at start, say. A save therefore merges rather than replaces.
+Every turn has a uid (``Turn.uid``), and a writer saves against its *base*, its copy as it last loaded
+or saved it (:class:`ConversationCopy` keeps it). A turn new since the base is added after every stored
+turn; one changed since it is written; one in the base but gone from the writer's copy was removed by
+its user (edit, regenerate, drop the oldest turns) and is deleted. Every other stored turn was added,
+changed or removed by another writer and is left as the store has it: a writer cannot delete a turn it
+never saw. The other choice, one window at a time behind a lock, was not taken: the command line and
+scripts open the history too, a user who opens a second window expects it to work, and a lock left by a
+crashed window would shut the history until someone removed it by hand.
 """
 
 from __future__ import annotations
 
 import builtins
+import contextlib
+import copy
 import json
 import logging
 import re
 import sqlite3
+import stat
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -35,6 +52,7 @@ from gui.core.protocol import ReplyStats
 
 __all__ = [
     "SCHEMA_VERSION",
+    "ConversationCopy",
     "ConversationSummary",
     "HistoryError",
     "HistoryStore",
@@ -45,7 +63,7 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 
 def default_history_path() -> Path:
@@ -154,7 +172,14 @@ def _create_v1(db: sqlite3.Connection) -> None:
             db.execute(statement)
 
 
-MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {0: _create_v1}
+def _add_turn_uids(db: sqlite3.Connection) -> None:
+    # Turns written before uids existed get random ones: no other writer can know them.
+    db.execute("ALTER TABLE messages ADD COLUMN uid TEXT NOT NULL DEFAULT ''")
+    db.execute("UPDATE messages SET uid = lower(hex(randomblob(16)))")
+    db.execute("CREATE UNIQUE INDEX messages_by_uid ON messages (conversation_id, uid)")
+
+
+MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {0: _create_v1, 1: _add_turn_uids}
 
 _MESSAGE_COLUMNS = ("role", "text", "note", "model_file", "settings", "sampling", "stats")
 _STATS_FIELDS = tuple(f.name for f in fields(ReplyStats))
@@ -193,6 +218,7 @@ def _row_turn(row: sqlite3.Row) -> Turn:
         model_file=row["model_file"],
         settings=json.loads(row["settings"]) if row["settings"] else None,
         sampling=json.loads(row["sampling"]) if row["sampling"] else None,
+        uid=row["uid"],
     )
 
 
@@ -204,34 +230,62 @@ class HistoryStore:
 
         ``use_fts``: None uses FTS5 when this SQLite has it; False forces the LIKE search (tests, and
         a way out should the index ever misbehave). ``busy_timeout_s``: how long to wait for another
-        process (a second window) holding the write lock before giving up with HistoryError.
+        process (a second window) holding the write lock; past it a write raises sqlite3.OperationalError,
+        and an opening falls back to a history in memory.
         """
         self.path = Path(path) if path is not None else default_history_path()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         self.warning: str | None = None
+        self.persistent = True  # False: the file could not be used, this session's chats live in memory
         self._lock = threading.RLock()
         self._busy_timeout_s = busy_timeout_s
         try:
-            self._db = self._open()
+            self.fts = self._open_file(use_fts)
+        except (HistoryError, sqlite3.Error, OSError) as e:
+            if isinstance(e, HistoryError):
+                reason = str(e)
+            elif isinstance(e, OSError):
+                reason = f"{e.filename or self.path}: {e.strerror or e}"
+            else:
+                reason = f"the chat history at {self.path} cannot be opened: {e}"
+            self.warning = (
+                f"Chat history is off for this session: {reason}. Nothing was changed on disk; this "
+                "session's chats are kept until Tightfit closes."
+            )
+            log.warning("%s", self.warning)
+            self.persistent = False
+            self._db = self._open(":memory:")
+            self.fts = self._setup_fts(use_fts)
+
+    # -- opening ---------------------------------------------------------------------------------
+
+    def _open_file(self, use_fts: bool | None) -> bool:
+        """Open ``path`` (a fresh database if the old one is damaged: moved aside, with a warning) and set
+        up search; returns whether full-text search is on."""
+        with contextlib.suppress(FileNotFoundError):
+            mode = self.path.stat().st_mode
+            if not stat.S_ISREG(mode):  # a FIFO would hang the first read, a folder fails in vaguer words
+                kind = "a folder" if stat.S_ISDIR(mode) else "a special file"
+                raise HistoryError(f"{self.path} is {kind}, not a database file")
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self._db = self._open(self.path)
         except sqlite3.DatabaseError as e:
             if not _is_corruption(e):
-                raise HistoryError(f"the chat history at {self.path} cannot be opened: {e}") from e
+                raise
             moved = self._move_aside()
             self.warning = (
                 f"The chat history could not be read ({e}); it was moved to {moved.name} and a new one started."
             )
             log.warning("%s", self.warning)
-            self._db = self._open()
+            self._db = self._open(self.path)
         try:
-            self.fts = self._setup_fts(use_fts)
-        except sqlite3.DatabaseError as e:
+            return self._setup_fts(use_fts)
+        except BaseException:
             self._db.close()
-            raise HistoryError(f"the chat history at {self.path} cannot be opened: {e}") from e
+            raise
 
-    # -- opening ---------------------------------------------------------------------------------
-
-    def _open(self) -> sqlite3.Connection:
-        db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=self._busy_timeout_s)
+    def _open(self, target: Path | str) -> sqlite3.Connection:
+        db = sqlite3.connect(target, check_same_thread=False, isolation_level=None, timeout=self._busy_timeout_s)
         try:
             db.row_factory = sqlite3.Row
             # quick_check reads every page: for a history of a few MB that is milliseconds, and it is the
@@ -240,11 +294,17 @@ class HistoryStore:
             if result != "ok":
                 raise _Corrupt(f"integrity check failed: {result}")
             mode = db.execute("PRAGMA journal_mode=WAL").fetchone()[0]
-            if str(mode).lower() != "wal":
+            if str(mode).lower() not in ("wal", "memory"):
                 log.warning("history database is in %s mode, not WAL", mode)
             db.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: a power cut loses at most the last write
             db.execute("PRAGMA foreign_keys=ON")
             self._migrate(db)
+            # A read-only file opens and reads; find out now, while there is a fallback, not at the first save.
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            finally:
+                db.execute("ROLLBACK")
         except BaseException:
             db.close()
             raise
@@ -384,73 +444,96 @@ class HistoryStore:
             [_row_turn(r) for r in rows],
         )
 
-    def save(self, conversation_id: int, conversation: Conversation) -> None:
-        """Make the stored conversation equal ``conversation``, writing only the turns that differ.
+    def save(self, conversation_id: int, conversation: Conversation, base: Conversation | None = None) -> None:
+        """Merge one writer's copy of a conversation into the stored one, writing only what differs.
 
-        Saving an unchanged conversation writes nothing (and leaves ``updated`` alone, so the list
-        order only changes when a conversation does).
+        ``base`` is that copy as the writer last loaded or saved it (None: it has seen nothing stored, so
+        nothing is deleted). A turn new or changed since ``base`` is written (a new one after every stored
+        turn); a turn in ``base`` but not in ``conversation`` is deleted; any other stored turn is another
+        writer's and stays as it is. The system prompt is written when it changed since ``base``.
+        Saving an unchanged conversation writes nothing (and leaves ``updated`` alone, so the list order
+        only changes when a conversation does).
         """
-        new_rows = [_turn_row(t) for t in conversation.turns]
+        rows = {t.uid: _turn_row(t) for t in conversation.turns}
+        known = {t.uid: _turn_row(t) for t in base.turns} if base is not None else {}
         with self._write() as db:
             head = db.execute("SELECT system_prompt FROM conversations WHERE id = ?", (conversation_id,)).fetchone()
             if head is None:
                 raise KeyError(f"no conversation {conversation_id} in the history")
-            old = {
-                r["position"]: tuple(r[c] for c in _MESSAGE_COLUMNS)
+            stored = {
+                r["uid"]: tuple(r[c] for c in _MESSAGE_COLUMNS)
                 for r in db.execute(
-                    f"SELECT position, {', '.join(_MESSAGE_COLUMNS)} FROM messages WHERE conversation_id = ?",
+                    f"SELECT uid, {', '.join(_MESSAGE_COLUMNS)} FROM messages WHERE conversation_id = ?",
                     (conversation_id,),
                 )
             }
+            end = self._end(conversation_id)
             now = time.time()
-            changed = head["system_prompt"] != conversation.system_prompt
-            for position, row in enumerate(new_rows):
-                if old.get(position) != row:
-                    self._upsert(db, conversation_id, position, row, now)
-                    changed = True
-            if len(old) > len(new_rows):
-                db.execute(
-                    "DELETE FROM messages WHERE conversation_id = ? AND position >= ?", (conversation_id, len(new_rows))
-                )
+            changed = False
+            for uid, row in rows.items():
+                if known.get(uid) == row or stored.get(uid) == row:
+                    continue  # not changed by this writer, or already stored as it is
+                if uid in stored:
+                    self._update(db, conversation_id, uid, row)
+                else:  # new here, or changed here after another writer removed it
+                    self._insert(db, conversation_id, end, uid, row, now)
+                    end += 1
+                changed = True
+            for uid in known.keys() - rows.keys():
+                cur = db.execute("DELETE FROM messages WHERE conversation_id = ? AND uid = ?", (conversation_id, uid))
+                changed = changed or cur.rowcount > 0
+            prompt = conversation.system_prompt
+            if prompt != head["system_prompt"] and (base is None or prompt != base.system_prompt):
+                db.execute("UPDATE conversations SET system_prompt = ? WHERE id = ?", (prompt, conversation_id))
                 changed = True
             if changed:
-                db.execute(
-                    "UPDATE conversations SET system_prompt = ?, updated = ? WHERE id = ?",
-                    (conversation.system_prompt, now, conversation_id),
-                )
+                db.execute("UPDATE conversations SET updated = ? WHERE id = ?", (now, conversation_id))
 
     def append_turn(self, conversation_id: int, turn: Turn) -> int:
         """Add ``turn`` after the last one; returns its position (0-based)."""
         with self._write() as db:
             self._require(conversation_id)
-            position = db.execute(
-                "SELECT coalesce(max(position) + 1, 0) FROM messages WHERE conversation_id = ?", (conversation_id,)
-            ).fetchone()[0]
+            position = self._end(conversation_id)
             now = time.time()
-            self._upsert(db, conversation_id, position, _turn_row(turn), now)
+            self._insert(db, conversation_id, position, turn.uid, _turn_row(turn), now)
             db.execute("UPDATE conversations SET updated = ? WHERE id = ?", (now, conversation_id))
-            return int(position)
+            return position
 
     def update_last_turn(self, conversation_id: int, turn: Turn) -> None:
-        """Overwrite the last turn: the cheap path while a reply streams in."""
+        """Overwrite the last turn's content (it keeps its uid): the cheap path while a reply streams in."""
         with self._write() as db:
             last = db.execute(
-                "SELECT max(position) FROM messages WHERE conversation_id = ?", (conversation_id,)
-            ).fetchone()[0]
+                "SELECT uid FROM messages WHERE conversation_id = ? ORDER BY position DESC LIMIT 1", (conversation_id,)
+            ).fetchone()
             if last is None:
                 raise KeyError(f"conversation {conversation_id} has no turn to update")
-            now = time.time()
-            self._upsert(db, conversation_id, last, _turn_row(turn), now)
-            db.execute("UPDATE conversations SET updated = ? WHERE id = ?", (now, conversation_id))
+            self._update(db, conversation_id, last["uid"], _turn_row(turn))
+            db.execute("UPDATE conversations SET updated = ? WHERE id = ?", (time.time(), conversation_id))
+
+    def _end(self, conversation_id: int) -> int:
+        """The position after the conversation's last turn."""
+        return int(
+            self._db.execute(
+                "SELECT coalesce(max(position) + 1, 0) FROM messages WHERE conversation_id = ?", (conversation_id,)
+            ).fetchone()[0]
+        )
 
     @staticmethod
-    def _upsert(db: sqlite3.Connection, conversation_id: int, position: int, row: tuple[Any, ...], now: float) -> None:
+    def _insert(
+        db: sqlite3.Connection, conversation_id: int, position: int, uid: str, row: tuple[Any, ...], now: float
+    ) -> None:
         db.execute(
-            f"""INSERT INTO messages (conversation_id, position, {", ".join(_MESSAGE_COLUMNS)}, created)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                ON CONFLICT (conversation_id, position) DO UPDATE SET
-                {", ".join(f"{c} = excluded.{c}" for c in _MESSAGE_COLUMNS)}""",
-            (conversation_id, position, *row, now),
+            f"""INSERT INTO messages (conversation_id, position, uid, {", ".join(_MESSAGE_COLUMNS)}, created)
+                VALUES (?, ?, ?, {", ".join("?" for _ in _MESSAGE_COLUMNS)}, ?)""",
+            (conversation_id, position, uid, *row, now),
+        )
+
+    @staticmethod
+    def _update(db: sqlite3.Connection, conversation_id: int, uid: str, row: tuple[Any, ...]) -> None:
+        db.execute(
+            f"""UPDATE messages SET {", ".join(f"{c} = ?" for c in _MESSAGE_COLUMNS)}
+                WHERE conversation_id = ? AND uid = ?""",
+            (*row, conversation_id, uid),
         )
 
     def rename(self, conversation_id: int, title: str) -> None:
@@ -531,6 +614,56 @@ class HistoryStore:
                     "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
                     (str(conversation_id),),
                 )
+
+
+class ConversationCopy:
+    """One writer's copy of a stored conversation (a window's chat, a script): which stored conversation it
+    is, and its base, the conversation as this writer last loaded or saved it, so that its saves merge with
+    other writers' rather than overwrite them (see the module docstring).
+
+    Not thread-safe: one writer saves from one thread (the window's history thread).
+    """
+
+    def __init__(self, store: HistoryStore, conversation_id: int | None = None, base: Conversation | None = None):
+        """``base``: the conversation as loaded (copied here, so the caller may go on changing its own)."""
+        self.store = store
+        self.id = conversation_id
+        self._base = copy.deepcopy(base)
+
+    @classmethod
+    def open(cls, store: HistoryStore, conversation_id: int) -> tuple[ConversationCopy, Conversation]:
+        """A copy of a stored conversation, and the conversation for the writer to work on."""
+        conversation = store.load(conversation_id).to_conversation()
+        return cls(store, conversation_id, conversation), conversation
+
+    def save(self, conversation: Conversation, title: str) -> bool:
+        """Store ``conversation``, which becomes the base: pass a snapshot the caller will not change.
+
+        The first save creates the stored conversation titled ``title``; so does a save with changes
+        after another writer deleted it, since this writer's user is still working on it (an unchanged
+        copy does not bring a deleted conversation back). Returns whether a stored conversation was created.
+        """
+        if self._base is not None and _same(conversation, self._base):
+            return False
+        created = False
+        if self.id is not None:
+            try:
+                self.store.save(self.id, conversation, self._base)
+            except KeyError:
+                self.id = None
+        if self.id is None:
+            self.id = self.store.create(title, conversation.system_prompt)
+            self.store.save(self.id, conversation)
+            created = True
+        self._base = conversation
+        return created
+
+
+def _same(a: Conversation, b: Conversation) -> bool:
+    def stored_form(c: Conversation) -> tuple[str, list[tuple[str, tuple[Any, ...]]]]:
+        return c.system_prompt, [(t.uid, _turn_row(t)) for t in c.turns]
+
+    return stored_form(a) == stored_form(b)
 
 
 def _escape_like(text: str) -> str:

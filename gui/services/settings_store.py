@@ -1,9 +1,18 @@
 """A small JSON settings file under the user's config directory.
 
 Writes are atomic (a temporary file in the same directory, flushed, then renamed over the old one), so
-a crash or a full disk never leaves a half-written file. A file that cannot be read as a JSON object is
-kept as ``settings.json.bak`` for the user to inspect, a warning is logged, and the defaults are used:
-losing preferences is better than refusing to start.
+a crash or a full disk never leaves a half-written file. Losing preferences is better than refusing to
+start, so nothing in the file stops the window:
+
+- content that is not a JSON object, is larger than ``MAX_BYTES`` or nested deeper than ``MAX_DEPTH``
+  (Python's json would hit its recursion limit, or a later copy would) is kept as ``settings.json.bak``
+  for the user to inspect, a warning is logged, and the defaults are used;
+- a path that cannot be read as a regular file (a directory, a FIFO, no permission, a symlink loop) is
+  logged and left alone: the defaults are used, and this session's changes stay in memory rather than
+  replace a file that was never read;
+- a write the disk refuses (full, read-only) is logged; the new value still holds for this session;
+- a single bad value (NaN, an out-of-range or absurd number, a NUL in text, a wrong type) is dropped by
+  its declaration's parser (``gui.core.preferences``) when read, and the default is used.
 """
 
 from __future__ import annotations
@@ -13,6 +22,7 @@ import copy
 import json
 import logging
 import os
+import stat
 import tempfile
 import threading
 from collections.abc import Mapping
@@ -29,6 +39,10 @@ log = logging.getLogger(__name__)
 
 APP_NAME = "tightfit"
 FILE_NAME = "settings.json"
+# Far above what the window writes (a few KB per hundred models), far below what would hurt to read.
+MAX_BYTES = 4 * 1024 * 1024
+# The window writes at most four levels; a deeper file was not written by it.
+MAX_DEPTH = 32
 T = TypeVar("T")
 
 
@@ -46,6 +60,8 @@ class SettingsStore:
     def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
         self._path = Path(path) if path is not None else default_settings_path()
         self._lock = threading.RLock()
+        # Why changes are not written to the file this session ("" when they are).
+        self._unwritable = ""
         self._data: dict[str, Any] = self._load()
 
     @property
@@ -70,11 +86,20 @@ class SettingsStore:
         self.write_many({pref: value})
 
     def write_many(self, values: Mapping[Preference[Any], Any]) -> None:
-        """Set several preferences in one write; raises before anything changes if a value cannot be stored."""
+        """Set several preferences in one write; raises before anything changes if a value is not JSON.
+        A write the disk refuses is logged, and the values hold for this session."""
         with self._lock:
             new = dict(self._data)
             new.update({pref.key: copy.deepcopy(pref.dump(value)) for pref, value in values.items()})
-            self._write(new)  # raises before the in-memory copy changes if the value cannot be stored
+            # Serialise first so a value JSON cannot store raises before anything changes.
+            text = json.dumps(new, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+            if self._unwritable:
+                log.warning("settings: not saved to %s (%s); kept for this session", self._path, self._unwritable)
+            else:
+                try:
+                    self._write(text)
+                except OSError as exc:
+                    log.warning("settings: cannot write %s (%s); kept for this session", self._path, _why(exc))
             self._data = new
 
     # -- model folders ---------------------------------------------------------------------------
@@ -108,30 +133,51 @@ class SettingsStore:
 
     def _load(self) -> dict[str, Any]:
         try:
-            raw = self._path.read_bytes()
+            raw = self._read()
         except FileNotFoundError:
             return {}
         except OSError as exc:
-            log.warning("settings: cannot read %s (%s); using defaults", self._path, exc.strerror or exc)
+            self._unwritable = f"it could not be read: {_why(exc)}"
+            log.warning("settings: cannot read %s (%s); using defaults and leaving it as it is", self._path, _why(exc))
             return {}
         try:
+            if len(raw) > MAX_BYTES:
+                raise ValueError(f"larger than {MAX_BYTES // (1024 * 1024)} MiB")
             data = json.loads(raw.decode("utf-8"))
             if not isinstance(data, dict):
                 raise ValueError(f"top level is a {type(data).__name__}, not an object")
-        except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError are both ValueErrors
+            if _deeper_than(data, MAX_DEPTH):
+                raise ValueError(f"nested deeper than {MAX_DEPTH} levels")
+        except (ValueError, RecursionError) as exc:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
             backup = self._path.with_name(self._path.name + ".bak")
             try:
                 os.replace(self._path, backup)
                 kept = f"kept as {backup}"
             except OSError as move_exc:
-                kept = f"could not keep a copy ({move_exc.strerror or move_exc})"
-            log.warning("settings: %s is corrupt (%s); using defaults, the bad file %s", self._path, exc, kept)
+                kept = f"could not keep a copy ({_why(move_exc)})"
+            reason = "nested too deeply to parse" if isinstance(exc, RecursionError) else exc
+            log.warning("settings: %s is corrupt (%s); using defaults, the bad file %s", self._path, reason, kept)
             return {}
         return data
 
-    def _write(self, data: dict[str, Any]) -> None:
-        # Serialise first so a value JSON cannot store fails before anything touches the disk.
-        text = json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    def _read(self) -> bytes:
+        """The file's bytes, at most MAX_BYTES + 1 of them; OSError for anything but a regular file."""
+        # O_NONBLOCK: opening a FIFO left at the path must not hang start-up.
+        fd = os.open(self._path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+        try:
+            mode = os.fstat(fd).st_mode
+            if not stat.S_ISREG(mode):
+                raise OSError(f"it is {'a directory' if stat.S_ISDIR(mode) else 'not a regular file'}")
+            chunks = []
+            left = MAX_BYTES + 1
+            while left > 0 and (chunk := os.read(fd, min(left, 1 << 20))):
+                chunks.append(chunk)
+                left -= len(chunk)
+            return b"".join(chunks)
+        finally:
+            os.close(fd)
+
+    def _write(self, text: str) -> None:
         folder = self._path.parent
         folder.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{self._path.name}.", suffix=".tmp", dir=folder)
@@ -146,3 +192,18 @@ class SettingsStore:
                 os.unlink(tmp)
             raise
 
+
+def _why(exc: OSError) -> str:
+    return exc.strerror or str(exc)
+
+
+def _deeper_than(value: Any, limit: int) -> bool:
+    """Whether JSON data nests more than ``limit`` lists or objects; iterative, so any depth is safe to ask."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict | list):
+            if depth > limit:
+                return True
+            stack.extend((child, depth + 1) for child in (item.values() if isinstance(item, dict) else item))
+    return False

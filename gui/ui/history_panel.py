@@ -1,7 +1,9 @@
 """Saved conversations: the list beside the chat, search, rename, delete, and saving as the chat changes.
 
 Every database call runs on one background thread (in order), so the UI never waits on the disk; results
-come back as signals.
+come back as signals. Each conversation the chat pane shows is saved through a ConversationCopy, so a save
+merges with what another window or a script wrote to the same conversation (gui.services.history says how).
+When the history could not be opened from its file, a line above the list says why for the whole session.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QInputDialog,
+    QLabel,
     QLineEdit,
     QListWidget,
     QListWidgetItem,
@@ -24,7 +27,7 @@ from PySide6.QtWidgets import (
 )
 
 from gui.core.chat import Conversation
-from gui.services.history import ConversationSummary, HistoryStore, SearchHit, StoredConversation
+from gui.services.history import ConversationCopy, ConversationSummary, HistoryStore, SearchHit
 from gui.ui.background import Background
 from gui.ui.plain import plain_tip
 
@@ -48,10 +51,10 @@ class HistoryPanel(QWidget):
         self.store = store
         self.current_id: int | None = None
         self.can_switch: Callable[[], bool] = lambda: True  # the window says no while a reply streams
-        # Which stored conversation the chat pane shows, per "session" (a new chat or an opened one).
-        # Only the database thread touches _ids, so two quick saves of a new chat create it once.
+        # The stored conversation the chat pane shows, per "session" (a new chat or an opened one).
+        # Only the database thread touches _copies, so two quick saves of a new chat create it once.
         self._session = 0
-        self._ids: dict[int, int] = {}
+        self._copies: dict[int, ConversationCopy] = {}
         self._db = Background("history", parent=self)  # one thread: writes land in order
         self.search = QLineEdit(self)
         self.search.setPlaceholderText("Search chats")
@@ -66,8 +69,12 @@ class HistoryPanel(QWidget):
         buttons = QHBoxLayout()
         buttons.addWidget(self.rename_button)
         buttons.addWidget(self.delete_button)
+        self.notice = QLabel(store.warning or "", self)
+        self.notice.setWordWrap(True)
+        self.notice.setVisible(not store.persistent)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.notice)
         layout.addWidget(self.search)
         layout.addWidget(self.list, 1)
         layout.addLayout(buttons)
@@ -99,20 +106,21 @@ class HistoryPanel(QWidget):
     def restore_last(self) -> None:
         """Open the conversation that was open when the app last closed."""
 
-        def job() -> StoredConversation | None:
+        def job() -> tuple[ConversationCopy, Conversation] | None:
             last = self.store.last_opened()
-            return self.store.load(last) if last is not None else None
+            return ConversationCopy.open(self.store, last) if last is not None else None
 
         self._run(job, self._restored)
         self.refresh()
 
-    def _restored(self, stored: StoredConversation | None) -> None:
-        if stored is not None:
+    def _restored(self, opened: tuple[ConversationCopy, Conversation] | None) -> None:
+        if opened is not None:
+            writer, conversation = opened
             self._session += 1
             session = self._session
-            self._run(lambda: self._ids.__setitem__(session, stored.id))
-            self.current_id = stored.id
-            self.opened.emit(stored.id, stored.to_conversation())
+            self._run(lambda: self._copies.__setitem__(session, writer))
+            self.current_id = writer.id
+            self.opened.emit(writer.id, conversation)
 
     def refresh(self) -> None:
         text = self.search.text().strip()
@@ -151,10 +159,10 @@ class HistoryPanel(QWidget):
         self.open(conversation_id)
 
     def open(self, conversation_id: int) -> None:
-        def job() -> StoredConversation:
-            stored = self.store.load(conversation_id)
+        def job() -> tuple[ConversationCopy, Conversation]:
+            opened = ConversationCopy.open(self.store, conversation_id)
             self.store.set_last_opened(conversation_id)
-            return stored
+            return opened
 
         self._run(job, self._restored)
 
@@ -175,14 +183,12 @@ class HistoryPanel(QWidget):
         session = self._session
 
         def job() -> tuple[int, int, bool]:
-            conversation_id = self._ids.get(session)
-            created = conversation_id is None
-            if conversation_id is None:
-                conversation_id = self.store.create(title_for(snapshot), snapshot.system_prompt)
-                self._ids[session] = conversation_id
-                self.store.set_last_opened(conversation_id)
-            self.store.save(conversation_id, snapshot)
-            return session, conversation_id, created
+            writer = self._copies.setdefault(session, ConversationCopy(self.store))
+            created = writer.save(snapshot, title_for(snapshot))
+            assert writer.id is not None  # a save leaves the copy with its stored conversation
+            if created:
+                self.store.set_last_opened(writer.id)
+            return session, writer.id, created
 
         def stored(result: tuple[int, int, bool]) -> None:
             saved_session, conversation_id, created = result
