@@ -8,6 +8,7 @@ releases them; replies stream a fixed text word by word with honest counts.
 from __future__ import annotations
 
 import itertools
+import re
 import os
 import queue
 import threading
@@ -138,7 +139,7 @@ class FakeEngine(EngineClient):
         started = time.perf_counter()
         if self.notice:
             self._listener(p.Notice(rid, self.notice))
-        words = [w + " " for w in self.reply.split()]
+        words = re.findall(r"\s*\S+", self.reply) or [self.reply]  # the reply exactly, a word per token
         n_gen = 0
         finish = "stop"
         for index, word in enumerate(words[: command.max_tokens]):

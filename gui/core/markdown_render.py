@@ -30,7 +30,7 @@ from pygments.styles import get_style_by_name
 from pygments.token import Text
 from pygments.util import ClassNotFound
 
-__all__ = ["ALLOWED_SCHEMES", "render_markdown"]
+__all__ = ["ALLOWED_SCHEMES", "plain_blocks", "render_markdown", "render_markdown_blocks"]
 
 ALLOWED_SCHEMES: tuple[str, ...] = ("http://", "https://", "mailto:")
 
@@ -63,8 +63,55 @@ _DARK = _Theme("monokai", "#3a3d41", "#a0a8b0")
 
 def render_markdown(text: str, *, dark: bool = False) -> str:
     """HTML for ``text``, safe to hand to ``QTextBrowser.setHtml``. Works on partial (streaming) text."""
-    # Qt keeps whitespace after a closing </pre> as a trailing space inside the code block.
-    return _RENDERERS[dark].render(text).rstrip("\n")
+    return "\n".join(render_markdown_blocks(text, dark=dark))
+
+
+def render_markdown_blocks(text: str, *, dark: bool = False) -> tuple[str, ...]:
+    """The HTML of :func:`render_markdown` in pieces a text view lays out in a few milliseconds each: one
+    per top-level block (paragraph, list, table…), long code blocks cut into runs of lines, and a
+    paragraph too long to lay out at once (a reply that never breaks a line) cut into plain-text runs."""
+    md, theme = _RENDERERS[dark], _THEMES[dark]
+    env: EnvType = {}
+    tokens = md.parse(text, env)
+    pieces: list[str] = []
+    start = 0
+    for i, token in enumerate(tokens):
+        if token.level != 0 or token.nesting > 0:
+            continue
+        group = tokens[start : i + 1]  # one top-level block
+        start = i + 1
+        if len(group) == 1 and group[0].type in ("fence", "code_block"):
+            pieces += _code_pieces(theme, group[0].content, _language(group[0]))
+        elif group[0].type == "paragraph_open" and len(group[1].content) > MAX_PARAGRAPH_CHARS:
+            pieces += plain_blocks(group[1].content)
+        else:
+            # Qt keeps whitespace after a closing </pre> as a trailing space inside the code block.
+            pieces.append(md.renderer.render(group, md.options, env).rstrip("\n"))
+    return tuple(piece for piece in pieces if piece)
+
+
+# A paragraph past this many characters is shown as plain text, cut into runs a view lays out quickly.
+MAX_PARAGRAPH_CHARS = 16_000
+# Lines of code per piece: a few milliseconds of layout each, however long the block.
+CODE_LINES_PER_PIECE = 200
+
+
+def _language(token: Token) -> str:
+    return token.info.strip().split(maxsplit=1)[0] if token.info.strip() else ""
+
+
+def plain_blocks(text: str, run: int = 4_000) -> tuple[str, ...]:
+    """Text shown as written (no markdown): a piece per paragraph, line breaks kept, and a paragraph
+    longer than ``run`` characters cut into runs (at spaces where there are any) that read as one."""
+    pieces = []
+    for paragraph in text.split("\n\n") if text else [""]:
+        rest, first = paragraph, True
+        while rest or first:
+            cut = len(rest) if len(rest) <= run else (rest.rfind(" ", 0, run) + 1 or run)
+            margins = "margin-top:0" if first else "margin-top:0; margin-bottom:0"
+            pieces.append(f'<p style="{margins}">' + escape(rest[:cut], quote=False).replace("\n", "<br>") + "</p>")
+            rest, first = rest[cut:], False
+    return tuple(pieces)
 
 
 # ---- rendering rules --------------------------------------------------------------------------
@@ -102,24 +149,33 @@ _highlight_cached = lru_cache(maxsize=256)(_highlight)
 _CACHE_BLOCKS_UP_TO = 16_000  # characters; bigger blocks are rare and would pin memory in the cache
 
 
-def _code_block(theme: _Theme, code: str, language: str) -> str:
+def _code_pieces(theme: _Theme, code: str, language: str) -> list[str]:
+    """A highlighted code block as ``<pre>`` runs of lines that read as one block (no margins between)."""
     if len(code) <= _CACHE_BLOCKS_UP_TO:
         body = _highlight_cached(theme.style_name, language, code)
     else:
         body = _highlight(theme.style_name, language, code)
-    # A trailing newline inside <pre> shows as an empty last line in Qt.
-    body = body.removesuffix("\n")
-    style = f"background-color: {theme.code_bg}; color: {theme.code_fg}; {_MONO}"
-    return f'<pre style="{style}">{body}</pre>\n'
+    # A trailing newline inside <pre> shows as an empty last line in Qt. The formatter closes every span
+    # at the end of its line, so the lines can be cut apart.
+    lines = body.removesuffix("\n").split("\n")
+    runs = [lines[i : i + CODE_LINES_PER_PIECE] for i in range(0, len(lines), CODE_LINES_PER_PIECE)] or [[]]
+    base = f"background-color: {theme.code_bg}; color: {theme.code_fg}; {_MONO}"
+    pieces = []
+    for n, run in enumerate(runs):
+        margins = ("; margin-top:0" if n > 0 else "") + ("; margin-bottom:0" if n < len(runs) - 1 else "")
+        pieces.append(f'<pre style="{base}{margins}">' + "\n".join(run) + "</pre>")
+    return pieces
+
+
+def _code_block(theme: _Theme, code: str, language: str) -> str:
+    return "\n".join(_code_pieces(theme, code, language)) + "\n"
 
 
 def _build(theme: _Theme) -> MarkdownIt:
     md = _SafeMarkdown("commonmark", {"html": False, "typographer": False}).enable(["table", "strikethrough"])
 
     def fence(self: Any, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType) -> str:
-        token = tokens[idx]
-        language = token.info.strip().split(maxsplit=1)[0] if token.info.strip() else ""
-        return _code_block(theme, token.content, language)
+        return _code_block(theme, tokens[idx].content, _language(tokens[idx]))
 
     def code_block(self: Any, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType) -> str:
         return _code_block(theme, tokens[idx].content, "")
@@ -153,4 +209,5 @@ def _build(theme: _Theme) -> MarkdownIt:
     return md
 
 
-_RENDERERS: dict[bool, MarkdownIt] = {False: _build(_LIGHT), True: _build(_DARK)}
+_THEMES: dict[bool, _Theme] = {False: _LIGHT, True: _DARK}
+_RENDERERS: dict[bool, MarkdownIt] = {dark: _build(theme) for dark, theme in _THEMES.items()}

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import functools
 import html
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QGuiApplication, QKeySequence, QShortcut, QTextCursor
+from PySide6.QtGui import QGuiApplication, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QComboBox,
     QDoubleSpinBox,
@@ -29,14 +29,16 @@ from PySide6.QtWidgets import (
 from gui.core import protocol as p
 from gui.core.chat import Conversation, Turn, format_stats
 from gui.core.load_state import LoadState, Phase
-from gui.core.markdown_render import render_markdown
+from gui.core.markdown_render import plain_blocks, render_markdown, render_markdown_blocks
 from gui.core.presets import BUILTIN_PRESETS, DEFAULT_PRESET, sampling_to_dict
 from gui.core.specs import FloatSpec, IntSpec, specs_of
 from gui.services.engine_client import EngineUnavailable
+from gui.ui.background import Background
 from gui.ui.engine_bridge import ACK_S, FINISH_S, EngineBridge
 from gui.ui.load_session import LoadSession
-from gui.ui.plain import NoResourceBrowser, open_link, plain_label
+from gui.ui.plain import open_link, plain_label
 from gui.ui.spec_widgets import float_box, int_box
+from gui.ui.transcript import Transcript, TurnView
 
 ROLE_NAMES = {"user": "You", "assistant": "Model", "system": "System"}
 FRAME_S = 1 / 60  # at most one transcript update per frame
@@ -189,8 +191,10 @@ class ChatPane(QWidget):
         self._last_flush = 0.0
         self._notice_action: Callable[[], None] | None = None
         self.arrivals: list[tuple[float, int]] = []  # (pane time, tokens) per update, for the benchmark
+        self._renderer = Background("markdown", parent=self)
+        self._rendering: set[tuple[str, str]] = set()  # long replies being rendered on the worker
 
-        self.transcript = NoResourceBrowser(self)  # replies are markdown from the model: no resources, ever
+        self.transcript = Transcript(self)  # replies are markdown from the model: no resources, ever
         self.transcript.setAccessibleName("Conversation")
         self.transcript.anchorClicked.connect(open_link)
         self.notice = plain_label(parent=self)  # engine and template errors: text from the model file
@@ -513,11 +517,7 @@ class ChatPane(QWidget):
         piece = "".join(t.text for t in tokens)
         self._reply.text += piece
         self.arrivals.append((self._last_flush, len(tokens)))
-        cursor = self.transcript.textCursor()
-        cursor.movePosition(QTextCursor.MoveOperation.End)
-        cursor.insertText(piece)
-        bar = self.transcript.verticalScrollBar()
-        bar.setValue(bar.maximum())
+        self.transcript.stream(piece)
         received = sum(n for _, n in self.arrivals)
         elapsed = self._last_flush - self.arrivals[0][0]
         if received > 1 and elapsed > 0:
@@ -598,13 +598,13 @@ class ChatPane(QWidget):
     # ---- rendering ------------------------------------------------------------------------
 
     def show_conversation(self) -> None:
-        """Rebuild the transcript from the conversation (on turn boundaries, not per token)."""
-        blocks = []
-        for turn in self.conversation.turns:
-            who = ROLE_NAMES.get(turn.role, turn.role)
-            colour = "#1f5fbf" if turn.role == "user" else "#2f7d32"
-            blocks.append(f'<p style="margin-top:10px; margin-bottom:2px"><b style="color:{colour}">{who}</b></p>')
-            blocks.append(self.render_text(turn))
+        """Show the conversation (on turn boundaries, not per token): the transcript lays out only what
+        changed, a few blocks at a time."""
+        turns = self.conversation.turns
+        streaming = self._reply is not None and self._reply is self.conversation.last
+        views: list[TurnView] = []
+        for turn in turns[:-1] if streaming else turns:
+            body, rendered = self._body(turn)
             extra = []
             if turn.note:
                 extra.append(f'<i style="color:#a05a00">[{html.escape(turn.note)}]</i>')
@@ -612,35 +612,66 @@ class ChatPane(QWidget):
                 extra.append(
                     f'<span style="color:#777; font-size:small">{html.escape(format_stats(turn.stats))}</span>'
                 )
-            if extra:
-                blocks.append(f'<p style="margin-top:0">{"<br>".join(extra)}</p>')
-        if not blocks:
-            blocks.append('<p style="color:#777">Load a model, then type a message below.</p>')
-        streaming = self._reply is not None and self._reply is self.conversation.last
-        if streaming:
-            blocks = blocks[:-1]  # the reply being streamed is written token by token after its heading
-        self.transcript.setHtml("".join(blocks))
-        if streaming:
-            cursor = self.transcript.textCursor()
-            cursor.movePosition(QTextCursor.MoveOperation.End)
-            cursor.insertBlock()
-            cursor.insertText(self._reply.text if self._reply else "")
-        self.transcript.verticalScrollBar().setValue(self.transcript.verticalScrollBar().maximum())
+            footer = (f'<p style="margin-top:0">{"<br>".join(extra)}</p>',) if extra else ()
+            key = (turn.role, turn.text, turn.note, turn.stats, rendered)
+            views.append(TurnView(key, (_heading(turn.role), *body, *footer)))
+        if streaming and self._reply is not None:
+            # The reply being streamed is written token by token after its heading.
+            views.append(TurnView(("streaming", id(self._reply)), (_heading("assistant"),)))
+        self.transcript.show_turns(views, '<p style="color:#777">Load a model, then type a message below.</p>')
+        if streaming and self._reply is not None:
+            self.transcript.begin_stream()
+            self.transcript.stream(self._reply.text)
 
-    @staticmethod
-    def render_text(turn: Turn) -> str:
-        return _render_turn_text(turn.role, turn.text)
+    def _body(self, turn: Turn) -> tuple[tuple[str, ...], bool]:
+        """A turn's text as HTML blocks, and whether that is its final form.
+
+        A long reply's markdown takes tens of milliseconds to render: it is laid out as plain paragraphs
+        at once and rendered on a worker thread, then shown again."""
+        key = (turn.role, turn.text)
+        pieces = _PIECES.get(key)
+        if pieces is not None:
+            _PIECES.move_to_end(key)
+            return pieces, True
+        if turn.role != "assistant" or len(turn.text) <= RENDER_INLINE_CHARS:
+            return _remember(key, _render_pieces(turn.role, turn.text)), True
+        if key not in self._rendering:
+            self._rendering.add(key)
+            text = turn.text
+            self._renderer.run(lambda: _render_pieces("assistant", text), lambda pieces: self._rendered(key, pieces))
+        return plain_blocks(turn.text), False
+
+    def _rendered(self, key: tuple[str, str], pieces: tuple[str, ...]) -> None:
+        self._rendering.discard(key)
+        _remember(key, pieces)
+        self.show_conversation()
 
 
-@functools.lru_cache(maxsize=512)
-def _render_turn_text(role: str, text: str) -> str:
-    """The model's replies are markdown (code blocks highlighted); what the user typed is shown as typed.
+# Replies up to this long are rendered on the UI thread (a few milliseconds); longer ones on a worker.
+RENDER_INLINE_CHARS = 8_000
+_PIECES: OrderedDict[tuple[str, str], tuple[str, ...]] = OrderedDict()  # (role, text) -> HTML blocks
+_PIECES_KEPT = 512
 
-    Cached: the transcript is rebuilt at every turn boundary, and old turns do not change.
-    """
+
+def _remember(key: tuple[str, str], pieces: tuple[str, ...]) -> tuple[str, ...]:
+    """Rendered turns are kept: the transcript is shown again at every turn boundary, old turns unchanged."""
+    _PIECES[key] = pieces
+    while len(_PIECES) > _PIECES_KEPT:
+        _PIECES.popitem(last=False)
+    return pieces
+
+
+def _heading(role: str) -> str:
+    who = ROLE_NAMES.get(role, role)
+    colour = "#1f5fbf" if role == "user" else "#2f7d32"
+    return f'<p style="margin-top:10px; margin-bottom:2px"><b style="color:{colour}">{who}</b></p>'
+
+
+def _render_pieces(role: str, text: str) -> tuple[str, ...]:
+    """The model's replies are markdown (code blocks highlighted); what the user typed is shown as typed."""
     if role == "assistant":
-        return render_markdown(text) if text else "<p></p>"
-    return '<p style="margin-top:0">' + html.escape(text).replace("\n", "<br>") + "</p>"
+        return render_markdown_blocks(text) or ("<p></p>",)
+    return plain_blocks(text)
 
 
 def _warm_up_highlighting() -> None:
