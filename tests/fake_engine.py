@@ -8,9 +8,9 @@ releases them; replies stream a fixed text word by word with honest counts.
 from __future__ import annotations
 
 import itertools
-import re
 import os
 import queue
+import re
 import threading
 import time
 from pathlib import Path

@@ -40,6 +40,8 @@ def test_presets_margin_and_last_settings_come_back(qtbot, demo_model: Path, tmp
     win.plan_panel.margin.setValue(1536)
     win.plan_panel.select_target("cpu")
     win.params.rows["n_ctx"].set_value(2048)
+    win.monitor.threshold_spin.setValue(76)
+    win.monitor.interval_spin.setValue(2.5)
     with qtbot.waitSignal(win.model_loaded, timeout=TIMEOUT):
         win.load_selected()
     win.close()
@@ -50,6 +52,7 @@ def test_presets_margin_and_last_settings_come_back(qtbot, demo_model: Path, tmp
     assert again.chat.sampling.temperature == 0.33 and again.chat.sampling.top_k == 17
     assert again.plan_panel.margin.value() == 1536
     assert again.params.settings().n_ctx == 2048  # the demo model's last load settings
+    assert again.monitor.alert_threshold_c == 76 and again.monitor.bridge.service.interval_s == 2.5
     again.close()
 
 

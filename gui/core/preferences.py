@@ -15,14 +15,18 @@ from typing import Any, Generic, TypeVar
 from gui.core.params import MARGIN, LoadSettings
 from gui.core.presets import DEFAULT_PRESET, sampling_from_dict, sampling_to_dict
 from gui.core.protocol import Sampling
-from gui.core.specs import IntSpec
+from gui.core.specs import FloatSpec, IntSpec
 
 __all__ = [
+    "ALERT_C",
+    "ALERT_TEMPERATURE",
     "ALL_PREFERENCES",
     "CAP_WATTS",
+    "INTERVAL_S",
     "LAST_SETTINGS",
     "MARGIN_MIB",
     "MODEL_FOLDERS",
+    "SAMPLE_INTERVAL",
     "SAMPLING_PRESET",
     "SAMPLING_PRESETS",
     "Preference",
@@ -94,6 +98,29 @@ CAP = IntSpec(
     help="Power limit to apply; checked against this card's minimum and maximum",
 )
 
+# The monitor's own settings.
+ALERT_TEMPERATURE = FloatSpec(
+    key="alert_c",
+    label="Alert temperature",
+    minimum=30.0,
+    maximum=120.0,
+    step=1.0,
+    decimals=0,
+    default=83.0,
+    suffix=" °C",
+    help="Alert when the GPU reaches this temperature",
+)
+SAMPLE_INTERVAL = FloatSpec(
+    key="interval_s",
+    label="Sampling interval",
+    minimum=0.25,
+    maximum=5.0,
+    step=0.25,
+    default=1.0,
+    suffix=" s",
+    help="How often the GPU and the host are read (0.25 to 5 s)",
+)
+
 MODEL_FOLDERS: Preference[list[str]] = Preference("model_folders", [], _strings)
 SAMPLING_PRESETS: Preference[dict[str, Sampling]] = Preference(
     "sampling_presets", {}, _table(sampling_from_dict), _dump_table(sampling_to_dict)
@@ -101,6 +128,8 @@ SAMPLING_PRESETS: Preference[dict[str, Sampling]] = Preference(
 SAMPLING_PRESET: Preference[str] = Preference("sampling_preset", DEFAULT_PRESET, _string)
 MARGIN_MIB: Preference[int] = Preference("margin_mib", MARGIN.default, MARGIN.parse)
 CAP_WATTS: Preference[int] = Preference("cap_watts", CAP.default, CAP.parse)
+ALERT_C: Preference[float] = Preference("alert_c", ALERT_TEMPERATURE.default, ALERT_TEMPERATURE.parse)
+INTERVAL_S: Preference[float] = Preference("interval_s", SAMPLE_INTERVAL.default, SAMPLE_INTERVAL.parse)
 # Per model file name: the settings it was last loaded with.
 LAST_SETTINGS: Preference[dict[str, LoadSettings]] = Preference(
     "last_settings",
@@ -110,5 +139,6 @@ LAST_SETTINGS: Preference[dict[str, LoadSettings]] = Preference(
 )
 
 ALL_PREFERENCES: Mapping[str, Preference[Any]] = {
-    p.key: p for p in (MODEL_FOLDERS, SAMPLING_PRESETS, SAMPLING_PRESET, MARGIN_MIB, CAP_WATTS, LAST_SETTINGS)
-}
+    p.key: p
+    for p in (MODEL_FOLDERS, SAMPLING_PRESETS, SAMPLING_PRESET, MARGIN_MIB, CAP_WATTS, ALERT_C, INTERVAL_S)
+} | {LAST_SETTINGS.key: LAST_SETTINGS}

@@ -20,6 +20,7 @@ from typing import IO, Protocol, TypeVar
 import psutil
 
 from gui.core.gpu_sample import GpuSample
+from gui.core.preferences import SAMPLE_INTERVAL
 from gui.core.simulated_gpu import SimulatedGpu
 from gui.core.telemetry_csv import TelemetryCsvWriter, csv_header, csv_row
 from gui.core.tick import HostSample, Tick
@@ -41,9 +42,9 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-MIN_INTERVAL_S = 0.25
-MAX_INTERVAL_S = 5.0
-DEFAULT_INTERVAL_S = 1.0
+MIN_INTERVAL_S = SAMPLE_INTERVAL.minimum
+MAX_INTERVAL_S = SAMPLE_INTERVAL.maximum
+DEFAULT_INTERVAL_S = SAMPLE_INTERVAL.default
 _MIB = 1 << 20
 T = TypeVar("T")
 

@@ -33,7 +33,15 @@ from gui.core.chat import Conversation
 from gui.core.load_state import LoadState, Phase
 from gui.core.params import LoadSettings, describe
 from gui.core.planner import Plan, Verdict, auto_fit, plan
-from gui.core.preferences import CAP_WATTS, LAST_SETTINGS, MARGIN_MIB, SAMPLING_PRESET, SAMPLING_PRESETS
+from gui.core.preferences import (
+    ALERT_C,
+    CAP_WATTS,
+    INTERVAL_S,
+    LAST_SETTINGS,
+    MARGIN_MIB,
+    SAMPLING_PRESET,
+    SAMPLING_PRESETS,
+)
 from gui.core.recovery import safer_settings
 from gui.services.bundle import Services
 from gui.services.engine_client import EngineUnavailable, WorkerExited
@@ -220,6 +228,8 @@ class MainWindow(QMainWindow):
         self.monitor.alert.connect(self._alert)
         self.monitor.message.connect(lambda text: self.statusBar().showMessage(text, 15000))
         self.monitor.cap_changed.connect(lambda watts: self.store.write(CAP_WATTS, int(watts)))
+        self.monitor.threshold_changed.connect(lambda celsius: self.store.write(ALERT_C, celsius))
+        self.monitor.interval_changed.connect(lambda seconds: self.store.write(INTERVAL_S, seconds))
         self._restore_preferences()
         self.gpus_found.connect(self._gpus_found)
         self.ram_measured.connect(self._ram_measured)
@@ -312,6 +322,8 @@ class MainWindow(QMainWindow):
             self.chat.sampling_panel.preset.setCurrentText(preset)
         self.plan_panel.margin.setValue(self.store.read(MARGIN_MIB))
         self.monitor.cap_watts = self.store.read(CAP_WATTS)
+        self.monitor.alert_threshold_c = self.store.read(ALERT_C)
+        self.monitor.interval_spin.setValue(self.store.read(INTERVAL_S))
 
     def _alert(self, alert: Any) -> None:
         """Once per event (the rules decide): a line in the status bar and a desktop notification."""

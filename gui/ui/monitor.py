@@ -22,7 +22,6 @@ from PySide6.QtGui import QCloseEvent, QShowEvent
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
-    QDoubleSpinBox,
     QFileDialog,
     QFrame,
     QGridLayout,
@@ -37,17 +36,18 @@ from PySide6.QtWidgets import (
 
 from gui.core.alerts import Alert, AlertRules
 from gui.core.gpu_sample import GpuSample
+from gui.core.preferences import ALERT_TEMPERATURE, SAMPLE_INTERVAL
 from gui.core.telemetry_history import TelemetryHistory, capacity_for
 from gui.services.bundle import GpuServices
 from gui.services.telemetry import GpuSource, Tick
 from gui.ui.charts import TelemetryCharts
 from gui.ui.plain import plain_label, plain_tip
 from gui.ui.power_panel import PowerPanel
+from gui.ui.spec_widgets import float_box
 from gui.ui.telemetry_bridge import TelemetryBridge
 
-__all__ = ["DEFAULT_ALERT_C", "MonitorView", "describe_sample", "notify_desktop"]
+__all__ = ["MonitorView", "describe_sample", "notify_desktop"]
 
-DEFAULT_ALERT_C = 83.0
 NA = "n/a"
 _SEVERITY_STYLE = {
     "info": "background:#e3f2fd; color:#0d47a1; border:1px solid #90caf9;",
@@ -118,6 +118,8 @@ def notify_desktop(tray: QSystemTrayIcon | None, alert: Alert) -> bool:
 class MonitorView(QWidget):
     alert = Signal(object)  # Alert, once per event
     message = Signal(str)  # something the user asked for finished (an export), in words
+    threshold_changed = Signal(float)  # the alert temperature the user set, for the window to remember
+    interval_changed = Signal(float)  # the sampling interval the user set
     cap_changed = Signal(int)
 
     def __init__(
@@ -133,7 +135,7 @@ class MonitorView(QWidget):
         limiter = self.limiter = gpu.limiter
         nvml = gpu.nvml
         interval_s, clock = gpu.telemetry.interval_s, gpu.clock
-        self.rules = AlertRules(DEFAULT_ALERT_C)
+        self.rules = AlertRules(ALERT_TEMPERATURE.default)
         self.samples: dict[int, GpuSample] = {}  # the latest of each GPU
         self.last_tick: Tick | None = None
         self.alerts: list[Alert] = []  # every alert raised, oldest first
@@ -143,7 +145,7 @@ class MonitorView(QWidget):
         self.history = TelemetryHistory(capacity=capacity_for(interval_s), wall_offset=time.time() - clock())
         self.charts = TelemetryCharts(self.history)
         self.charts.exported.connect(self.message)
-        self.charts.set_alert_threshold(DEFAULT_ALERT_C)
+        self.charts.set_alert_threshold(ALERT_TEMPERATURE.default)
 
         def read_back(index: int) -> float | None:  # worker thread
             return limiter.read_back(nvml, index)
@@ -166,22 +168,11 @@ class MonitorView(QWidget):
         self.gpu_combo.setToolTip("Which GPU the readout, charts and power cap show")
         self.gpu_combo.setVisible(False)
         self.gpu_combo.currentIndexChanged.connect(self._on_gpu_chosen)
-        self.threshold_spin = QDoubleSpinBox()
-        self.threshold_spin.setRange(30.0, 120.0)
-        self.threshold_spin.setDecimals(0)
-        self.threshold_spin.setSuffix(" °C")
-        self.threshold_spin.setValue(DEFAULT_ALERT_C)
-        self.threshold_spin.setToolTip("Alert when the GPU reaches this temperature")
+        self.threshold_spin = float_box(ALERT_TEMPERATURE)
         self.threshold_spin.valueChanged.connect(self._on_threshold)
-        self.interval_spin = QDoubleSpinBox()
-        self.interval_spin.setRange(0.25, 5.0)
-        self.interval_spin.setSingleStep(0.25)
-        self.interval_spin.setDecimals(2)
-        self.interval_spin.setSuffix(" s")
+        self.interval_spin = float_box(SAMPLE_INTERVAL)
         self.interval_spin.setValue(interval_s)
-        self.interval_spin.setToolTip("How often the GPU and the host are read (0.25 to 5 s)")
-        self.interval_spin.setAccessibleName("Sampling interval")
-        self.interval_spin.valueChanged.connect(lambda seconds: self.bridge.service.set_interval(seconds))
+        self.interval_spin.valueChanged.connect(self._on_interval)
         self.threshold_spin.setAccessibleName("Alert temperature")
         self.log_box = QCheckBox("Log to CSV")
         self.log_box.setToolTip("Append every reading to a CSV file, for long runs")
@@ -399,10 +390,15 @@ class MonitorView(QWidget):
         self.banner.setVisible(True)
         self.alert.emit(alert)
 
+    def _on_interval(self, seconds: float) -> None:
+        self.bridge.service.set_interval(seconds)
+        self.interval_changed.emit(seconds)
+
     def _on_threshold(self, celsius: float) -> None:
         self.rules.temp_threshold_c = celsius
         self.charts.set_alert_threshold(celsius)
         self.charts.request_redraw()
+        self.threshold_changed.emit(celsius)
 
     # --- CSV log ------------------------------------------------------------------------------------
 
