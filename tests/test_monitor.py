@@ -18,6 +18,7 @@ import pytest
 from fake_nvml import FakeNvml
 from PySide6.QtCore import QRect, Qt
 from PySide6.QtGui import QColor, QImage
+from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QFileDialog
 from pytestqt.qtbot import QtBot
 
@@ -289,18 +290,26 @@ def test_cap_at_200_w_on_the_simulated_card(qtbot: QtBot, make_view: MakeView, c
     with qtbot.waitSignal(panel.finished, timeout=5000) as done:
         qtbot.mouseClick(panel.restore_button, Qt.MouseButton.LeftButton)
     assert done.args[0].outcome is Outcome.APPLIED and done.args[0].enforced_w == 300.0
+    assert done.args[0].message == "GPU 0 is back at its default limit, 300 W"
 
 
-def test_cap_beyond_the_card_is_clamped_with_a_message(qtbot: QtBot, make_view: MakeView, clock: FakeClock) -> None:
+def test_a_cap_beyond_the_card_is_brought_into_its_range_and_said(
+    qtbot: QtBot, make_view: MakeView, clock: FakeClock
+) -> None:
     view = make_view(simulated(clock))
     ticks(view, clock, 2)
-    view.power_panel.spin.setValue(9999)
-    with qtbot.waitSignal(view.power_panel.finished, timeout=5000) as done:
-        view.power_panel.cap_button.click()
-    report = done.args[0]
-    assert report.outcome is Outcome.CLAMPED and report.enforced_w == 300.0
-    assert "9999 W is above this card's maximum; capping at 300 W" in report.message
-    assert view.power_panel.outcome_text().startswith("clamped: ")
+    panel = view.power_panel
+    assert (panel.spin.minimum(), panel.spin.maximum()) == (150, 300)  # the simulated V100's constraints
+    panel.spin.lineEdit().selectAll()
+    QTest.keyClicks(panel.spin, "5000")
+    QTest.keyClick(panel.spin, Qt.Key.Key_Return)
+    assert panel.cap_watts == 300 and panel.cap_button.text() == "Cap at 300 W"
+    assert "5,000 W is not possible: the most this card takes is 300 W" in panel.outcome_label.text()
+    view.cap_watts = 50  # a remembered value from another card
+    assert panel.cap_watts == 150
+    with qtbot.waitSignal(panel.finished, timeout=5000) as done:
+        panel.cap_button.click()
+    assert done.args[0].outcome is Outcome.APPLIED and done.args[0].enforced_w == 150.0
 
 
 def test_cap_watts_is_remembered_through_a_signal(qtbot: QtBot, make_view: MakeView, clock: FakeClock) -> None:

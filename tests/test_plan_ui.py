@@ -11,6 +11,7 @@ from fake_nvml import FakeGpu, FakeNvml
 from model_shapes import SHAPES, write_shape
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor
+from PySide6.QtTest import QTest
 from window_kit import open_window
 
 from gui.core import protocol as p
@@ -200,4 +201,23 @@ def test_a_planner_failure_is_a_line_in_the_panel_not_a_dialog(
     qtbot.mouseClick(win.plan_panel.auto_fit_button, Qt.MouseButton.LeftButton)
     assert "Cannot plan this file" in win.plan_panel.verdict_label.text()
     assert win.isVisible()
+    win.close()
+
+
+def test_typed_values_out_of_range_are_brought_in_and_said(qtbot, models: Path, demo_model: Path) -> None:
+    win = open_plan_window(qtbot, models, models / demo_model.name)
+    layers, context = win.params.rows["n_gpu_layers"], win.params.rows["n_ctx"]
+    for row, typed in ((layers, "99"), (context, "99999999")):
+        row.spin.lineEdit().selectAll()
+        QTest.keyClicks(row.spin, typed)
+        QTest.keyClick(row.spin, Qt.Key.Key_Return)
+    assert layers.value() == 31  # llama.cpp's "99" means every layer: all 31 of the demo model
+    assert context.value() == 8192  # the context it was trained for
+    note = win.params.note.text()
+    assert note == "Context: 99,999,999 is more than the context this model was trained for (8,192), so 8,192 is used."
+    layers.spin.lineEdit().selectAll()
+    QTest.keyClicks(layers.spin, "999")
+    QTest.keyClick(layers.spin, Qt.Key.Key_Return)
+    assert win.params.note.text() == "GPU layers: 999 is more than there are, so all 31 are used."
+    assert win.params.note.isVisible()
     win.close()

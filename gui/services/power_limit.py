@@ -20,6 +20,7 @@ UI thread.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import math
 import os
@@ -216,7 +217,7 @@ class PowerLimiter:
         """Back to the card's default limit (what it boots with)."""
         simulator = self._simulators.get(index)
         if simulator is not None:
-            return self.apply(index, round(simulator.default_limit_w))
+            return _as_default(self.apply(index, round(simulator.default_limit_w)))
         limits = (self._nvml or Nvml()).power_limits(index)
         if limits.default_w is None:
             why = limits.error or "the driver reports no default power limit"
@@ -224,7 +225,7 @@ class PowerLimiter:
         watts = round(limits.default_w)
         if limits.min_w is not None and limits.max_w is not None:  # a fractional default stays in range
             watts = min(max(watts, math.ceil(limits.min_w)), math.floor(limits.max_w))
-        return self.apply(index, watts)
+        return _as_default(self.apply(index, watts))
 
     def read_back(self, nvml: Nvml, index: int) -> float | None:
         """The limit the driver enforces now, as NVML reports it (None where it will not say)."""
@@ -357,3 +358,12 @@ def _first_line(text: str) -> str:
     # pkexec's own last line can be "This incident has been reported."; the first one says what went wrong.
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     return lines[0] if lines else ""
+
+
+def _as_default(result: PowerResult) -> PowerResult:
+    """The words of a restore: the card is back at its default, not "capped"."""
+    if not result.ok:
+        return result
+    watts = result.enforced_w if result.enforced_w is not None else result.requested_w
+    via = f" (via {result.via})" if result.via and result.via != "simulator" else ""
+    return dataclasses.replace(result, message=f"GPU {result.index} is back at its default limit, {watts:g} W{via}")

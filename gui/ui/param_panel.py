@@ -11,14 +11,14 @@ from PySide6.QtWidgets import (
     QGridLayout,
     QLabel,
     QSlider,
-    QSpinBox,
     QToolButton,
     QWidget,
 )
 
 from gui.core.params import CONTEXT, GPU_LAYERS, LOAD_SPECS, LoadSettings
 from gui.core.specs import BoolSpec, ChoiceSpec, IntSpec
-from gui.ui.spec_widgets import check_box, choice_box
+from gui.ui.plain import plain_label
+from gui.ui.spec_widgets import ClampSpinBox, check_box, choice_box
 
 
 class ParamRow:
@@ -29,20 +29,39 @@ class ParamRow:
         self.maximum = spec.maximum
         self.label = QLabel(spec.label, parent)
         self.slider = QSlider(Qt.Orientation.Horizontal, parent)
-        self.spin = QSpinBox(parent)
+        self.spin = ClampSpinBox(parent)
         self.spin.setSingleStep(spec.step)
+        # What bounds the setting now, for the line that says a typed value was brought into range.
+        self.limit = f"the most {spec.label.lower()} allows"
         for widget in (self.label, self.slider, self.spin):
             widget.setToolTip(spec.help)
         self.slider.setAccessibleName(f"{spec.label} slider")
         self.spin.setAccessibleName(spec.label)
         self.pin = QToolButton(parent)
-        self.pin.setText("pin")
         self.pin.setCheckable(True)
-        self.pin.setToolTip(f"Pinned: auto-fit leaves {spec.label.lower()} as it is.")
         self.pin.setAccessibleName(f"Pin {spec.label}")
+        self.pin.toggled.connect(self._pin_toggled)
+        self._pin_toggled(False)
         self.slider.valueChanged.connect(self._slider_moved)
         self.spin.valueChanged.connect(self._spin_changed)
         self.set_maximum(spec.maximum)
+
+    def _pin_toggled(self, pinned: bool) -> None:
+        what = self.spec.label.lower()
+        self.pin.setText("📌 pinned" if pinned else "pin")
+        self.pin.setToolTip(
+            f"Pinned: auto-fit leaves {what} as it is. Click to let auto-fit change it."
+            if pinned
+            else f"Click to pin {what}: auto-fit will leave it as it is."
+        )
+
+    def clamped_words(self, typed: int, value: int) -> str:
+        """Why a typed value was changed, in words."""
+        if typed > value:
+            if self.spec.key == GPU_LAYERS.key:
+                return f"{self.spec.label}: {typed:,} is more than there are, so all {value:,} are used."
+            return f"{self.spec.label}: {typed:,} is more than {self.limit} ({value:,}), so {value:,} is used."
+        return f"{self.spec.label}: {typed:,} is less than the least allowed ({value:,}), so {value:,} is used."
 
     def _to_slider(self, value: int) -> int:
         if self.spec.log_scale:
@@ -107,6 +126,7 @@ class ParamPanel(QWidget):
                 grid.addWidget(row.spin, n_rows, 2)
                 grid.addWidget(row.pin, n_rows, 3)
                 row.spin.valueChanged.connect(self._emit)
+                row.spin.clamped.connect(lambda typed, value, row=row: self._say(row.clamped_words(typed, value)))
                 self.rows[spec.key] = row
                 n_rows += 1
                 continue
@@ -126,6 +146,13 @@ class ParamPanel(QWidget):
                 box.toggled.connect(self._emit)
                 self.switches[spec.key] = box
         grid.addLayout(pairs, n_rows, 0, 1, 4)
+        # A typed value brought into range is said here, not changed silently.
+        self.note = plain_label(parent=self)
+        self.note.setWordWrap(True)
+        self.note.setStyleSheet("color: #8a5300")
+        self.note.setAccessibleName("Load settings note")
+        self.note.hide()
+        grid.addWidget(self.note, n_rows + 1, 0, 1, 4)
         self.set_settings(settings)
 
     def set_model_limits(self, n_layer: int | None, context_length: int | None) -> None:
@@ -138,7 +165,9 @@ class ParamPanel(QWidget):
             if was_all:
                 layers.set_value(n_layer + 1)
         if context_length:
-            self.rows[CONTEXT.key].set_maximum(context_length)
+            context = self.rows[CONTEXT.key]
+            context.set_maximum(context_length)
+            context.limit = "the context this model was trained for"
 
     def set_settings(self, settings: LoadSettings) -> None:
         self._base = settings  # keeps the fields this panel has no widget for
@@ -157,6 +186,10 @@ class ParamPanel(QWidget):
         values.update({key: combo.currentText() for key, combo in self.choices.items()})
         values.update({key: box.isChecked() for key, box in self.switches.items()})
         return self._base.with_values(**values)
+
+    def _say(self, text: str) -> None:
+        self.note.setText(text)
+        self.note.setVisible(bool(text))
 
     def pinned(self) -> frozenset[str]:
         return frozenset(key for key, row in self.rows.items() if row.pin.isChecked())

@@ -10,6 +10,7 @@ password dialog. The result comes back on the UI thread, with the enforced limit
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -54,9 +55,10 @@ class PowerPanel(QWidget):
         self._busy = False
         self.last_report: PowerReport | None = None
 
-        # Deliberately wide: out-of-range requests are clamped by check() with a message, not silently here.
+        # The card's own range once a reading says it; a value typed outside it is brought in and said.
         self.spin = int_box(CAP)
         self.spin.setAccessibleName("Power cap in watts")
+        self.spin.clamped.connect(self._clamped)
         self.cap_button = QPushButton()
         self.cap_button.setToolTip("Set the card's power limit (needs the privileged helper; a password may be asked)")
         self.restore_button = QPushButton("Restore default")
@@ -107,6 +109,8 @@ class PowerPanel(QWidget):
     def set_sample(self, sample: GpuSample | None) -> None:
         """The latest reading of the GPU the panel acts on (its constraints and enforced limit)."""
         self._sample = sample
+        if sample is not None and sample.power_min_w is not None and sample.power_max_w is not None:
+            self.spin.setRange(math.ceil(sample.power_min_w), math.floor(sample.power_max_w))
         limit = sample.power_limit_w if sample is not None else None
         self.enforced_label.setText(f"limit: {limit:.0f} W" if limit is not None else "limit: n/a")
         self._update_enabled()
@@ -191,6 +195,10 @@ class PowerPanel(QWidget):
         """The outcome line as plain text (for tests and accessibility)."""
         report = self.last_report
         return f"{report.outcome.value}: {report.message}" if report is not None else ""
+
+    def _clamped(self, typed: int, watts: int) -> None:
+        side = "most" if typed > watts else "least"
+        self._show(None, f"{typed:,} W is not possible: the {side} this card takes is {watts} W, so {watts} W it is")
 
     def _on_spin(self, watts: int) -> None:
         self.cap_button.setText(f"Cap at {watts} W")

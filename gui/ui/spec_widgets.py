@@ -3,8 +3,11 @@ accessible name come from the spec, so no widget repeats a range or a default.""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
+from PySide6.QtCore import Signal
+from PySide6.QtGui import QValidator
 from PySide6.QtWidgets import QCheckBox, QComboBox, QDoubleSpinBox, QSpinBox, QWidget
 
 from gui.core.specs import BoolSpec, ChoiceSpec, FloatSpec, IntSpec, Spec
@@ -13,8 +16,36 @@ from gui.core.specs import BoolSpec, ChoiceSpec, FloatSpec, IntSpec, Spec
 _QT_INT_MAX = 2**31 - 1
 
 
-def int_box(spec: IntSpec, parent: QWidget | None = None) -> QSpinBox:
-    box = QSpinBox(parent)
+class ClampSpinBox(QSpinBox):
+    """A spin box that takes any whole number typed into it and brings one outside its range to the
+    nearest end, saying so (``clamped``), instead of refusing digits: typing llama.cpp's "99" for
+    "all layers" gives the most there are, not "9"."""
+
+    clamped = Signal(int, int)  # what was typed, what it became
+
+    def validate(self, text: str, pos: int) -> tuple[QValidator.State, str, int]:
+        number = self._typed(text)
+        if number is None or self.minimum() <= number <= self.maximum():
+            return super().validate(text, pos)
+        return QValidator.State.Intermediate, text, pos
+
+    def fixup(self, text: str) -> str:
+        number = self._typed(text)
+        if number is None:
+            return super().fixup(text)
+        value = max(self.minimum(), min(number, self.maximum()))
+        if value != number:
+            self.clamped.emit(number, value)
+        return self.prefix() + str(value) + self.suffix()
+
+    def _typed(self, text: str) -> int | None:
+        core = text.removeprefix(self.prefix()).removesuffix(self.suffix()).strip().replace(",", "")
+        # Long enough for any real value, short enough that Python never parses a huge number typed in.
+        return int(core) if re.fullmatch(r"[+-]?\d{1,15}", core) else None
+
+
+def int_box(spec: IntSpec, parent: QWidget | None = None) -> ClampSpinBox:
+    box = ClampSpinBox(parent)
     box.setRange(spec.minimum, min(spec.maximum, _QT_INT_MAX))
     box.setSingleStep(spec.step)
     box.setSuffix(spec.suffix)
