@@ -544,3 +544,13 @@ def test_plan_reads_a_gated_header_with_the_users_token_and_sends_it_nowhere_els
     monkeypatch.setenv("HF_TOKEN", TOKEN)
     assert read_model_header(url).quant_name == "Q4_K_M"
     assert HubClient(endpoint="http://elsewhere.invalid", token=TOKEN).token_for(url) is None
+
+
+def test_a_header_that_keeps_growing_past_the_cap_is_refused(hub: FakeHub, model: Path) -> None:
+    from gui.core.gguf_reader import GGUFError
+    from gui.services.remote_header import fetch_header
+
+    with pytest.raises(GGUFError, match="larger than"):
+        fetch_header(hub.resolve_url(REPO, NAME), first_read=1024, max_header=8192)
+    asked = [int(h.range.rpartition("-")[2]) + 1 for h in hub.cdn_hits() if h.range]
+    assert asked and max(asked) <= 8192  # never more than the cap
