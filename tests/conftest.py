@@ -14,6 +14,11 @@ os.environ.setdefault("QT_API", "pyside6")
 _SANDBOX = tempfile.mkdtemp(prefix="tightfit-tests-")
 for _var in ("XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME"):
     os.environ[_var] = os.path.join(_SANDBOX, _var.lower())
+# Nor the user's Hugging Face token or system keyring: tests that need them set their own.
+for _var in ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "HF_HOME", "HF_HUB_DISABLE_IMPLICIT_TOKEN", "HF_OIDC_RESOURCE"):
+    os.environ.pop(_var, None)
+os.environ["HF_TOKEN_PATH"] = os.path.join(_SANDBOX, "hf-token")
+os.environ["PYTHON_KEYRING_BACKEND"] = "keyring.backends.fail.Keyring"
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMO_MODEL = ROOT / "models" / "SmolLM2-135M-Instruct.Q4_1.gguf"

@@ -13,8 +13,19 @@ It speaks the parts of the hub protocol that ``huggingface_hub``, ``gui.services
 
 Failure modes, set as attributes at any time: ``ranges`` (honour Range or answer 200 with the whole
 file), ``drop_after`` (every CDN response closes the connection after that many body bytes),
-``drop_at`` (responses stop at that file offset, every time), private repositories needing
-``token``, and files listed with a wrong SHA-256. Every request is recorded in ``hits``.
+``drop_at`` (responses stop at that file offset, every time), private and gated repositories needing
+``token`` (``outsider_token`` is a valid token without access), and files listed with a wrong SHA-256.
+The listing can come in pages of ``page_size`` entries linked by ``Link: <…>; rel="next"``, with a
+``listing_next`` of the server's choosing, or be replaced by ``listing_body`` (bytes, or a function
+giving chunks: huge, endless or malformed JSON).
+
+A hostile server, for requests whose path starts with ``hostile.prefix`` (:class:`Hostile`):
+bodies trickled at ``trickle_bps``; a status line followed by header lines that never end
+(``hang_headers``); redirects to ``redirect_to`` (``"loop"``: to itself, a new URL every time);
+lies about Range (``range_lie``: "start", a Content-Range that starts elsewhere; "total", a wrong
+file size; "length", a Content-Length larger than the body sent).
+
+Every request is recorded in ``hits``.
 
 Importable as ``tests.fake_hub``.
 """
@@ -25,6 +36,8 @@ import hashlib
 import json
 import random
 import threading
+import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path, PurePath
@@ -33,7 +46,7 @@ from urllib.parse import parse_qs, quote, unquote, urlsplit
 
 from tests.gguf_factory import write_llama_like
 
-__all__ = ["FakeHub", "Hit", "HostedFile", "write_small_model"]
+__all__ = ["FakeHub", "Hit", "HostedFile", "Hostile", "write_small_model"]
 
 
 def write_small_model(path: Path, *, seed: int = 0, name: str = "Tiny Llama", quant: str = "Q4_K") -> Path:
@@ -112,18 +125,36 @@ class Hit:
 class _Repo:
     repo_id: str
     private: bool = False
+    gated: bool = False
     files: list[HostedFile] = field(default_factory=list)
+
+
+@dataclass
+class Hostile:
+    """How the server misbehaves for requests whose path starts with ``prefix`` ("/cdn/", "/api/", "/")."""
+
+    prefix: str = "/"
+    trickle_bps: int | None = None
+    hang_headers: bool = False
+    redirect_to: str | None = None
+    range_lie: str | None = None
 
 
 class FakeHub:
     """``with FakeHub() as hub: hub.add_file("me/model", "m-Q4_K_M.gguf", path)``; ``hub.endpoint``."""
 
-    def __init__(self, *, ranges: bool = True, token: str | None = None) -> None:
+    def __init__(self, *, ranges: bool = True, token: str | None = None, outsider_token: str | None = None) -> None:
         self.ranges = ranges
         self.drop_after: int | None = None
         self.drop_at: int | None = None
         self.token = token
+        self.outsider_token = outsider_token
+        self.hostile = Hostile(prefix="/nowhere/")
+        self.page_size: int | None = None
+        self.listing_next: str | None = None
+        self.listing_body: bytes | Callable[[], Iterable[bytes]] | None = None
         self.hits: list[Hit] = []
+        self._closing = threading.Event()
         self._repos: dict[str, _Repo] = {}
         self._files: list[HostedFile] = []
         self._lock = threading.Lock()
@@ -135,6 +166,7 @@ class FakeHub:
         Handler.hub = hub
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
+        self._server.block_on_close = False  # a hostile handler ends when it notices _closing
         self._thread = threading.Thread(
             target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, name="fake-hub", daemon=True
         )
@@ -146,10 +178,11 @@ class FakeHub:
         host, port = self._server.server_address[:2]
         return f"http://{host!s}:{port}"
 
-    def add_repo(self, repo_id: str, *, private: bool = False) -> None:
+    def add_repo(self, repo_id: str, *, private: bool = False, gated: bool = False) -> None:
         with self._lock:
             repo = self._repos.setdefault(repo_id, _Repo(repo_id))
             repo.private = private
+            repo.gated = gated
 
     def add_file(
         self,
@@ -188,6 +221,7 @@ class FakeHub:
         return self
 
     def close(self) -> None:
+        self._closing.set()
         self._server.shutdown()
         self._server.server_close()
         self._thread.join(5)
@@ -232,8 +266,13 @@ class _Handler(BaseHTTPRequestHandler):
         parts = urlsplit(self.path)
         path = unquote(parts.path)
         status = 500
+        hostile = self.hub.hostile
         try:
-            if path.startswith("/api/models/"):
+            if path.startswith(hostile.prefix) and hostile.hang_headers:
+                status = self._hang()
+            elif path.startswith(hostile.prefix) and hostile.redirect_to and not path.startswith("/cdn/"):
+                status = self._redirect(hostile.redirect_to, parse_qs(parts.query))
+            elif path.startswith("/api/models/"):
                 status = self._tree(path[len("/api/models/") :], parse_qs(parts.query))
             elif path.startswith("/cdn/"):
                 status = self._cdn(path, body)
@@ -259,18 +298,62 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header(k, v)
         self.end_headers()
         if self.command != "HEAD":
-            self.wfile.write(data)
+            self._write(data)
         return status
+
+    # -- hostile behaviour -----------------------------------------------------------------------
+
+    def _write(self, data: bytes) -> None:
+        """Send ``data``, trickled when the server is told to be slow here."""
+        hostile = self.hub.hostile
+        if not (hostile.trickle_bps and self.path.startswith(hostile.prefix)):
+            self.wfile.write(data)
+            return
+        step = max(1, hostile.trickle_bps // 10)
+        for i in range(0, len(data), step):
+            if self.hub._closing.is_set():
+                return
+            self.wfile.write(data[i : i + step])
+            time.sleep(0.1)
+
+    def _hang(self) -> int:
+        """A status line, then header lines that never end."""
+        self.wfile.write(b"HTTP/1.1 200 OK\r\n")
+        n = 0
+        while not self.hub._closing.wait(0.2):
+            self.wfile.write(f"X-Still-Thinking-{n}: yes\r\n".encode())
+            n += 1
+        self.close_connection = True
+        return 200
+
+    def _redirect(self, target: str, query: dict[str, list[str]]) -> int:
+        if target == "loop":
+            hop = int(query.get("hop", ["0"])[0]) + 1
+            target = f"{self.hub.endpoint}{urlsplit(self.path).path}?hop={hop}"
+        self.send_response(302)
+        self.send_header("Location", target)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+        return 302
 
     def _auth_error(self, repo: _Repo | None, repo_id: str) -> int | None:
         """The hub's answer for a repository this request may not see, else None."""
         auth = self.headers.get("Authorization")
         hub = self.hub
-        if auth is not None and hub.token is not None and auth != f"Bearer {hub.token}":
+        known = {f"Bearer {t}" for t in (hub.token, hub.outsider_token) if t is not None}
+        if auth is not None and known and auth not in known:
             return self._send_json(
                 401,
                 {"error": "Invalid credentials in Authorization header"},
                 {"X-Error-Message": "Invalid credentials in Authorization header"},
+            )
+        if repo is not None and repo.gated and auth != f"Bearer {hub.token}":
+            # The hub: 401 when not logged in, 403 for an account that has not been granted access.
+            message = f"Access to model {repo_id} is restricted. You must have access to it and be authenticated."
+            return self._send_json(
+                401 if auth is None else 403,
+                {"error": message},
+                {"X-Error-Code": "GatedRepo", "X-Error-Message": message},
             )
         if repo is None or (repo.private and auth != f"Bearer {hub.token}"):
             # The hub answers 401 for both missing and private repositories when not logged in.
@@ -317,7 +400,34 @@ class _Handler(BaseHTTPRequestHandler):
             entries.append(entry)
         for d in sorted(dirs):
             entries.append({"type": "directory", "oid": hashlib.sha1(d.encode()).hexdigest(), "size": 0, "path": d})
-        return self._send_json(200, entries)
+        return self._send_listing(entries, query)
+
+    def _send_listing(self, entries: list[dict[str, Any]], query: dict[str, list[str]]) -> int:
+        hub = self.hub
+        headers: dict[str, str] = {}
+        if hub.page_size is not None:
+            cursor = int(query.get("cursor", ["0"])[0])
+            if cursor + hub.page_size < len(entries):
+                path = urlsplit(self.path).path
+                headers["Link"] = f'<{hub.endpoint}{path}?recursive=true&cursor={cursor + hub.page_size}>; rel="next"'
+            entries = entries[cursor : cursor + hub.page_size]
+        if hub.listing_next is not None:
+            target = f"{hub.endpoint}{self.path}" if hub.listing_next == "self" else hub.listing_next
+            headers["Link"] = f'<{target}>; rel="next"'
+        if hub.listing_body is None:
+            return self._send_json(200, entries, headers)
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        for k, v in headers.items():
+            self.send_header(k, v)
+        self.end_headers()  # no Content-Length: the body ends when the connection closes
+        chunks = [hub.listing_body] if isinstance(hub.listing_body, bytes) else hub.listing_body()
+        for chunk in chunks:
+            if hub._closing.is_set():
+                break
+            self._write(chunk)
+        self.close_connection = True
+        return 200
 
     def _resolve(self, rest: str, body: bool) -> int:
         repo_id, _, tail = rest.partition("/resolve/")
@@ -372,15 +482,18 @@ class _Handler(BaseHTTPRequestHandler):
                 return 416
             status = 206
         length = end - start + 1
+        lie = hub.hostile.range_lie if self.path.startswith(hub.hostile.prefix) else None
         self.sent_status = status
         self.send_response(status)
         self.send_header("Content-Type", "application/octet-stream")
-        self.send_header("Content-Length", str(length))
+        self.send_header("Content-Length", str(length + 1000 if lie == "length" else length))
         self.send_header("ETag", f'"{hosted.true_sha256}"')
         if hub.ranges:
             self.send_header("Accept-Ranges", "bytes")
         if status == 206:
-            self.send_header("Content-Range", f"bytes {start}-{end}/{size}")
+            shown_start = start + 4096 if lie == "start" else start
+            shown_size = size + 1 if lie == "total" else size
+            self.send_header("Content-Range", f"bytes {shown_start}-{end}/{shown_size}")
         self.end_headers()
         if not body:
             return status
@@ -397,10 +510,10 @@ class _Handler(BaseHTTPRequestHandler):
             pos = start
             while pos < stop:
                 block = f.read(min(1 << 16, stop - pos))
-                if not block:
+                if not block or hub._closing.is_set():
                     break
-                self.wfile.write(block)
+                self._write(block)
                 pos += len(block)
-        if stop <= end:
+        if stop <= end or lie == "length":
             self.close_connection = True  # the client sees fewer bytes than Content-Length
         return status

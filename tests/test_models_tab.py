@@ -7,8 +7,10 @@ from pathlib import Path
 
 import pytest
 from fake_engine import FakeEngine
-from fake_hub import FakeHub, write_small_model
+from fake_hub import FakeHub, Hostile, write_small_model
 from model_shapes import SHAPES, write_shape
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QLineEdit
 from window_kit import open_window
 
 from gui.core.params import LoadSettings
@@ -18,6 +20,7 @@ from gui.services.history import HistoryStore
 from gui.services.hub import HubClient
 from gui.services.settings_store import SettingsStore
 from gui.ui.main_window import MainWindow
+from gui.ui.plain import plain_tip
 
 TIMEOUT = 60_000
 REPO = "someone/Qwen3.5-27B-GGUF"
@@ -175,3 +178,110 @@ def test_an_interrupted_download_is_offered_again_after_a_restart(qtbot, folder:
         assert (folder / "Tiny-Q4_K_M.gguf").read_bytes() == small.read_bytes()
         assert hub.cdn_hits()[-1].range not in (None, "bytes=0-")  # it picked up where it stopped
         win.close()
+
+
+def test_cancel_stops_a_slow_download_at_once_and_removes_the_partial_file(qtbot, folder: Path, tmp_path: Path) -> None:
+    src = tmp_path / "hub-files"
+    src.mkdir()
+    small = write_small_model(src / "Tiny-Q4_K_M.gguf")
+    with FakeHub() as hub:
+        hub.add_file(REPO, "Tiny-Q4_K_M.gguf", small)
+        win = open_quants_window(qtbot, folder, tmp_path, hub)
+        tab = win.models_tab
+        (remote,) = tab.client.list_gguf(REPO)
+        hub.hostile = Hostile(prefix="/cdn/", trickle_bps=50)
+        tab.start_download(remote)
+        assert tab.cancel_button.isEnabled()
+        qtbot.waitUntil(lambda: (folder / "Tiny-Q4_K_M.gguf.part.json").exists(), timeout=10_000)  # a byte came
+        tab.cancel_button.click()
+        qtbot.waitUntil(lambda: "cancelled" in tab.download_status.text(), timeout=1000)
+        assert tab.download_status.text() == "Download of Tiny-Q4_K_M.gguf cancelled; the partial file was removed."
+        assert not any(p.name.startswith("Tiny-Q4_K_M.gguf") for p in folder.iterdir())
+        assert not tab.cancel_button.isEnabled() and not tab.pause_button.isEnabled()
+        win.close()
+
+
+def test_cancel_removes_a_download_interrupted_in_an_earlier_run(qtbot, folder: Path, tmp_path: Path) -> None:
+    src = tmp_path / "hub-files"
+    src.mkdir()
+    small = write_small_model(src / "Tiny-Q4_K_M.gguf")
+    with FakeHub() as hub:
+        hub.add_file(REPO, "Tiny-Q4_K_M.gguf", small)
+        client = HubClient(endpoint=hub.endpoint, timeout=10)
+        (remote,) = client.list_gguf(REPO)
+
+        def pause_early(progress: DownloadProgress) -> None:
+            if progress.done >= 1 << 20:
+                first.pause()
+
+        first = client.download(remote, folder, on_progress=pause_early, chunk_size=256 << 10, progress_interval_s=0.0)
+        first.start()
+        assert first.wait(30) and first.state == "paused"
+
+        win = open_quants_window(qtbot, folder, tmp_path, hub)
+        tab = win.models_tab
+        qtbot.waitUntil(lambda: tab.pending is not None, timeout=10_000)
+        assert tab.cancel_button.isEnabled()
+        tab.cancel_button.click()
+        qtbot.waitUntil(lambda: "partial file was removed" in tab.download_status.text(), timeout=5000)
+        assert not any(p.name.startswith("Tiny-Q4_K_M.gguf") for p in folder.iterdir())
+        win.close()
+
+
+def test_a_token_entered_in_the_tab_opens_a_gated_repository_for_the_session(
+    qtbot, folder: Path, tmp_path: Path
+) -> None:
+    src = tmp_path / "hub-files"
+    src.mkdir()
+    small = write_small_model(src / "Tiny-Q4_K_M.gguf")
+    token = "hf_typed_in_the_window_42"
+    with FakeHub(token=token) as hub:
+        hub.add_repo(REPO, gated=True)
+        hub.add_file(REPO, "Tiny-Q4_K_M.gguf", small)
+        win = open_quants_window(qtbot, folder, tmp_path, hub)
+        tab = win.models_tab
+        tab.repo.setText(REPO)
+        with qtbot.waitSignal(tab.listed, timeout=TIMEOUT):
+            tab.list_button.click()
+        assert "gated repository (401)" in tab.hub_status.text() and "token" in tab.hub_status.text()
+
+        assert tab.token.echoMode() == QLineEdit.EchoMode.Password
+        tab.token.setText(token)
+        with qtbot.waitSignal(tab.token_checked, timeout=10_000):
+            tab.token_button.click()
+        assert tab.token.text() == ""  # never shown again
+        # This machine has no keyring (the tests use keyring's "fail" backend): the session only.
+        assert tab.token_status.text().startswith("Token set for this session only: no system keyring"), (
+            tab.token_status.text()
+        )
+        with qtbot.waitSignal(tab.listed, timeout=TIMEOUT):
+            tab.list_button.click()
+        assert "1 GGUF file(s)" in tab.hub_status.text(), tab.hub_status.text()
+        qtbot.waitUntil(lambda: tab.token_status.text() == "Token: the one entered here, for this session only.")
+        labels = [tab.hub_status, tab.token_status, tab.download_status, tab.local_title]
+        assert not any(token in label.text() for label in labels)
+        win.close()
+    settings = tmp_path / "settings.json"
+    assert not settings.exists() or token not in settings.read_text()
+
+
+def test_names_and_messages_from_the_hub_are_shown_as_plain_text(qtbot, folder: Path, tmp_path: Path) -> None:
+    src = tmp_path / "hub-files"
+    src.mkdir()
+    (src / "page.gguf").write_text("<html>not a model</html>")
+    name = "<img src=x onerror=alert(1)>-Q4_K_M.gguf"
+    with FakeHub() as hub:
+        hub.add_file(REPO, name, src / "page.gguf")
+        win = open_quants_window(qtbot, folder, tmp_path, hub)
+        tab = win.models_tab
+        labels = [tab.hub_status, tab.token_status, tab.download_status, tab.local_title]
+        assert all(label.textFormat() == Qt.TextFormat.PlainText for label in labels)
+        tab.repo.setText(REPO)
+        with qtbot.waitSignal(tab.listed, timeout=TIMEOUT):
+            tab.list_button.click()
+        assert f"Could not read: {name}: " in tab.hub_status.text(), tab.hub_status.text()
+        win.close()
+
+
+def test_a_tooltip_shows_markup_as_text() -> None:
+    assert plain_tip("<b>x</b> & y\n\ntwo") == "<p style='white-space:pre-wrap'>&lt;b&gt;x&lt;/b&gt; &amp; y\n\ntwo</p>"

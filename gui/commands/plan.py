@@ -1,7 +1,7 @@
 """`tightfit plan MODEL.gguf|URL [--gpu CARD|none] [--vram-mib N] [sizing flags] [--json]`.
 
 Prints the memory plan the VRAM bar shows, from the GGUF header alone: a truncated or sparse file, or a
-header read over HTTP with Range requests.
+header read over HTTP with Range requests (within a deadline; a file on the hub with the user's token).
 """
 
 from __future__ import annotations
@@ -51,10 +51,11 @@ def fail(message: str) -> SystemExit:
 
 def read_model_header(source: str) -> GGUFHeader:
     if source.startswith(("http://", "https://")):
+        from gui.services.hub import HubClient
         from gui.services.remote_header import RemoteHeaderError, fetch_header
 
-        try:
-            return fetch_header(source)
+        try:  # a gated or private file on the hub needs the user's token; no other server gets it
+            return fetch_header(source, token=HubClient().token_for(source))
         except RemoteHeaderError as exc:
             raise fail(str(exc)) from exc
     if not Path(source).is_file():

@@ -1,9 +1,14 @@
 """Resumable, verified downloads of a hub file (or every part of a split model) into a folder.
 
 A download does not use ``huggingface_hub``: writing ``models/NAME.part`` with pause, resume across
-restarts and a SHA-256 check does not fit its cache layout. It uses urllib: the
-``/{repo}/resolve/{rev}/{file}`` URL redirects large files to a CDN, and the Authorization header is
-sent to the hub only, never to the redirect target.
+restarts and a SHA-256 check does not fit its cache layout. Requests are
+:mod:`gui.services.bounded_http`'s: the ``/{repo}/resolve/{rev}/{file}`` URL redirects large files to
+a CDN (http(s) only, never https to http), and the Authorization header goes to the hub only, never
+to the redirect target.
+
+A slow or stuck server cannot hold a download: the body is read one socket read at a time, pause
+and cancel shut the connection down at once, an answer must begin within ``timeout`` seconds, and a
+transfer slower than ``min_rate_bps`` over ``stall_window_s`` counts as a failed try.
 
 Errors end a download with one line of words (:class:`HubError`). Nothing here touches Qt; downloads
 run on their own thread and report through a callback.
@@ -20,42 +25,20 @@ import os
 import shutil
 import threading
 import time
-import urllib.error
-import urllib.request
 from collections import deque
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gui.services.remote_file import HubError, RemoteFile, http_words
+from gui.services.bounded_http import Cutoff, Dropped, HttpStatus, RedirectRefused, TransferError, get, read_piece
+from gui.services.remote_file import HubError, RemoteFile, http_words, safe_file_name
 
 __all__ = ["Download", "DownloadProgress", "pending_downloads"]
 
 log = logging.getLogger(__name__)
 
-USER_AGENT = "tightfit (GGUF downloader)"
 SIDECAR_VERSION = 1
-
-
-def _reason(exc: BaseException) -> str:
-    reason = getattr(exc, "reason", None)
-    if isinstance(reason, BaseException):
-        exc = reason
-    return getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
-
-
-def _open(
-    url: str, token: str | None, timeout: float, *, start: int = 0, end: int | None = None
-) -> http.client.HTTPResponse:
-    req = urllib.request.Request(url, headers={"User-Agent": USER_AGENT})
-    if start > 0 or end is not None:
-        req.add_header("Range", f"bytes={start}-{'' if end is None else end}")
-    if token:
-        # Unredirected: the hub redirects large files to a CDN, which must not see the token.
-        req.add_unredirected_header("Authorization", f"Bearer {token}")
-    resp: http.client.HTTPResponse = urllib.request.urlopen(req, timeout=timeout)
-    return resp
 
 
 @dataclass(frozen=True)
@@ -80,8 +63,8 @@ class _Cancelled(Exception):
     pass
 
 
-class _Dropped(Exception):
-    """The connection ended before the bytes it promised."""
+class _Stalled(Exception):
+    """Bytes came, but too slowly to call it progress."""
 
 
 _RESTING = ("idle", "paused", "done", "failed", "cancelled")
@@ -102,9 +85,10 @@ class _Meta:
 
 
 def _load_meta(path: Path) -> _Meta | None:
+    """The sidecar at ``path``; None when it is missing, unreadable or of another version."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-        return _Meta(
+        meta = _Meta(
             url=str(data["url"]),
             size=int(data["size"]),
             sha256=data.get("sha256"),
@@ -112,8 +96,9 @@ def _load_meta(path: Path) -> _Meta | None:
             model=dict(data.get("model") or {}),
             version=int(data.get("version", SIDECAR_VERSION)),
         )
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError, RecursionError):
         return None
+    return meta if meta.version == SIDECAR_VERSION else None
 
 
 def _save_meta(path: Path, meta: _Meta) -> None:
@@ -122,8 +107,22 @@ def _save_meta(path: Path, meta: _Meta) -> None:
     os.replace(tmp, path)
 
 
+def _resumable(part: Path, f: RemoteFile) -> tuple[int, _Meta | None]:
+    """The bytes of ``part`` a download of ``f`` may resume from, and its sidecar; (0, None) unless the
+    sidecar verifies (this file's URL, size and SHA-256) and the part holds 1 to ``f.size`` bytes."""
+    meta = _load_meta(_sidecar(part))
+    if meta is None or (meta.url, meta.size, meta.sha256) != (f.url, f.size, f.sha256):
+        return 0, None
+    try:
+        held = part.stat().st_size if part.is_file() else 0
+    except OSError:
+        return 0, None
+    return (held, meta) if 0 < held <= f.size else (0, None)
+
+
 def pending_downloads(dest_dir: str | os.PathLike[str]) -> list[tuple[RemoteFile, int]]:
-    """Interrupted downloads in ``dest_dir`` (from their sidecars) and the bytes already there."""
+    """Interrupted downloads in ``dest_dir`` and the bytes already there: only those whose partial file
+    has a sidecar that verifies, so what is offered for resume is what a resume would continue."""
     found: dict[str, tuple[RemoteFile, int]] = {}
     folder = Path(dest_dir)
     if not folder.is_dir():
@@ -134,16 +133,20 @@ def pending_downloads(dest_dir: str | os.PathLike[str]) -> list[tuple[RemoteFile
             continue
         try:
             remote = RemoteFile.from_dict(meta.model)
-        except (KeyError, ValueError, TypeError):
+        except (KeyError, ValueError, TypeError, RecursionError):
+            continue
+        if not all(safe_file_name(f.name) for f in remote.files):
+            continue
+        mine = next((f for f in remote.files if f.name + ".part.json" == side.name), None)
+        if mine is None or _resumable(folder / (mine.name + ".part"), mine)[0] == 0:
             continue
         done = 0
         for f in remote.files:
-            part = folder / (f.name + ".part")
             final = folder / f.name
             if final.is_file():
                 done += f.size
-            elif part.is_file():
-                done += part.stat().st_size
+            else:
+                done += _resumable(folder / (f.name + ".part"), f)[0]
         found[remote.path] = (remote, done)
     return list(found.values())
 
@@ -151,12 +154,16 @@ def pending_downloads(dest_dir: str | os.PathLike[str]) -> list[tuple[RemoteFile
 class Download:
     """One model file (or every part of a split model) into ``dest_dir``, on a background thread.
 
-    Bytes go to ``NAME.part`` beside a ``NAME.part.json`` sidecar (url, size, sha256, etag), so a new
-    Download of the same file after a restart resumes with a Range request. A server that ignores
-    Range makes it start over from byte 0, and the progress message says so. A dropped connection is
-    resumed up to ``max_retries`` times in a row without progress, then the download fails with the
-    partial file kept. At the end the SHA-256 is checked against the hub's (a mismatch deletes the
-    partial file) and the file is renamed into place.
+    Bytes go to ``NAME.part`` beside a ``NAME.part.json`` sidecar (url, size, sha256, etag), both
+    written when the first byte arrives, so a failure before it (no disk space, an error status, a
+    refused redirect) leaves nothing to resume. A new Download of the same file after a restart
+    resumes with a Range request. A server that ignores Range makes it start over from byte 0, and
+    the progress message says so. A dropped or stalled connection is resumed up to ``max_retries``
+    times in a row without progress, then the download fails with the partial file kept. At the end
+    the SHA-256 is checked against the hub's (a mismatch deletes the partial file) and the file is
+    renamed into place.
+
+    ``token``: the hub token, or a function giving it (called on the download's thread).
     """
 
     def __init__(
@@ -164,23 +171,28 @@ class Download:
         remote: RemoteFile,
         dest_dir: str | os.PathLike[str],
         *,
-        token: str | None = None,
+        token: str | Callable[[], str | None] | None = None,
         on_progress: Callable[[DownloadProgress], None] | None = None,
-        timeout: float = 30.0,
+        timeout: float = 15.0,
         max_retries: int = 5,
         retry_delay_s: float = 1.0,
         chunk_size: int = 1 << 20,
         progress_interval_s: float = 0.1,
+        stall_window_s: float = 30.0,
+        min_rate_bps: float = 1024.0,
     ) -> None:
         self.remote = remote
         self.dest_dir = Path(dest_dir)
-        self._token = token
+        self._token_source = token
+        self._token: str | None = None
         self._on_progress = on_progress
         self._timeout = timeout
         self._max_retries = max_retries
         self._retry_delay = retry_delay_s
         self._chunk = chunk_size
         self._interval = progress_interval_s
+        self._stall_window = stall_window_s
+        self._min_rate = min_rate_bps
         self._cv = threading.Condition()
         self._state = "idle"
         self._error: str | None = None
@@ -190,6 +202,7 @@ class Download:
         self._delete_on_cancel = False
         self._wake = threading.Event()
         self._thread: threading.Thread | None = None
+        self._cut: Cutoff | None = None  # the request in flight, ended at once by pause and cancel
         self._done_bytes = 0  # bytes of finished parts
         self._current = 0  # bytes of the part in progress
         self._rate: deque[tuple[float, int]] = deque(maxlen=64)
@@ -241,9 +254,7 @@ class Download:
 
     def start(self) -> None:
         with self._cv:
-            if self._state == "running":
-                return
-            if self._state == "done":
+            if self._state in ("running", "done"):
                 return
             self._pause = False
             self._cancel = False
@@ -256,24 +267,39 @@ class Download:
     resume = start
 
     def pause(self) -> None:
-        """Stop after the current chunk, keeping the partial file (returns at once; see wait())."""
+        """Stop now, keeping the partial file (returns at once; see wait())."""
         with self._cv:
             if self._state != "running":
                 return
             self._pause = True
-        self._wake.set()
+            cut = self._cut
+        self._interrupt(cut, "paused")
 
     def cancel(self, delete_partial: bool = True) -> None:
+        """Stop now and, with ``delete_partial``, remove the partial file and its sidecar. A resting
+        download is cancelled in the calling thread (which then deletes the files)."""
         with self._cv:
+            cut = self._cut
             if self._state == "running":
                 self._cancel = True
                 self._delete_on_cancel = delete_partial
+                resting = False
             elif self._state in ("idle", "paused", "failed"):
                 self._state = "cancelled"
-                if delete_partial:
-                    self._delete_partials()
-                self._cv.notify_all()
+                resting = True
+            else:
+                return
+        if not resting:
+            self._interrupt(cut, "cancelled")
+            return
+        if delete_partial:
+            self._delete_partials()
+        self._finish("cancelled", self._cancelled_words(delete_partial))
+
+    def _interrupt(self, cut: Cutoff | None, reason: str) -> None:
         self._wake.set()
+        if cut is not None:
+            cut.trip(reason)
 
     # -- the thread ------------------------------------------------------------------------------
 
@@ -304,16 +330,24 @@ class Download:
 
     _file_name = ""
 
-    def _finish(self, state: str, error: str | None = None) -> None:
+    def _finish(self, state: str, message: str | None = None, *, error: bool = False) -> None:
         with self._cv:
             self._state = state
-            self._error = error
-        self._report(force=True, message=error or "", state=state)
+            self._error = message if error else None
+            self._cut = None
+        self._report(force=True, message=message or "", state=state)
         with self._cv:
             self._cv.notify_all()
 
+    def _cancelled_words(self, deleted: bool) -> str:
+        if deleted:
+            return f"Download of {self.remote.name} cancelled; the partial file was removed."
+        return f"Download of {self.remote.name} cancelled; the partial file is kept."
+
     def _run(self) -> None:
         try:
+            source = self._token_source
+            self._token = source() if callable(source) else source
             self.dest_dir.mkdir(parents=True, exist_ok=True)
             self._done_bytes = 0
             for f in self.remote.files:
@@ -324,22 +358,39 @@ class Download:
                 self._current = 0
             self._finish("done")
         except _Paused:
+            self._drop_empty_parts()
             self._finish("paused")
         except _Cancelled:
             if self._delete_on_cancel:
                 self._delete_partials()
-            self._finish("cancelled")
+            else:
+                self._drop_empty_parts()
+            self._finish("cancelled", self._cancelled_words(self._delete_on_cancel))
         except HubError as exc:
-            self._finish("failed", str(exc))
+            self._drop_empty_parts()
+            self._finish("failed", str(exc), error=True)
         except Exception as exc:  # a bug or an odd OS error must end in words, not a dead thread
             log.exception("download %s failed", self.remote.name)
-            self._finish("failed", f"{self.remote.name}: download failed ({type(exc).__name__}: {exc})")
+            self._drop_empty_parts()
+            self._finish("failed", f"{self.remote.name}: download failed ({type(exc).__name__}: {exc})", error=True)
 
     def _delete_partials(self) -> None:
         for f in self.remote.files:
             for p in (self.part_path(f), self.sidecar_path(f)):
                 with contextlib.suppress(OSError):
                     p.unlink()
+        self._hash = None
+
+    def _drop_empty_parts(self) -> None:
+        """A part without a byte in it is nothing to resume: it and its sidecar go."""
+        for f in self.remote.files:
+            part = self.part_path(f)
+            with contextlib.suppress(OSError):
+                if part.stat().st_size == 0:
+                    part.unlink()
+            if not part.exists():
+                with contextlib.suppress(OSError):
+                    self.sidecar_path(f).unlink()
 
     def _check_interrupt(self) -> None:
         if self._cancel:
@@ -355,26 +406,16 @@ class Download:
                 return
             raise HubError(f"{f.name}: a different file of that name is already in {self.dest_dir}")
         part = self.part_path(f)
-        side = _sidecar(part)
-        meta = _load_meta(side)
-        offset = 0
-        if part.exists() and meta is not None and (meta.url, meta.size, meta.sha256) == (f.url, f.size, f.sha256):
-            offset = part.stat().st_size
-            if offset > f.size:
-                offset = 0
-            elif offset:
-                self._say(f"resuming {f.name} at {offset} of {f.size} bytes")
-        else:
-            meta = _Meta(url=f.url, size=f.size, sha256=f.sha256, model=self.remote.to_dict())
-        if offset == 0:
-            part.write_bytes(b"")
-        _save_meta(side, meta)
+        offset, meta = _resumable(part, f)
+        if offset:
+            self._say(f"resuming {f.name} at {offset} of {f.size} bytes")
         free = shutil.disk_usage(self.dest_dir).free
         if free < f.size - offset:
             raise HubError(
                 f"{f.name}: not enough disk space: {(f.size - offset) / 2**30:.1f} GiB more needed, "
                 f"{free / 2**30:.1f} GiB free in {self.dest_dir}"
             )
+        meta = meta or _Meta(url=f.url, size=f.size, sha256=f.sha256, model=self.remote.to_dict())
         hasher = self._hasher_for(part, offset)
         self._current = offset
         failures = 0
@@ -382,25 +423,33 @@ class Download:
             self._check_interrupt()
             before = offset
             try:
-                offset, hasher = self._attempt(f, part, side, meta, offset, hasher)
-            except (_Dropped, http.client.HTTPException, ConnectionError, TimeoutError, urllib.error.URLError) as exc:
-                if isinstance(exc, urllib.error.HTTPError) and exc.code < 500 and exc.code != 408:
-                    raise HubError(http_words(exc.code, f.name)) from exc
-                offset = part.stat().st_size
-                hasher = self._hasher_for(part, offset, hasher if self._hash_matches(part, offset) else None)
-                failures = 0 if offset > before else failures + 1
-                if failures > self._max_retries:
+                offset, hasher = self._attempt(f, part, meta, offset, hasher)
+            except (TransferError, _Stalled) as exc:
+                self._check_interrupt()
+                if isinstance(exc, RedirectRefused):
+                    raise HubError(f"{f.name}: {exc}") from exc
+                if isinstance(exc, HttpStatus) and exc.code < 500 and exc.code not in (408, 429):
                     raise HubError(
-                        f"{f.name}: the connection kept dropping at {offset} of {f.size} bytes "
-                        f"({_reason(exc)}); gave up after {failures} tries without progress. "
-                        "The partial file is kept: resume to continue"
+                        http_words(exc.code, f.name, token_sent=bool(self._token), error_code=exc.error_code)
                     ) from exc
-                self._say(f"connection lost at {offset} of {f.size} bytes ({_reason(exc)}); resuming")
+                offset = part.stat().st_size if part.exists() else 0
+                hasher = self._hasher_for(part, offset, hasher if self._hash_matches(part, offset) else None)
+                stalled = isinstance(exc, _Stalled)
+                failures = 0 if offset > before and not stalled else failures + 1
+                if failures > self._max_retries:
+                    trouble = "the server kept sending too slowly" if stalled else "the connection kept dropping"
+                    raise HubError(
+                        f"{f.name}: {trouble} at {offset} of {f.size} bytes ({exc}); gave up after {failures} tries "
+                        "without progress. "
+                        + ("The partial file is kept: resume to continue" if offset else "Nothing was written")
+                    ) from exc
+                trouble = "too slow" if stalled else "connection lost"
+                self._say(f"{trouble} at {offset} of {f.size} bytes ({exc}); trying again")
                 if failures and self._retry_delay > 0:
                     self._wake.wait(min(self._retry_delay * 2 ** (failures - 1), 30.0))
             finally:
                 self._hash = (part, offset, hasher)
-        self._verify_and_place(f, part, side, hasher)
+        self._verify_and_place(f, part, _sidecar(part), hasher)
 
     def _hash_matches(self, part: Path, offset: int) -> bool:
         return self._hash is not None and self._hash[0] == part and self._hash[1] == offset
@@ -411,12 +460,14 @@ class Download:
         if self._hash_matches(part, offset):
             assert self._hash is not None
             return self._hash[2]
-        # Resuming a part written by an earlier run: hash what is on disk once.
+        # Resuming a part written by an earlier run: hash what is on disk once (gigabytes: a pause or
+        # cancel is noticed between blocks).
         hasher = hashlib.sha256()
         if offset:
             with open(part, "rb") as fh:
                 remaining = offset
                 while remaining:
+                    self._check_interrupt()
                     block = fh.read(min(1 << 22, remaining))
                     if not block:
                         break
@@ -424,46 +475,114 @@ class Download:
                     remaining -= len(block)
         return hasher
 
-    def _attempt(self, f: RemoteFile, part: Path, side: Path, meta: _Meta, offset: int, hasher: Any) -> tuple[int, Any]:
+    def _attempt(self, f: RemoteFile, part: Path, meta: _Meta, offset: int, hasher: Any) -> tuple[int, Any]:
         """One HTTP request from ``offset``; returns the new offset (== size when complete)."""
-        with _open(f.url, self._token, self._timeout, start=offset) as resp:
-            etag = resp.headers.get("ETag") or resp.headers.get("X-Linked-Etag")
-            if offset > 0 and resp.status == 200:
+        cut = Cutoff(what="the server")
+        with self._cv:
+            self._cut = cut
+        try:
+            self._check_interrupt()  # a pause that came before this request had no cutoff to trip
+            cut.arm(self._timeout, f"no answer within {self._timeout:g} s")
+            headers = {"Range": f"bytes={offset}-"} if offset else {}
+            response = get(f.url, cut, headers=headers, token=self._token, socket_timeout=self._timeout)
+            cut.disarm()  # from here the stall window judges the pace
+            with response:
+                start = self._check_answer(f, part, meta, response, offset)
+                if start != offset:
+                    if response.status == 206:  # the file changed: this body is of the old one
+                        return 0, hashlib.sha256()
+                    offset, hasher = 0, hashlib.sha256()  # a whole file instead of the range asked for
+                return self._receive(f, part, meta, response, cut, offset, hasher)
+        finally:
+            cut.disarm()
+            with self._cv:
+                self._cut = None
+
+    def _check_answer(
+        self, f: RemoteFile, part: Path, meta: _Meta, response: http.client.HTTPResponse, offset: int
+    ) -> int:
+        """Where the answer's body starts in the file (``offset``, or 0 to start over); refuses one
+        that does not match the file the hub listed."""
+        etag = response.headers.get("ETag") or response.headers.get("X-Linked-Etag")
+        length = response.headers.get("Content-Length", "").strip()
+        body_from = offset if response.status == 206 else 0
+        if length.isdigit() and int(length) != f.size - body_from:
+            raise HubError(f"{f.name}: the server offers {length} bytes from byte {body_from}, the hub lists {f.size}")
+        start = offset
+        if response.status == 206:
+            content_range = response.headers.get("Content-Range", "")
+            first, _, total = content_range.removeprefix("bytes ").partition("/")
+            first = first.partition("-")[0].strip()
+            if first != str(offset):
+                raise HubError(f"{f.name}: the server sent the wrong bytes ({content_range[:60]!r} for byte {offset})")
+            if total.isdigit() and int(total) != f.size:
+                raise HubError(f"{f.name}: the server's file has {total} bytes, the hub lists {f.size}")
+            if offset and meta.etag and etag and etag != meta.etag:
+                self._say(f"{f.name}: the file changed on the server; restarting from 0")
+                with contextlib.suppress(OSError):
+                    part.unlink()
+                self._current = 0
+                start = 0
+        elif response.status == 200:
+            if offset:
                 self._say(f"{f.name}: the server does not support resuming (no range requests); restarting from 0")
-                offset, hasher = 0, hashlib.sha256()
-            elif offset > 0 and resp.status == 206:
-                start = resp.headers.get("Content-Range", "").removeprefix("bytes ").split("-", 1)[0]
-                if start != str(offset):
-                    raise _Dropped(f"the server sent a range starting at {start!r}, not {offset}")
-                if meta.etag and etag and etag != meta.etag:
-                    self._say(f"{f.name}: the file changed on the server; restarting from 0")
-                    part.write_bytes(b"")
-                    self._current = 0
-                    meta.etag = etag
-                    _save_meta(side, meta)
-                    return 0, hashlib.sha256()
-            if etag and etag != meta.etag:
-                meta.etag = etag
-                _save_meta(side, meta)
-            with open(part, "r+b") as out:
-                out.seek(offset)
-                out.truncate()
+                self._current = 0
+                start = 0
+        else:
+            raise HubError(f"{f.name}: the server answered {response.status} instead of the file")
+        if etag and etag != meta.etag:
+            meta.etag = etag
+            if start and part.exists():
+                _save_meta(_sidecar(part), meta)
+        return start
+
+    def _receive(
+        self,
+        f: RemoteFile,
+        part: Path,
+        meta: _Meta,
+        response: http.client.HTTPResponse,
+        cut: Cutoff,
+        offset: int,
+        hasher: Any,
+    ) -> tuple[int, Any]:
+        """The body into ``part`` from ``offset``, one socket read at a time; the part (and its sidecar)
+        are created with the first byte."""
+        out = None
+        window_start, window_done = time.monotonic(), offset
+        try:
+            while offset < f.size:
+                self._check_interrupt()  # bytes already buffered would otherwise still be read
+                chunk = read_piece(response, min(self._chunk, f.size - offset), cut)
+                if not chunk:
+                    raise Dropped(f"the connection closed after {offset} of {f.size} bytes")
+                if out is None:
+                    out = self._open_part(part, meta, offset)
+                out.write(chunk)
+                hasher.update(chunk)
+                offset += len(chunk)
                 self._current = offset
-                while offset < f.size:
-                    if self._pause or self._cancel:
-                        out.flush()
-                        self._hash = (part, offset, hasher)
-                        self._check_interrupt()
-                    chunk = resp.read(min(self._chunk, f.size - offset))
-                    if not chunk:
-                        raise _Dropped(f"the connection closed after {offset} of {f.size} bytes")
-                    out.write(chunk)
-                    hasher.update(chunk)
-                    offset += len(chunk)
-                    self._current = offset
-                    self._hash = (part, offset, hasher)
-                    self._report()
+                self._hash = (part, offset, hasher)
+                self._report()
+                now = time.monotonic()
+                if now - window_start >= self._stall_window:
+                    rate = (offset - window_done) / (now - window_start)
+                    if rate < self._min_rate:
+                        raise _Stalled(f"{rate:.0f} bytes/s over {now - window_start:.0f} s")
+                    window_start, window_done = now, offset
+        finally:
+            if out is not None:
+                out.close()
         return offset, hasher
+
+    def _open_part(self, part: Path, meta: _Meta, offset: int) -> Any:
+        if offset == 0:
+            _save_meta(_sidecar(part), meta)  # first: a part never exists without its sidecar
+            return open(part, "wb")  # closed by _receive
+        out = open(part, "r+b")  # noqa: SIM115 - closed by _receive
+        out.seek(offset)
+        out.truncate()
+        return out
 
     def _verify_and_place(self, f: RemoteFile, part: Path, side: Path, hasher: Any) -> None:
         size = part.stat().st_size

@@ -1,34 +1,58 @@
 """Hugging Face hub: list a repository's GGUF files and read their headers by range request.
 
-``huggingface_hub`` does the listing (``HfApi.list_repo_tree``: pagination, auth headers, the hub's
-error codes) and builds the file URLs (``hf_hub_url``). Reading a header does not use it: a header
-needs a Range request for the first megabytes only (:mod:`gui.services.remote_header`). Downloading
-the file a user picks is :mod:`gui.services.download`; :meth:`HubClient.download` sets one up with
-the client's token and timeout.
+The listing is the hub's tree API (``/api/models/{repo}/tree/{revision}?recursive=true``, pages
+linked by ``Link: <…>; rel="next"``, as ``HfApi.list_repo_tree`` reads it), fetched here with
+:mod:`gui.services.bounded_http` rather than through huggingface_hub, so that a slow or hostile
+server cannot hold it: one deadline for all pages, a cap on bytes and entries (past them the listing
+is cut and says so), redirects to http(s) only. huggingface_hub gives the endpoint, the offline
+switch, the file URLs (``hf_hub_url``) and the user's login token. Reading a header needs a Range
+request for the first megabytes only (:mod:`gui.services.remote_header`). Downloading the file a
+user picks is :mod:`gui.services.download`; :meth:`HubClient.download` sets one up.
 
-Errors reach the user as :class:`HubError` with one line of words. Nothing here touches Qt.
+The token (:mod:`gui.services.hub_token`: the window's, kept in the system keyring, else
+``HF_TOKEN`` or the huggingface_hub login) goes with the listing, header reads and downloads alike,
+to the hub only. Errors reach the user as :class:`HubError` with one line of words. Nothing here
+touches Qt; every call that talks to the network or the keyring belongs on a worker thread.
 """
 
 from __future__ import annotations
 
+import json
+import logging
 import os
 import re
-import socket
+import threading
 from collections.abc import Callable, Iterable
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from pathlib import PurePosixPath
-from typing import Any
-from urllib.parse import urlparse
+from typing import Any, TypeGuard
+from urllib.parse import quote, urljoin, urlparse
 
 from gui.core.gguf_reader import GGUFHeader, combine_split, parse_split_name
+from gui.services.bounded_http import (
+    Cut,
+    Cutoff,
+    HttpStatus,
+    TransferError,
+    Unreachable,
+    get,
+    read_up_to,
+    same_origin,
+)
 from gui.services.download import Download, DownloadProgress
-from gui.services.remote_file import HubError, RemoteFile, http_words
+from gui.services.hub_token import KeyringUnavailable, TokenStore, login_token
+from gui.services.remote_file import HubError, RemoteFile, http_words, safe_file_name
 from gui.services.remote_header import RemoteHeaderError, fetch_header
 
-__all__ = ["HubClient", "parse_repo_id"]
+__all__ = ["HubClient", "HubListing", "parse_repo_id"]
+
+log = logging.getLogger(__name__)
 
 DEFAULT_ENDPOINT = "https://huggingface.co"
 _REPO_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
+_SHA256 = re.compile(r"^[0-9a-fA-F]{64}$")
+_NEXT = re.compile(r'<([^>]*)>\s*;[^,]*\brel="?next"?', re.IGNORECASE)
+OFFLINE_MODE = "offline mode is on (HF_HUB_OFFLINE): the hub is not contacted; local models work"
 
 
 def parse_repo_id(text: str) -> str:
@@ -44,10 +68,34 @@ def parse_repo_id(text: str) -> str:
     return value
 
 
-class HubClient:
-    """Talks to one hub endpoint (``HF_ENDPOINT`` / huggingface.co by default, or a local server)."""
+@dataclass
+class HubListing:
+    """A repository's GGUF files, and what is worth saying about the listing (cut short, entries skipped)."""
 
-    def __init__(self, endpoint: str | None = None, token: str | None = None, timeout: float = 30.0) -> None:
+    files: list[RemoteFile]
+    notes: list[str] = field(default_factory=list)
+
+
+class HubClient:
+    """Talks to one hub endpoint (``HF_ENDPOINT`` / huggingface.co by default, or a local server).
+
+    ``token``: the token to send (else the keyring's, then huggingface_hub's). ``timeout``: seconds
+    a connection may stay silent. ``deadline``: seconds one listing, or one file's header, may take
+    in all. ``tokens``: where the window's token is kept (tests pass one with their own backend).
+    """
+
+    max_listing_bytes = 16 << 20  # the hub's tree pages are ~300 bytes an entry, 1000 entries a page
+    max_listing_entries = 20_000
+
+    def __init__(
+        self,
+        endpoint: str | None = None,
+        token: str | None = None,
+        timeout: float = 15.0,
+        *,
+        deadline: float = 60.0,
+        tokens: TokenStore | None = None,
+    ) -> None:
         if endpoint is None:
             try:
                 from huggingface_hub import constants
@@ -56,63 +104,169 @@ class HubClient:
             except ImportError:  # pragma: no cover - a declared dependency
                 endpoint = DEFAULT_ENDPOINT
         self.endpoint = endpoint.rstrip("/")
-        self.token = token
         self.timeout = timeout
-        parsed = urlparse(self.endpoint)
-        self._host = parsed.hostname or self.endpoint
-        self._port = parsed.port or (443 if parsed.scheme == "https" else 80)
+        self.deadline = deadline
+        self.tokens = tokens or TokenStore()
+        self._lock = threading.Lock()
+        self._token = token
+        self._token_from = "given" if token else ""
+        self._keyring_read = token is not None  # a given token is not replaced by a saved one
+        self._host = urlparse(self.endpoint).hostname or self.endpoint
 
-    # -- reachability ----------------------------------------------------------------------------
+    # -- the token -------------------------------------------------------------------------------
 
-    def check_online(self) -> None:
-        """Raise HubError("offline: ...") unless a TCP connection to the hub opens.
+    def auth_token(self) -> str | None:
+        """The token every request to the hub sends. Worker threads: it may read the keyring (first
+        call) and huggingface_hub's login file."""
+        with self._lock:
+            if not self._keyring_read:
+                self._keyring_read = True
+                try:
+                    saved = self.tokens.load()
+                except KeyringUnavailable as exc:
+                    log.info("no token from the system keyring: %s", exc)
+                else:
+                    if saved:
+                        self._token, self._token_from = saved, "keyring"
+            if self._token:
+                return self._token
+        return login_token()[0]
 
-        One quick connection up front: huggingface_hub retries network errors with backoff for
-        half a minute, far too long to tell a user they are offline.
-        """
+    def token_for(self, url: str) -> str | None:
+        """The token for a request to ``url``: only a URL on this hub gets it."""
+        return self.auth_token() if same_origin(url, self.endpoint) else None
+
+    def use_token(self, token: str | None) -> str:
+        """Use ``token`` from now on (None or "": forget it) and keep it in the system keyring, or for this
+        session only when there is none. Worker threads. Returns words on where it went (never the token)."""
+        token = (token or "").strip() or None
+        with self._lock:
+            self._keyring_read = True
+            self._token, self._token_from = token, ("session" if token else "")
         try:
-            from huggingface_hub import constants
+            if token is None:
+                self.tokens.delete()
+                return "The token was forgotten (and removed from the system keyring). " + self.token_words()
+            self.tokens.save(token)
+        except KeyringUnavailable as exc:
+            if token is None:
+                return "The token was forgotten. " + self.token_words()
+            return f"Token set for this session only: {exc}; it is not written anywhere."
+        with self._lock:
+            self._token_from = "keyring"
+        return "Token saved in the system keyring; it is used for listing, header reads and downloads."
 
-            if constants.is_offline_mode():
-                raise HubError("offline mode is on (HF_HUB_OFFLINE): the hub is not contacted; local models work")
-        except ImportError:  # pragma: no cover
-            pass
-        try:
-            with socket.create_connection((self._host, self._port), timeout=min(self.timeout, 5.0)):
-                pass
-        except socket.gaierror as exc:
-            raise HubError(f"offline: cannot reach {self._host} (name lookup failed: {exc.strerror or exc})") from exc
-        except OSError as exc:
-            raise HubError(f"offline: cannot reach {self._host} ({exc.strerror or exc})") from exc
+    def token_words(self) -> str:
+        """Which token requests send, in words (never the token itself). Worker threads."""
+        self.auth_token()
+        with self._lock:
+            source = self._token_from if self._token else ""
+        if source == "keyring":
+            return "Token: the one saved in the system keyring."
+        if source == "session":
+            return "Token: the one entered here, for this session only."
+        if source == "given":
+            return "Token: the one given at start."
+        _, where = login_token()
+        if where:
+            return f"Token: from {where}."
+        return "No token: public repositories only (gated or private ones need one)."
 
     # -- listing ---------------------------------------------------------------------------------
 
     def list_gguf(self, repo_id: str, revision: str = "main") -> list[RemoteFile]:
         """The repository's GGUF files with sizes and LFS SHA-256, split models as one entry each."""
+        return self.list_repo(repo_id, revision).files
+
+    def list_repo(self, repo_id: str, revision: str = "main") -> HubListing:
+        """As list_gguf, with notes on a listing that was cut short or had entries that were left out."""
         repo = parse_repo_id(repo_id)
-        self.check_online()
+        _refuse_offline_mode()
+        token = self.auth_token()
+        tree = f"{self.endpoint}/api/models/{repo}/tree/{quote(revision, safe='')}"
+        url: str | None = f"{tree}?recursive=true&expand=false"
+        entries: list[Any] = []
+        notes: list[str] = []
+        seen: set[str] = set()
+        budget = self.max_listing_bytes
+        with Cutoff(self.deadline, what="the hub") as cut:
+            while url is not None:
+                seen.add(url)
+                try:
+                    page = self._page(url, token, cut, budget, repo, revision)
+                except HubError as exc:
+                    if not entries:
+                        raise
+                    notes.append(f"Listing cut at {len(entries)} entries: the next page could not be read ({exc}).")
+                    break
+                entries += page.entries
+                budget -= page.consumed
+                if len(entries) > self.max_listing_entries or (
+                    len(entries) == self.max_listing_entries and page.next_url is not None
+                ):
+                    del entries[self.max_listing_entries :]
+                    notes.append(f"Listing cut at {self.max_listing_entries} entries: the repository lists more.")
+                    break
+                if page.note:
+                    notes.append(page.note.format(n=len(entries)))
+                    break
+                url = page.next_url
+                if url is not None and not same_origin(url, self.endpoint):
+                    notes.append("Listing cut: its next page is on another server, which is not asked.")
+                    break
+                if url in seen:
+                    notes.append(f"Listing cut at {len(entries)} entries: the hub's pages loop.")
+                    break
+        files, skipped = self._files(entries, repo, revision)
+        if skipped:
+            notes.append(f"{skipped} entries left out: not a plain file name, or no valid size.")
+        return HubListing(_group_splits(files), notes)
+
+    def _page(self, url: str, token: str | None, cut: Cutoff, budget: int, repo: str, revision: str) -> _Page:
+        """One page of entries; a page longer than ``budget`` bytes is cut at its last whole entry."""
         try:
-            from huggingface_hub import HfApi, hf_hub_url
-        except ImportError as exc:  # pragma: no cover
-            raise HubError("huggingface_hub is not installed") from exc
-        api = HfApi(endpoint=self.endpoint, token=self.token)
-        try:
-            items = list(api.list_repo_tree(repo, recursive=True, revision=revision))
-        except Exception as exc:
-            raise _hub_error(exc, repo, revision) from exc
-        singles: list[RemoteFile] = []
-        for item in items:
-            path = getattr(item, "path", "")
-            size = getattr(item, "size", None)
-            if not path.lower().endswith(".gguf") or size is None:
-                continue  # folders have no size
-            lfs = getattr(item, "lfs", None)
-            sha = None
-            if lfs is not None:
-                sha = getattr(lfs, "sha256", None) or (lfs.get("sha256") if isinstance(lfs, dict) else None)
+            response = get(url, cut, token=token, socket_timeout=self.timeout)
+            with response:
+                body = read_up_to(response, budget + 1, cut)
+                link = response.headers.get("Link", "")
+        except HttpStatus as exc:
+            raise HubError(_listing_words(exc, repo, revision, token is not None)) from exc
+        except Unreachable as exc:
+            raise HubError(f"offline: cannot reach {self._host} ({exc})") from exc
+        except Cut as exc:
+            raise HubError(f"{repo}: {exc}") from exc
+        except TransferError as exc:
+            raise HubError(f"{repo}: the listing could not be read ({exc})") from exc
+        match = _NEXT.search(link)
+        next_url = urljoin(url, match.group(1)) if match else None
+        if len(body) <= budget:
+            return _Page(_parse_page(body, repo), len(body), next_url)
+        cap = f"{self.max_listing_bytes / 2**20:g} MiB"
+        entries = _entries_prefix(body[:budget], self.max_listing_entries + 1)
+        if not entries:
+            raise HubError(f"{repo}: the hub's answer is larger than {cap}; not a listing")
+        return _Page(entries, budget, None, f"Listing cut at {{n}} entries: it is larger than {cap}.")
+
+    def _files(self, entries: list[Any], repo: str, revision: str) -> tuple[list[RemoteFile], int]:
+        from huggingface_hub import hf_hub_url
+
+        files: list[RemoteFile] = []
+        skipped = 0
+        for item in entries:
+            if not isinstance(item, dict) or item.get("type") != "file":
+                continue  # folders, and whatever else a tree may hold
+            path, size = item.get("path"), item.get("size")
+            if not isinstance(path, str) or not path.lower().endswith(".gguf"):
+                continue
+            if not _is_size(size) or not safe_file_name(PurePosixPath(path).name) or len(path) > 1000:
+                skipped += 1
+                continue
+            lfs = item.get("lfs")
+            sha = (lfs.get("oid") or lfs.get("sha256")) if isinstance(lfs, dict) else None
+            sha = sha if isinstance(sha, str) and _SHA256.match(sha) else None
             url = hf_hub_url(repo, path, revision=revision, endpoint=self.endpoint)
-            singles.append(RemoteFile(path, int(size), sha, url, repo, revision))
-        return _group_splits(singles)
+            files.append(RemoteFile(path, size, sha, url, repo, revision))
+        return files, skipped
 
     # -- headers ---------------------------------------------------------------------------------
 
@@ -121,14 +275,19 @@ class HubClient:
 
         Raises GGUFError when the file is not a usable GGUF and HubError when the hub cannot be read.
         """
-        headers = [self._read_one(f) for f in remote.files]
+        token = self.auth_token()
+        headers = [self._read_one(f, token) for f in remote.files]
         return headers[0] if len(headers) == 1 else _combine(headers, remote)
 
-    def _read_one(self, f: RemoteFile) -> GGUFHeader:
+    def _read_one(self, f: RemoteFile, token: str | None) -> GGUFHeader:
         try:
-            return fetch_header(f.url, timeout=self.timeout, token=self.token)
+            return fetch_header(f.url, timeout=self.timeout, token=token, deadline=self.deadline)
         except RemoteHeaderError as exc:
-            raise HubError(_header_words(str(exc))) from exc
+            if exc.status is not None:
+                raise HubError(
+                    http_words(exc.status, f.name, token_sent=token is not None, error_code=exc.error_code)
+                ) from exc
+            raise HubError(str(exc).replace("cannot reach the server", "offline: cannot reach the server")) from exc
 
     # -- download --------------------------------------------------------------------------------
 
@@ -139,8 +298,68 @@ class HubClient:
         on_progress: Callable[[DownloadProgress], None] | None = None,
         **options: Any,
     ) -> Download:
-        """A :class:`Download` of ``remote`` into ``dest_dir`` (not started)."""
-        return Download(remote, dest_dir, token=self.token, on_progress=on_progress, timeout=self.timeout, **options)
+        """A :class:`Download` of ``remote`` into ``dest_dir`` (not started). Cheap: the token is looked
+        up on the download's own thread."""
+        return Download(
+            remote, dest_dir, token=self.auth_token, on_progress=on_progress, timeout=self.timeout, **options
+        )
+
+
+@dataclass(frozen=True)
+class _Page:
+    entries: list[Any]
+    consumed: int  # bytes of the listing's budget
+    next_url: str | None
+    note: str = ""  # why the listing stops here ({n}: the entries so far)
+
+
+def _refuse_offline_mode() -> None:
+    try:
+        from huggingface_hub import constants
+    except ImportError:  # pragma: no cover
+        return
+    if constants.is_offline_mode():
+        raise HubError(OFFLINE_MODE)
+
+
+def _is_size(value: object) -> TypeGuard[int]:
+    """A file size as JSON gives it: a whole number (not a bool, not a float), 0 to 1 PiB."""
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 1 << 50
+
+
+def _parse_page(body: bytes, repo: str) -> list[Any]:
+    try:
+        value = json.loads(body.decode("utf-8"))
+    except (ValueError, RecursionError) as exc:  # RecursionError: "[[[[…" nested past the parser's depth
+        raise HubError(f"{repo}: the hub's answer is not a file listing (malformed JSON)") from exc
+    if not isinstance(value, list):
+        raise HubError(f"{repo}: the hub's answer is not a file listing (a JSON {type(value).__name__})")
+    return value
+
+
+def _entries_prefix(body: bytes, limit: int) -> list[Any]:
+    """The whole entries (at most ``limit``) at the start of a JSON array that was cut off."""
+    text = body.decode("utf-8", "ignore").lstrip()
+    decoder = json.JSONDecoder()
+    entries: list[Any] = []
+    if not text.startswith("["):
+        return entries
+    pos = 1
+    while len(entries) < limit:
+        while pos < len(text) and text[pos] in " \t\r\n,":
+            pos += 1
+        try:
+            value, pos = decoder.raw_decode(text, pos)
+        except (ValueError, RecursionError):
+            return entries
+        entries.append(value)
+    return entries
+
+
+def _listing_words(exc: HttpStatus, repo: str, revision: str, token_sent: bool) -> str:
+    if exc.error_code == "RevisionNotFound":
+        return f"{repo}: revision {revision!r} not found"
+    return http_words(exc.code, repo, token_sent=token_sent, error_code=exc.error_code, server_says=exc.server_says)
 
 
 def _group_splits(files: Iterable[RemoteFile]) -> list[RemoteFile]:
@@ -168,37 +387,3 @@ def _combine(headers: list[GGUFHeader], remote: RemoteFile) -> GGUFHeader:
     if header.file_size is None:
         header.file_size = remote.size
     return header
-
-
-def _hub_error(exc: BaseException, repo: str, revision: str) -> HubError:
-    if isinstance(exc, HubError):
-        return exc
-    try:
-        from huggingface_hub import errors
-    except ImportError:  # pragma: no cover
-        return HubError(f"{repo}: {exc}")
-    if isinstance(exc, errors.GatedRepoError):
-        return HubError(f"{repo}: gated repository: accept its terms on the hub and use a token")
-    if isinstance(exc, errors.RepositoryNotFoundError):
-        return HubError(f"{repo}: repository not found or private (a private one needs a token)")
-    if isinstance(exc, errors.RevisionNotFoundError):
-        return HubError(f"{repo}: revision {revision!r} not found")
-    if isinstance(exc, errors.HfHubHTTPError):
-        status = getattr(getattr(exc, "response", None), "status_code", None)
-        if status == 401:
-            return HubError(f"{repo}: the hub refused the token (401): check it")
-        if status == 403:
-            return HubError(f"{repo}: access denied (403): the token lacks permission for this repository")
-        return HubError(f"{repo}: the hub answered {status or 'an error'}")
-    if isinstance(exc, errors.OfflineModeIsEnabled):
-        return HubError("offline mode is on (HF_HUB_OFFLINE): the hub is not contacted; local models work")
-    # httpx/requests network errors differ between huggingface_hub versions; all mean the same.
-    return HubError(f"offline: cannot reach the hub ({type(exc).__name__}: {exc})")
-
-
-def _header_words(message: str) -> str:
-    m = re.search(r"answered (\d{3})", message)
-    if m is not None:
-        name = message.split(":", 1)[0]
-        return http_words(int(m.group(1)), name)
-    return message.replace("cannot reach the server", "offline: cannot reach the server")

@@ -6,11 +6,21 @@ Shared by :mod:`gui.services.hub` (listing, headers by range request) and :mod:`
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass
 from pathlib import PurePosixPath
 from typing import Any
 
-__all__ = ["HubError", "RemoteFile", "http_words"]
+__all__ = ["TOKEN_HINT", "HubError", "RemoteFile", "http_words", "safe_file_name"]
+
+
+_UNSAFE_NAME = re.compile(r"[\x00-\x1f\x7f\\/:]|^\.")
+
+
+def safe_file_name(name: str) -> bool:
+    """Whether a name from the hub can be a file in the models folder as it is: no folder parts, no
+    hidden file, no control characters, not too long."""
+    return bool(name) and len(name.encode("utf-8", "replace")) <= 255 and not _UNSAFE_NAME.search(name)
 
 
 class HubError(Exception):
@@ -60,12 +70,36 @@ class RemoteFile:
         )
 
 
-def http_words(code: int, name: str) -> str:
-    """One line for an HTTP error status on file ``name``."""
+TOKEN_HINT = "set HF_TOKEN, log in with `hf auth login`, or enter a token in the Quants tab"
+
+
+def http_words(code: int, name: str, *, token_sent: bool = False, error_code: str = "", server_says: str = "") -> str:
+    """One line for an HTTP error status on ``name`` (a file or a repository).
+
+    ``error_code`` is the hub's ``X-Error-Code``; ``server_says`` its short message, added only where
+    the status alone says little (it is the server's text: shown as plain text).
+    """
+    if error_code == "GatedRepo":
+        if token_sent and code == 403:
+            return (
+                f"{name}: gated repository (403): the token's account has no access yet; "
+                "accept the terms on the repository's page"
+            )
+        if token_sent:
+            return f"{name}: gated repository: the hub refused the token ({code}); check it, or enter a new one"
+        return f"{name}: gated repository ({code}): accept its terms on the hub, then use a token ({TOKEN_HINT})"
+    if code == 401 and token_sent and error_code != "RepoNotFound":
+        return f"{name}: the hub refused the token (401): check it, or enter a new one"
+    if error_code == "RepoNotFound" or (code == 401 and not token_sent):
+        if token_sent:
+            return f"{name}: repository not found, or the token has no access to it ({code})"
+        return f"{name}: repository not found or private ({code}): a private or gated one needs a token ({TOKEN_HINT})"
+    if code == 403:
+        if token_sent:
+            return f"{name}: access denied (403): the token lacks permission, or the repository is gated"
+        return f"{name}: access denied (403): the repository is gated or private; a token is needed ({TOKEN_HINT})"
     if code == 404:
         return f"{name}: file not found on the hub (404)"
-    if code in (401, 403):
-        return f"{name}: not authorised ({code}): the repository is private or gated; use a token"
     if code == 416:
         return f"{name}: the server refused the byte range (416)"
-    return f"{name}: the server answered {code}"
+    return f"{name}: the server answered {code}" + (f": {server_says}" if server_says else "")

@@ -1,8 +1,12 @@
 """Which quant fits my card, and how fast: the quant table for the selected model and for a Hugging Face repo.
 
 Rows are computed by the planner from the files' headers only (local files, or headers read from the hub
-with HTTP Range requests), for the card and settings the window plans for. Network and disk work runs on
-background threads; results come back as signals.
+with HTTP Range requests), for the card and settings the window plans for. Network, keyring and disk work
+runs on background threads; results come back as signals. Downloads can be paused, resumed and cancelled
+(which removes the partial file). A token for gated or private repositories can be entered here; the hub
+client keeps it in the system keyring, or for the session only.
+
+Names and messages may come from the server: labels show plain text, tooltips are escaped.
 """
 
 from __future__ import annotations
@@ -31,8 +35,8 @@ from PySide6.QtWidgets import (
 from gui.core.params import LoadSettings
 from gui.core.planner import Device
 from gui.core.quant_quality import SOURCE as QUALITY_SOURCE
-from gui.services.download import DownloadProgress, pending_downloads
-from gui.services.hub import HubClient, parse_repo_id
+from gui.services.download import Download, DownloadProgress, pending_downloads
+from gui.services.hub import HubClient, HubListing, parse_repo_id
 from gui.services.quant_table import QuantRow, QuantSource, quant_rows
 from gui.services.remote_file import HubError, RemoteFile
 from gui.ui.background import Background
@@ -116,6 +120,7 @@ class ModelsTab(QWidget):
     local_chosen = Signal(object)  # QuantRow of a local file: the window selects it and auto-fits
     listed = Signal()  # a hub listing finished (rows filled, or an error shown)
     download_finished = Signal(object)  # Path of the verified file, or None
+    token_checked = Signal()  # the token line says which token is used (after a change or a listing)
     _progress = Signal(object)
 
     def __init__(self, models_dir: Path, client: HubClient, parent: QWidget | None = None) -> None:
@@ -129,10 +134,10 @@ class ModelsTab(QWidget):
         self._context: tuple[LoadSettings, tuple[Device, ...], float, float | None] | None = None
         self._local: list[Any] = []
         self._remote: list[tuple[RemoteFile, Any]] = []
-        self.download: Any = None
+        self.download: Download | None = None
         self.pending: RemoteFile | None = None  # a download interrupted in an earlier run
 
-        self.local_title = plain_label("Select a model in the library.", self)  # the model's name, from its file
+        self.local_title = plain_label("Select a model in the library.", self, wrap=True)  # the name, from the file
         self.local_table = QuantTable(self)
         self.local_table.setAccessibleName("Quants of the selected model")
         local_box = QGroupBox("Quants of this model on disk — double-click one to select it and auto-fit", self)
@@ -144,28 +149,46 @@ class ModelsTab(QWidget):
         self.repo.setPlaceholderText("owner/name on Hugging Face, e.g. unsloth/Qwen3.5-27B-GGUF")
         self.repo.setAccessibleName("Hugging Face repository")
         self.list_button = QPushButton("List quants", self)
+        self.token = QLineEdit(self)
+        self.token.setEchoMode(QLineEdit.EchoMode.Password)
+        self.token.setPlaceholderText("Hugging Face token (hf_…) for gated or private repositories")
+        self.token.setAccessibleName("Hugging Face token")
+        self.token_button = QPushButton("Use token", self)
+        self.token_button.setToolTip(
+            plain_tip("Kept in the system keyring, or for this session only when there is none. Empty: forget it.")
+        )
+        self.token_status = plain_label(
+            "Gated or private repositories need a token: HF_TOKEN, your huggingface_hub login, or one entered here.",
+            self, wrap=True,
+        )
         self.hub_status = plain_label(
-            "Headers are read with HTTP range requests: nothing is downloaded to compare.", self
-        )  # then the server's words
-        self.hub_status.setWordWrap(True)
+            "Headers are read with HTTP range requests: nothing is downloaded to compare.", self, wrap=True
+        )
         self.hub_table = QuantTable(self)
         self.hub_table.setAccessibleName("Quants in the repository")
         self.download_button = QPushButton("Download", self)
         self.pause_button = QPushButton("Pause", self)
+        self.cancel_button = QPushButton("Cancel", self)
+        self.cancel_button.setToolTip(plain_tip("Stop the download and remove its partial file"))
         self.download_bar = QProgressBar(self)
         self.download_bar.setAccessibleName("Download progress")
-        self.download_status = plain_label("", self)
-        self.download_status.setWordWrap(True)
+        self.download_status = plain_label("", self, wrap=True)
         repo_row = QHBoxLayout()
         repo_row.addWidget(self.repo, 1)
         repo_row.addWidget(self.list_button)
+        token_row = QHBoxLayout()
+        token_row.addWidget(self.token, 1)
+        token_row.addWidget(self.token_button)
         download_row = QHBoxLayout()
         download_row.addWidget(self.download_button)
         download_row.addWidget(self.pause_button)
+        download_row.addWidget(self.cancel_button)
         download_row.addWidget(self.download_bar, 1)
         hub_box = QGroupBox("Hugging Face", self)
         hub_layout = QVBoxLayout(hub_box)
         hub_layout.addLayout(repo_row)
+        hub_layout.addLayout(token_row)
+        hub_layout.addWidget(self.token_status)
         hub_layout.addWidget(self.hub_status)
         hub_layout.addWidget(self.hub_table)
         hub_layout.addLayout(download_row)
@@ -175,13 +198,17 @@ class ModelsTab(QWidget):
         layout.addWidget(local_box, 1)
         layout.addWidget(hub_box, 1)
         self.pause_button.setEnabled(False)
+        self.cancel_button.setEnabled(False)
         self.download_button.setEnabled(False)
 
         self.local_table.chosen.connect(self.local_chosen)
         self.list_button.clicked.connect(self.list_repo)
         self.repo.returnPressed.connect(self.list_repo)
+        self.token_button.clicked.connect(self.apply_token)
+        self.token.returnPressed.connect(self.apply_token)
         self.download_button.clicked.connect(self.start_download)
         self.pause_button.clicked.connect(self._pause_clicked)
+        self.cancel_button.clicked.connect(self.cancel_download)
         self.hub_table.itemSelectionChanged.connect(self._hub_selection)
         self._progress.connect(self._show_progress)
         self._run(lambda: pending_downloads(self.models_dir), self._found_pending)
@@ -198,6 +225,7 @@ class ModelsTab(QWidget):
         self.download_bar.setValue(round(100 * done / remote.size) if remote.size else 0)
         self.pause_button.setText("Resume")
         self.pause_button.setEnabled(True)
+        self.cancel_button.setEnabled(True)
 
     # ---- planning context -----------------------------------------------------------------
 
@@ -247,8 +275,26 @@ class ModelsTab(QWidget):
     # ---- hub ------------------------------------------------------------------------------
 
     def _run(self, job: Callable[[], Any], then: Callable[[Any], None]) -> None:
-        """Hub and disk work off the UI thread; ``then`` gets the result, or the exception it raised."""
+        """Hub, keyring and disk work off the UI thread; ``then`` gets the result, or the exception it raised."""
         self._hub.run(job, then, then)
+
+    def apply_token(self) -> None:
+        """Use the typed token (an empty field forgets it); the field is cleared at once, never shown again."""
+        text = self.token.text()
+        self.token.clear()
+        self.token_button.setEnabled(False)
+        self.token_status.setText("Keeping the token…" if text.strip() else "Forgetting the token…")
+        self._run(lambda: self.client.use_token(text), self._token_applied)
+
+    def _token_applied(self, result: Any) -> None:
+        self.token_button.setEnabled(True)
+        self._show_token(result)
+
+    def _show_token(self, words: Any) -> None:
+        if isinstance(words, Exception):
+            words = f"The token could not be set up ({type(words).__name__})"
+        self.token_status.setText(str(words))
+        self.token_checked.emit()
 
     def list_repo(self) -> None:
         try:
@@ -261,8 +307,9 @@ class ModelsTab(QWidget):
         self.list_button.setEnabled(False)
 
         def job() -> tuple[list[tuple[RemoteFile, Any]], list[str]]:
-            found, problems = [], []
-            for remote in self.client.list_gguf(repo_id):
+            listing: HubListing = self.client.list_repo(repo_id)
+            found, problems = [], list(listing.notes)
+            for remote in listing.files:
                 try:
                     found.append((remote, self.client.read_header(remote)))
                 except Exception as exc:  # one unreadable file must not hide the others
@@ -270,6 +317,7 @@ class ModelsTab(QWidget):
             return found, problems
 
         self._run(job, self._listed)
+        self._run(self.client.token_words, self._show_token)
 
     def _listed(self, result: Any) -> None:
         self.list_button.setEnabled(True)
@@ -299,18 +347,19 @@ class ModelsTab(QWidget):
         remote = remote or self._selected_remote()
         if remote is None:
             return
+        self.pending = None
         self.download = self.client.download(remote, self.models_dir, on_progress=self._progress.emit)
         self.download_status.setText(f"Downloading {remote.name} into {self.models_dir}…")
         self.download_button.setEnabled(False)
         self.pause_button.setEnabled(True)
+        self.cancel_button.setEnabled(True)
         self.pause_button.setText("Pause")
         self.download.start()
 
     def _pause_clicked(self) -> None:
         if self.download is None:
             if self.pending is not None:  # picks up from the bytes on disk, checked by the sidecar
-                remote, self.pending = self.pending, None
-                self.start_download(remote)
+                self.start_download(self.pending)
             return
         if self.download.state == "running":
             self.download.pause()
@@ -318,23 +367,45 @@ class ModelsTab(QWidget):
             self.download.resume()
             self.pause_button.setText("Pause")
 
+    def cancel_download(self) -> None:
+        """Stop the download (or the one interrupted in an earlier run) and remove its partial file; the
+        progress line says when it is done."""
+        download = self.download
+        if download is None and self.pending is not None:
+            download = self.download = self.client.download(
+                self.pending, self.models_dir, on_progress=self._progress.emit
+            )
+            self.pending = None
+        if download is None:
+            return
+        self.pause_button.setEnabled(False)
+        self.cancel_button.setEnabled(False)
+        # A running download stops on its own thread; a resting one deletes its files in the caller.
+        self._run(download.cancel, lambda _result: None)
+
     def _show_progress(self, progress: DownloadProgress) -> None:
         self.download_bar.setValue(round(progress.fraction * 100))
-        rate = f" at {progress.rate_bps / 1e6:.1f} MB/s" if progress.rate_bps else ""
-        state = {"paused": "paused", "verifying": "checking SHA-256", "done": "done, verified"}.get(
-            progress.state, progress.state
-        )
-        text = f"{human_size(progress.done)} of {human_size(progress.total)}{rate} — {state}"
-        if progress.message:
-            text += f". {progress.message}"
-        self.download_status.setText(text)
+        if progress.state == "cancelled":
+            self.download_bar.setValue(0)
+            self.download_status.setText(progress.message or "Download cancelled.")
+        else:
+            rate = f" at {progress.rate_bps / 1e6:.1f} MB/s" if progress.rate_bps else ""
+            state = {"paused": "paused", "verifying": "checking SHA-256", "done": "done, verified"}.get(
+                progress.state, progress.state
+            )
+            text = f"{human_size(progress.done)} of {human_size(progress.total)}{rate} — {state}"
+            if progress.message:
+                text += f". {progress.message}"
+            self.download_status.setText(text)
         if progress.state == "paused":
             self.pause_button.setText("Resume")
         if progress.state in ("done", "failed", "cancelled"):
-            self.pause_button.setEnabled(False)
+            self.pause_button.setEnabled(progress.state == "failed")  # a failed one may be resumed
+            self.pause_button.setText("Resume" if progress.state == "failed" else "Pause")
+            self.cancel_button.setEnabled(progress.state == "failed")
             self._hub_selection()
-            done = progress.state == "done" and self.download is not None
-            self.download_finished.emit(self.models_dir / self.download.remote.name if done else None)
+            finished = self.download if progress.state == "done" else None
+            self.download_finished.emit(self.models_dir / finished.remote.name if finished is not None else None)
 
     def shutdown(self) -> None:
         if self.download is not None and self.download.state == "running":

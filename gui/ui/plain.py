@@ -21,10 +21,11 @@ __all__ = ["NoResourceBrowser", "open_link", "plain_label", "plain_tip"]
 _OPENABLE = ("http", "https", "mailto")
 
 
-def plain_label(text: str = "", parent: QWidget | None = None) -> QLabel:
+def plain_label(text: str = "", parent: QWidget | None = None, *, wrap: bool = False) -> QLabel:
     """A label that shows its text literally, whatever it contains."""
     label = QLabel(parent)
     label.setTextFormat(Qt.TextFormat.PlainText)
+    label.setWordWrap(wrap)
     label.setText(text)
     return label
 
