@@ -35,17 +35,27 @@ def models(tmp_path: Path, demo_model: Path) -> Path:
     return folder
 
 
-def open_plan_window(qtbot, folder: Path, select: Path, real_engine: bool = False, **kw) -> MainWindow:
-    """The window at 8k context; the real engine only where llama.cpp's own figures are the subject."""
-    engine = None if real_engine else FakeEngine()
-    return open_window(qtbot, folder, select, LoadSettings(n_threads=2, n_ctx=8192), engine=engine, **kw)
+def open_plan_window(
+    qtbot, folder: Path, select: Path, real_engine: bool = False, target: str | None = V100, **kw
+) -> MainWindow:
+    """The window at 8k context, planning for ``target`` (the V100 of the 27B story unless said) when the
+    machine has no card of its own; the real engine only where llama.cpp's own figures are the subject."""
+    kw.setdefault("engine", None if real_engine else FakeEngine())
+    win = open_window(qtbot, folder, select, LoadSettings(n_threads=2, n_ctx=8192), **kw)
+    if target is not None and win.plan_panel.current_target().key == "cpu":
+        win.plan_panel.select_target(target)
+    return win
 
 
 def test_without_a_gpu_the_window_plans_for_a_picked_card(qtbot, models: Path) -> None:
-    win = open_plan_window(qtbot, models, models / "Qwen3.5-27B-Q4_K_M.gguf")
+    win = open_plan_window(qtbot, models, models / "Qwen3.5-27B-Q4_K_M.gguf", target=None)
     panel = win.plan_panel
-    assert panel.current_target().key == V100  # no driver here: the first catalog card
-    assert "Planning, not measuring" in panel.mode_label.text() and "driver" in panel.mode_label.text()
+    # No driver here: the plan is for this machine; a card it does not have is a question the user asks.
+    assert panel.current_target().key == "cpu" and panel.target_combo.currentText() == "This machine: CPU only"
+    assert "this machine's CPU and RAM" in panel.mode_label.text() and "driver" in panel.mode_label.text()
+    panel.select_target(V100)
+    assert panel.target_combo.currentText().startswith("What if I had a Tesla V100")
+    assert "What if" in panel.mode_label.text()
     # Q4_K_M of a 27B at 8k, everything on a 16 GB V100: the plan says it will not fit, and why.
     plan = win.plan
     assert plan is not None and not plan.fits and plan.verdict == "will not fit"
@@ -125,11 +135,12 @@ def test_verify_shows_llama_cpp_figures_beside_the_estimate(qtbot, models: Path)
 
 @pytest.mark.engine
 def test_a_load_that_will_not_fit_is_stopped_with_a_way_out(qtbot, models: Path, demo_model: Path) -> None:
-    win = open_plan_window(qtbot, models, models / demo_model.name, real_engine=True)
+    # A card in this machine with 640 MiB free: the demo model needs about 775 MiB at 8k context.
+    fake = FakeNvml([FakeGpu(name="Small GPU", total_mib=1024.0, used_mib=384.0)])
+    win = open_plan_window(qtbot, models, models / demo_model.name, real_engine=True, nvml=Nvml(fake))
     panel = win.plan_panel
-    panel.select_target("custom")
+    assert panel.current_target().key == "detected"
     panel.margin.setValue(0)
-    panel.custom_vram.setValue(640)  # the demo model needs about 775 MiB at 8k context
     assert win.plan is not None and win.plan.verdict == "will not fit"
     qtbot.mouseClick(win.load_button, Qt.MouseButton.LeftButton)
     dialog = win.overcommit_dialog
@@ -173,7 +184,8 @@ def test_cpu_only_ceiling_uses_the_measured_ram_bandwidth(qtbot, models: Path) -
 @pytest.mark.engine
 def test_verify_on_a_cpu_build_compares_like_with_like(qtbot, models: Path) -> None:
     win = open_plan_window(qtbot, models, models / "Qwen3.5-27B-Q3_K_S.gguf", real_engine=True)
-    assert win.plan_panel.current_target().key == V100 and win.session.state.build is not None
+    win.plan_panel.select_target(V100)
+    assert win.session.state.build is not None
     assert not win.session.state.build.gpu_offload
     with qtbot.waitSignal(win.verified, timeout=TIMEOUT) as got:
         qtbot.mouseClick(win.plan_panel.verify_button, Qt.MouseButton.LeftButton)
@@ -220,4 +232,18 @@ def test_typed_values_out_of_range_are_brought_in_and_said(qtbot, models: Path, 
     QTest.keyClick(layers.spin, Qt.Key.Key_Return)
     assert win.params.note.text() == "GPU layers: 999 is more than there are, so all 31 are used."
     assert win.params.note.isVisible()
+    win.close()
+
+
+def test_a_card_the_machine_does_not_have_never_stops_a_load(qtbot, models: Path, demo_model: Path) -> None:
+    engine = FakeEngine()
+    win = open_plan_window(qtbot, models, models / demo_model.name, engine=engine)
+    panel = win.plan_panel
+    panel.select_target("custom")
+    panel.margin.setValue(0)
+    panel.custom_vram.setValue(640)
+    assert win.plan is not None and win.plan.verdict == "will not fit"
+    with qtbot.waitSignal(win.model_loaded, timeout=TIMEOUT):
+        qtbot.mouseClick(win.load_button, Qt.MouseButton.LeftButton)
+    assert win.overcommit_dialog is None and [path for path, _ in engine.loads] == [str(models / demo_model.name)]
     win.close()

@@ -123,9 +123,10 @@ class MainWindow(QMainWindow):
         plan_box = QGroupBox("Memory plan", self)
         QVBoxLayout(plan_box).addWidget(self.plan_panel)
 
-        self.load_button = QPushButton("Load", self)
+        self.load_button = QPushButton("&Load", self)
         self.load_button.setAccessibleName("Load model")
-        self.unload_button = QPushButton("Unload", self)
+        self.load_button.setToolTip("Load the selected model with these settings (Ctrl+L)")
+        self.unload_button = QPushButton("&Unload", self)
         self.unload_button.setAccessibleName("Unload model")
         self.progress = QProgressBar(self)
         self.progress.setRange(0, 100)
@@ -215,6 +216,7 @@ class MainWindow(QMainWindow):
         self.session.changed.connect(self._load_state_changed)
         self.session.engine_died.connect(self._engine_died)
         self.params.changed.connect(self.replan)
+        self.params.changed.connect(lambda _settings: self._update_buttons())
         self.plan_panel.target_changed.connect(self.replan)
         self.plan_panel.auto_fit_requested.connect(self.auto_fit)
         self.plan_panel.verify_requested.connect(self.verify)
@@ -397,7 +399,9 @@ class MainWindow(QMainWindow):
         entry = self.picker.current()
         if entry is None or self.session.state.busy:
             return
-        if not anyway and self.plan is not None and self.plan.verdict is Verdict.WONT_FIT:
+        # A plan for a card the machine does not have is a "what if": it never stops a load here.
+        here = self.plan_panel.current_target().here
+        if not anyway and here and self.plan is not None and self.plan.verdict is Verdict.WONT_FIT:
             self._explain_overcommit(self.plan)
             return
         settings = self.params.settings()
@@ -464,8 +468,19 @@ class MainWindow(QMainWindow):
 
     def _update_buttons(self) -> None:
         state = self.session.state
-        self.load_button.setEnabled(self.picker.current() is not None and not state.busy)
+        entry = self.picker.current()
+        self.load_button.setEnabled(entry is not None and not state.busy)
         self.unload_button.setEnabled(state.ready)
+        # The loaded model with settings moved since: the engine still runs the old ones until a reload.
+        same_model = state.ready and entry is not None and entry.path == state.model
+        stale = same_model and self.params.settings() != state.settings
+        self.load_button.setText("&Reload to apply" if stale else "&Load")
+        self.load_button.setToolTip(
+            "The settings changed since the load; reload the model with them (Ctrl+L)"
+            if stale
+            else "Load the selected model with these settings (Ctrl+L)"
+        )
+        self.picker.mark_loaded(state.model if state.ready else None)
 
     # ---- engine events and the load state -----------------------------------------------
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QFont
-from PySide6.QtWidgets import QHeaderView, QTreeWidget, QTreeWidgetItem, QWidget
+from PySide6.QtGui import QFont, QIcon
+from PySide6.QtWidgets import QHeaderView, QStyle, QTreeWidget, QTreeWidgetItem, QWidget
 
 from gui.services.library import Library, LibraryChange, ModelGroup
 from gui.services.models import ModelEntry
@@ -53,6 +53,7 @@ class ModelPicker(QTreeWidget):
         self.entries: list[ModelEntry] = []
         self.groups: list[ModelGroup] = []
         self._want: Path | None = None
+        self._loaded: Path | None = None
         self.library = library
         library.set_listener(self._changed.emit)
         self.setHeaderLabels(self.COLUMNS)
@@ -128,10 +129,36 @@ class ModelPicker(QTreeWidget):
             item.setFlags(item.flags() & ~Qt.ItemFlag.ItemIsSelectable)
             self.addTopLevelItem(item)
         self.blockSignals(False)
+        self._show_loaded()
         if chosen is not None:
             self.setCurrentItem(chosen)
         self._selection_changed()
         self.scanned.emit(self.entries)
+
+    def mark_loaded(self, path: Path | None) -> None:
+        """Show which file the engine has loaded (bold, with a mark), or none."""
+        if path != self._loaded:
+            self._loaded = path
+            self._show_loaded()
+
+    def _show_loaded(self) -> None:
+        loaded_icon = self.style().standardIcon(QStyle.StandardPixmap.SP_DialogApplyButton)
+        for item in self._file_items():
+            entry = item.data(0, Qt.ItemDataRole.UserRole)
+            loaded = isinstance(entry, ModelEntry) and self._loaded is not None and entry.path == self._loaded
+            font = item.font(0)
+            font.setBold(loaded)
+            item.setFont(0, font)
+            item.setIcon(0, loaded_icon if loaded else QIcon())
+            item.setStatusTip(0, "loaded" if loaded else "")
+
+    def _file_items(self) -> list[QTreeWidgetItem]:
+        items = []
+        for i in range(self.topLevelItemCount()):
+            top = self.topLevelItem(i)
+            if top is not None:
+                items += [c for j in range(top.childCount()) if (c := top.child(j)) is not None]
+        return items
 
     def current(self) -> ModelEntry | None:
         item = self.currentItem()

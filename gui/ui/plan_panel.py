@@ -42,6 +42,11 @@ class Target:
     measured: bool
     simulated: bool = False
 
+    @property
+    def here(self) -> bool:
+        """The plan is for what a load on this machine will use (not a card it does not have)."""
+        return self.measured or self.simulated or self.key == CPU_ONLY
+
 
 def format_verify(result: p.DryRunResult, plan: Plan | None, note: str = "") -> str:
     """llama.cpp's figures beside the planner's for the same settings and the same devices."""
@@ -167,9 +172,12 @@ class PlanPanel(QWidget):
             devices = tuple(device_from_gpu(g) for g in gpus)
             label = ", ".join(d.name for d in devices) + " (measured)"
             targets.append(Target("detected", label, devices, True))
-        targets += [Target(k, f"{c.name} (catalog)", (device_from_card(c),), False) for k, c in CARDS.items()]
-        targets.append(Target(CUSTOM, "Custom card…", (), False))
-        targets.append(Target(CPU_ONLY, "CPU only (no GPU offload)", (), False))
+        # Without a card, the plan is for what will run: this machine's CPU and RAM. A card it does not
+        # have is a question the user asks.
+        here = "This machine: CPU only" if not gpus and simulated is None else "CPU only (no GPU offload)"
+        targets.append(Target(CPU_ONLY, here, (), False))
+        targets += [Target(k, f"What if I had a {c.name}?", (device_from_card(c),), False) for k, c in CARDS.items()]
+        targets.append(Target(CUSTOM, "What if I had a custom card…", (), False))
         self.why_none = why_none
         previous = self.current_target().key if self.targets else None
         self.targets = targets
@@ -215,11 +223,14 @@ class PlanPanel(QWidget):
             mode = "Measured: free memory read from the driver just now."
             style = "color: #2e7d32"
         elif target.key == CPU_ONLY:
-            mode = "Planning a CPU-only load."
+            why = f" ({self.why_none})" if self.why_none and not self.targets[0].measured else ""
+            mode = f"Planning a load on this machine's CPU and RAM{why}."
             style = "color: #444"
         else:
-            why = f" — {self.why_none}" if self.why_none else ""
-            mode = f"Planning, not measuring{why}: these are catalog figures for the card you pick."
+            mode = (
+                "What if: catalog figures for a card this machine does not have. A load here still runs on "
+                "what the machine has, and is not held back by this plan."
+            )
             style = "color: #b26a00"
         self.mode_label.setText(mode)
         self.mode_label.setStyleSheet(style)
