@@ -100,3 +100,29 @@ def test_a_worker_that_does_not_answer_stop_is_ended_and_replaced(
     with qtbot.waitSignal(win.model_loaded, timeout=TIMEOUT):
         win.load_selected()
     win.close()
+
+
+def test_a_load_that_fails_says_why_and_the_model_before_comes_back(qtbot, demo_model: Path, tmp_path: Path) -> None:
+    """A file whose header does not match its tensors: llama.cpp refuses it; nothing is lost."""
+    folder = tmp_path / "models"
+    folder.mkdir()
+    good = folder / demo_model.name
+    good.symlink_to(demo_model)
+    data = bytearray(demo_model.read_bytes())
+    key = b"llama.embedding_length"
+    at = data.find(key) + len(key) + 4  # past the key and its type: the value, 576
+    data[at : at + 4] = (512).to_bytes(4, "little")
+    broken = folder / "Broken-Q4_1.gguf"
+    broken.write_bytes(bytes(data))
+
+    win = open_window(qtbot, folder, good, LoadSettings(n_threads=2, n_ctx=1024))
+    with qtbot.waitSignal(win.model_loaded, timeout=TIMEOUT):
+        win.load_selected()
+    assert win.picker.select_path(broken)
+    with qtbot.waitSignals([win.load_finished, win.model_loaded], timeout=TIMEOUT):
+        win.load_selected()
+    status = win.load_status.text()
+    assert "Broken-Q4_1.gguf did not load: llama.cpp reported an error: invalid n_rot" in status, status
+    assert win.session.state.ready and win.session.state.model == good  # back as it was
+    assert win.log_button.isVisible()
+    win.close()

@@ -1,4 +1,4 @@
-"""After the engine died mid-load or mid-reply: settings that need less memory, chosen by the planner."""
+"""After the engine died of memory mid-load or mid-reply: settings that need less of the memory that ran out."""
 
 from __future__ import annotations
 
@@ -19,12 +19,23 @@ class SaferLoad:
 
 
 def safer_settings(
-    header: GGUFHeader, settings: LoadSettings, devices: Sequence[Device], margin_mib: float
+    header: GGUFHeader,
+    settings: LoadSettings,
+    devices: Sequence[Device],
+    margin_mib: float,
+    *,
+    gpu_ran_out: bool,
 ) -> SaferLoad:
-    """Fewer GPU layers at the same context when a GPU is involved; otherwise half the context."""
+    """A load that needs less of the memory that ran out.
+
+    ``gpu_ran_out``: a GPU's memory ran out (the engine can offload, and the log says a GPU, or says
+    nothing): the same context with fewer layers on the GPUs. Otherwise host memory ran out: fewer bytes
+    on the host, the cheapest change first (memory-map the file, a q8_0 KV cache, half the context, a
+    smaller micro-batch). Never "more layers on the CPU", which needs more host memory, not less.
+    """
     n_layer = header.n_layer or 0
     current_layers = n_layer + 1 if llama_gpu_layers(settings.n_gpu_layers, n_layer) < 0 else settings.n_gpu_layers
-    if devices and current_layers > 0:
+    if gpu_ran_out and devices and current_layers > 0:
         keep = frozenset(f for f in settings.to_dict() if f != "n_gpu_layers")
         fitted = auto_fit(header, settings, devices, pinned=keep, margin_mib=margin_mib + EXTRA_MARGIN_MIB)
         layers = min(fitted.n_gpu_layers, current_layers - 1)
@@ -32,7 +43,18 @@ def safer_settings(
             return SaferLoad(
                 settings.with_values(n_gpu_layers=layers), f"{layers} GPU layers instead of {current_layers}"
             )
+    if not settings.use_mmap:
+        return SaferLoad(settings.with_values(use_mmap=True), "the file memory-mapped instead of read into RAM")
+    if settings.cache_type_k in _WIDE_KV or settings.cache_type_v in _WIDE_KV:
+        # A quantised V cache needs flash attention; with it off, only K can shrink.
+        v = "q8_0" if settings.flash_attn != "off" else settings.cache_type_v
+        was = settings.cache_type_k if settings.cache_type_k == settings.cache_type_v else "the current"
+        return SaferLoad(settings.with_values(cache_type_k="q8_0", cache_type_v=v), f"a q8_0 KV cache instead of {was}")
     smaller = max(CONTEXT.minimum, (settings.n_ctx // 2) // CONTEXT.step * CONTEXT.step)
     if smaller < settings.n_ctx:
         return SaferLoad(settings.with_values(n_ctx=smaller), f"context {smaller:,} instead of {settings.n_ctx:,}")
     return SaferLoad(settings.with_values(n_ubatch=max(32, settings.n_ubatch // 2)), "a smaller micro-batch")
+
+
+# KV cache types a q8_0 cache halves (or better).
+_WIDE_KV = ("f16", "bf16", "f32")

@@ -43,6 +43,7 @@ class WorkerExited:
     failure: Failure | None = None  # why, read from the log (None after an orderly shutdown)
     pid: int | None = None  # which worker: a report can arrive after a new worker was started
     said_hello: bool = True  # False: it died before it was ready (it cannot start at all)
+    log_path: Path | None = None  # that worker's log, kept when it did not end in order
 
 
 class EngineUnavailable(RuntimeError):
@@ -58,12 +59,13 @@ def worker_exited(
     *,
     oom_killed: bool | None = None,
     ended_by: str = "",
+    log_path: Path | None = None,
 ) -> WorkerExited:
     """The report of a worker's end: how it ended (describe_exit) and, unless it was asked to, why (the log,
     the kernel's count of out-of-memory kills, or Tightfit's own reason for ending it)."""
     failure = None if expected else explain_failure(log_lines, exitcode, oom_killed=oom_killed, ended_by=ended_by)
     reason = f"The engine process {describe_exit(exitcode)}."
-    return WorkerExited(exitcode, reason, expected, failure, pid, said_hello)
+    return WorkerExited(exitcode, reason, expected, failure, pid, said_hello, log_path)
 
 
 def default_log_dir() -> Path:
@@ -225,9 +227,10 @@ class EngineClient:
             now = oom_kill_count()
             oom_killed = now > oom_kills if now is not None and oom_kills is not None else None
             ended_by = self._ended_by.pop(process.pid, "")
-            self._listener(
-                worker_exited(code, tail, expected, process.pid, hello, oom_killed=oom_killed, ended_by=ended_by)
+            exited = worker_exited(
+                code, tail, expected, process.pid, hello, oom_killed=oom_killed, ended_by=ended_by, log_path=log_path
             )
+            self._listener(exited)
 
 
 def read_log_tail(path: Path | None, lines: int = 200) -> tuple[str, ...]:

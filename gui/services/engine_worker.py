@@ -23,7 +23,7 @@ from typing import Any
 from gui.core import protocol as p
 from gui.core.chat_template import CHATML_TEMPLATE, ChatTemplateError, ChosenTemplate, choose_template, render_chat
 from gui.core.ggml_types import GGML_TYPES_BY_NAME
-from gui.core.llama_log import parse_dry_run
+from gui.core.llama_log import explain_failure, parse_dry_run
 from gui.core.params import LoadSettings, llama_gpu_layers
 
 # Imported in run_worker() so that importing this module stays cheap and side-effect free.
@@ -226,23 +226,23 @@ class Engine:
         self._progress_cb = llama.llama_progress_callback(on_progress)
         mparams = model_params(settings)
         mparams.progress_callback = self._progress_cb
-        model = llama.llama_model_load_from_file(command.model_path.encode(), mparams)
-        if not model:
-            self.send(p.LoadFailed(command.model_path, "llama.cpp could not load the model (see the log)"))
-            return
-        n_layer = int(llama.llama_model_n_layer(model))
-
-        ctx = llama.llama_init_from_model(model, context_params(settings))
-        if not ctx:
-            llama.llama_model_free(model)
-            self.send(
-                p.LoadFailed(
-                    command.model_path,
-                    "llama.cpp could not create the context (usually not enough memory for this context "
-                    "size; see the log)",
-                )
-            )
-            return
+        self.log.start()  # what llama.cpp says while loading is the cause, should the load fail
+        try:
+            model = llama.llama_model_load_from_file(command.model_path.encode(), mparams)
+            if not model:
+                failed = "llama.cpp could not load the model"
+                self.send(p.LoadFailed(command.model_path, _in_words(failed, self.log.stop())))
+                return
+            n_layer = int(llama.llama_model_n_layer(model))
+            ctx = llama.llama_init_from_model(model, context_params(settings))
+            if not ctx:
+                llama.llama_model_free(model)
+                failed = "llama.cpp could not create the context (usually not enough memory for this context size)"
+                self.send(p.LoadFailed(command.model_path, _in_words(failed, self.log.stop())))
+                return
+        finally:
+            if self.log.capture is not None:
+                self.log.stop()
 
         self.model, self.ctx = model, ctx
         self.vocab = llama.llama_model_get_vocab(model)
@@ -540,6 +540,14 @@ class Engine:
             engine_decode_tok_s=decode_rate,
             finish_reason=finish,
         )
+
+
+def _in_words(failed: str, log_lines: list[str]) -> str:
+    """Why a load failed: what llama.cpp's log says, in words, or ``failed`` when it says nothing useful."""
+    failure = explain_failure(log_lines, None)
+    if failure.kind == "unknown" and not failure.summary.startswith("llama.cpp reported"):
+        return f"{failed} (see the engine log)"
+    return failure.summary
 
 
 def _rss_bytes() -> int:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import errno
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -24,6 +26,8 @@ class ModelEntry:
     bits_per_weight: float | None = None
     has_chat_template: bool = False
     type_mix: tuple[tuple[str, int], ...] = ()  # bytes per ggml type, largest first
+    # Why the file can be planned but not loaded (cut short, or a header without weights); "" when it can.
+    not_loadable: str = ""
 
     @property
     def usable(self) -> bool:
@@ -53,4 +57,54 @@ def describe_file(path: Path) -> ModelEntry:
         bits_per_weight=header.bits_per_weight,
         has_chat_template=header.has_chat_template,
         type_mix=tuple(header.type_mix.items()),
+        not_loadable=_not_loadable(path, header),
     )
+
+
+def _not_loadable(path: Path, header: GGUFHeader) -> str:
+    """Whether the weights the header promises are in the file: a download cut short, or a header-only
+    (sparse) file of the kind used for planning, can be planned but not loaded."""
+    if header.is_truncated:
+        return (
+            f"cut short: its header needs {_size(header.expected_file_size)}, the file holds "
+            f"{_size(header.file_size or 0)} (an unfinished download?); it can be planned, not loaded"
+        )
+    if not header.parts and header.tensors and not _has_weights(path, header.data_offset, header.expected_file_size):
+        return "header only: the weights are not in the file (a sparse file); it can be planned, not loaded"
+    return ""
+
+
+def _has_weights(path: Path, start: int, end: int) -> bool:
+    """False when the file's weight region [start, end) is (almost) all holes: a sparse file with a real
+    header and no weights. Where the file system cannot say, the answer is True (nothing is claimed)."""
+    seek_data, seek_hole = getattr(os, "SEEK_DATA", None), getattr(os, "SEEK_HOLE", None)
+    if seek_data is None or seek_hole is None or end <= start:
+        return True
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return True
+    data, position = 0, start
+    try:
+        for _ in range(256):  # runs of data and holes; a real file is one run, a sparse one a few
+            try:
+                position = os.lseek(fd, position, seek_data)
+            except OSError as exc:
+                if exc.errno == errno.ENXIO:  # no data from here on
+                    break
+                return True
+            if position >= end:
+                break
+            hole = min(os.lseek(fd, position, seek_hole), end)
+            data += hole - position
+            position = hole
+        else:
+            return True
+    finally:
+        os.close(fd)
+    return data >= (end - start) // 100
+
+
+def _size(n_bytes: int) -> str:
+    gib = n_bytes / (1 << 30)
+    return f"{gib:.2f} GiB" if gib >= 1 else f"{n_bytes / (1 << 20):.0f} MiB"

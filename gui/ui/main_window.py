@@ -8,8 +8,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QCloseEvent
+from PySide6.QtCore import Qt, QTimer, QUrl, Signal
+from PySide6.QtGui import QCloseEvent, QDesktopServices
 from PySide6.QtWidgets import (
     QFileDialog,
     QGroupBox,
@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
 from gui import __version__
 from gui.core import protocol as p
 from gui.core.chat import Conversation
+from gui.core.llama_log import Failure
 from gui.core.load_state import LoadState, Phase
 from gui.core.params import LoadSettings, describe
 from gui.core.planner import Plan, Verdict, auto_fit, plan
@@ -89,6 +90,8 @@ class MainWindow(QMainWindow):
         self._closed = False
         self._restarts: list[float] = []
         self._cannot_start = False
+        self._last_good: LoadState | None = None  # the last load that worked, to go back to if one fails
+        self._after_failure = ""  # why the load now under way goes back to the last good one
         self._selected_path: Path | None = None
         title = f"Tightfit {__version__}"
         if simulate is not None:
@@ -138,6 +141,13 @@ class MainWindow(QMainWindow):
         load_row.addWidget(self.load_button)
         load_row.addWidget(self.unload_button)
         load_row.addWidget(self.progress, 1)
+        # llama.cpp's own words after a failure, one click away.
+        self.log_button = QPushButton("Engine log…", self)
+        self.log_button.setToolTip("Open the log of the engine that stopped")
+        self.log_button.hide()
+        self.log_button.clicked.connect(self._open_log)
+        self._log_path: Path | None = None
+        load_row.addWidget(self.log_button)
 
         left = QWidget(self)
         left_layout = QVBoxLayout(left)
@@ -399,6 +409,10 @@ class MainWindow(QMainWindow):
         entry = self.picker.current()
         if entry is None or self.session.state.busy:
             return
+        if entry.not_loadable:
+            self.load_status.setText(f"Cannot load {entry.path.name}: {entry.not_loadable}.")
+            self.load_finished.emit(False)
+            return
         # A plan for a card the machine does not have is a "what if": it never stops a load here.
         here = self.plan_panel.current_target().here
         if not anyway and here and self.plan is not None and self.plan.verdict is Verdict.WONT_FIT:
@@ -509,15 +523,35 @@ class MainWindow(QMainWindow):
             self._loaded(state, state.loaded)
         elif state.phase is Phase.FAILED and before.busy:
             self.load_status.setText(f"Load failed: {state.error}")
+            self._show_log(self.bridge.client.log_path)
             self.load_finished.emit(False)
+            self._back_to_last_good(state)
         elif state.phase is Phase.IDLE and before.phase is not Phase.IDLE:
             self.load_status.setText("No model loaded.")
 
+    def _back_to_last_good(self, failed: LoadState) -> None:
+        """A failed load loses nothing: the model that was loaded before is loaded again, as it was."""
+        good = self._last_good
+        if good is None or (good.model, good.settings) == (failed.model, failed.settings):
+            return
+        assert good.model is not None and good.settings is not None
+        try:
+            self.session.load(good.model, good.settings, good.header, good.plan)
+        except (ValueError, EngineUnavailable):
+            return
+        why = f"{failed.model_name} did not load: {failed.error}"
+        self._after_failure = why
+        self.load_status.setText(f"{why} Loading {good.model.name} again, as it was before.")
+
     def _loaded(self, state: LoadState, event: p.Loaded) -> None:
         assert state.model is not None and state.settings is not None
+        self._last_good = state
         offload = ""
         if state.build is not None and not state.build.gpu_offload:
             offload = " This engine build has no GPU offload: every layer runs on the CPU."
+        if self._after_failure:
+            offload += f" ({self._after_failure})"
+            self._after_failure = ""
         self.load_status.setText(
             f"Loaded {state.model.name} in {event.load_ms / 1000:.1f} s: context {event.n_ctx}, "
             f"{event.n_layer} layers, chat template: {event.chat_template}.{offload}"
@@ -534,12 +568,15 @@ class MainWindow(QMainWindow):
         cause = f" {failure.summary}" if failure else ""
         had_model = before.model is not None and (before.busy or before.ready)
         safer = None
-        # A load that needs less memory is worth offering only when memory is what ran out.
+        # A load that needs less memory is worth offering only when memory is what ran out, and only of the
+        # memory that ran out: a GPU's when this build offloads and the log does not point at the host.
         memory = failure is None or failure.about_memory
-        header, sent = before.header, before.settings
+        offload = before.build is not None and before.build.gpu_offload
+        header, sent, devices = before.header, before.settings, self.plan_panel.devices()
         if memory and had_model and header is not None and sent is not None:
+            gpu = _gpu_ran_out(failure, offload and bool(devices))
             safer, _ = _planning(
-                lambda: safer_settings(header, sent, self.plan_panel.devices(), self.plan_panel.margin_mib())
+                lambda: safer_settings(header, sent, devices, self.plan_panel.margin_mib(), gpu_ran_out=gpu)
             )
         text = f"{event.reason}{cause} Your conversation is kept."
         if safer is not None:
@@ -549,8 +586,9 @@ class MainWindow(QMainWindow):
         else:
             self.chat.show_notice(text + (" Press Load to start the model again." if had_model else ""))
         stopped = "The engine stopped while loading" if before.busy else "The engine stopped"
-        detail = f" {failure.advice or failure.summary}" if failure else ""
-        self.load_status.setText(f"{stopped}; no model loaded.{detail}")
+        offer = f" The notice above offers a reload with {safer.change}." if safer is not None else ""
+        self.load_status.setText(f"{stopped}; no model loaded.{cause}{offer}")
+        self._show_log(event.log_path)
         self.engine_died.emit(event)
         # A fresh worker, so Load works at once; the conversation stays in the pane. A worker that died
         # before it was even ready would only die again: say so instead of starting one after another.
@@ -565,6 +603,16 @@ class MainWindow(QMainWindow):
             )
             return
         self.bridge.client.start()
+
+    def _show_log(self, path: Path | None) -> None:
+        self._log_path = path if path is not None and path.exists() else None
+        self.log_button.setVisible(self._log_path is not None)
+        if self._log_path is not None:
+            self.log_button.setToolTip(plain_tip(f"Open {self._log_path}"))
+
+    def _open_log(self) -> None:
+        if self._log_path is not None:
+            QDesktopServices.openUrl(QUrl.fromLocalFile(str(self._log_path)))
 
     def _reload(self, model: Path | None, settings: LoadSettings) -> None:
         """The model that was loaded, with the settings recovery chose."""
@@ -605,3 +653,14 @@ def _planning(work: Callable[[], T]) -> tuple[T | None, str]:
         if not isinstance(exc, ValueError):  # a ValueError is the planner's own "this cannot be planned"
             log.exception("planning failed")
         return None, f"Cannot plan this file: {exc}"
+
+
+def _gpu_ran_out(failure: Failure | None, could_offload: bool) -> bool:
+    """Whether a GPU's memory is what ran out: the log names a GPU buffer; or it names none and this load
+    put layers on a GPU. A kill by the OOM killer, or a host buffer ("CPU", "CUDA_Host"), is host memory."""
+    if failure is not None and failure.kind == "killed":
+        return False
+    device = failure.device if failure is not None else None
+    if device is None:
+        return could_offload
+    return not (device.startswith("CPU") or device.endswith("_Host"))

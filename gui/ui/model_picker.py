@@ -113,7 +113,13 @@ class ModelPicker(QTreeWidget):
                     ]
                 )
                 item.setData(0, Qt.ItemDataRole.UserRole, entry)
-                tip = plain_tip(f"{describe_group(group)}\n{entry.path}")
+                words = f"{describe_group(group)}\n{entry.path}"
+                if entry.not_loadable:
+                    words += f"\n\n{entry.not_loadable.capitalize()}."
+                    item.setText(2, f"{human_size(entry.size_bytes)} ⚠")
+                    for col in range(len(self.COLUMNS)):
+                        item.setForeground(col, Qt.GlobalColor.darkGray)
+                tip = plain_tip(words)
                 for col in range(len(self.COLUMNS)):
                     item.setToolTip(col, tip)
                 top.addChild(item)
