@@ -15,12 +15,15 @@ the metadata keys llama.cpp reads (``head_count_kv`` arrays, ``sliding_window``,
 facts are llama.cpp's own defaults for the sliding-window pattern, which are not in the file.
 
 Pure Python: no Qt, llama_cpp, pynvml or psutil. ``plan()`` is arithmetic over facts derived
-once per header (:func:`model_shape`), so a slider drag costs well under a millisecond.
+once per header (:func:`model_shape`), so a slider drag costs well under a millisecond. Those facts
+come from hyper-parameters checked against llama.cpp's own bounds (``check_hparams``): a header with
+a value no model can have raises a HeaderValueError, a ValueError naming the key, before any of it.
 """
 
 from __future__ import annotations
 
 import bisect
+import os
 import re
 import weakref
 from collections.abc import Sequence
@@ -29,7 +32,7 @@ from enum import StrEnum
 from typing import Any
 
 from gui.core.ggml_types import GGML_TYPES_BY_NAME
-from gui.core.gguf_reader import ArraySummary, GGUFHeader
+from gui.core.gguf_reader import ArraySummary, GGUFHeader, check_hparams
 from gui.core.params import ALL_LAYERS, CONTEXT, MARGIN, LoadSettings
 
 __all__ = [
@@ -246,6 +249,9 @@ def _per_layer(value: Any, n: int, default: int) -> list[int]:
 
 
 def _derive_shape(h: GGUFHeader) -> ModelShape:
+    # The reader checks these already; a header built some other way is checked here, so that no
+    # value reaches the arithmetic below unchecked.
+    check_hparams(h.metadata, os.path.basename(h.source) or h.source)
     arch = h.architecture or "llama"
     n_layer = h.n_layer or 0
     n_embd = _int(h.arch_value("embedding_length"))
