@@ -29,6 +29,7 @@ import weakref
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
 from enum import StrEnum
+from functools import cached_property, lru_cache
 from typing import Any
 
 from gui.core.ggml_types import GGML_TYPES_BY_NAME
@@ -203,8 +204,9 @@ class ModelShape:
     rec_layers: tuple[int, ...]
     rs_floats: int  # n_embd_r + n_embd_s: F32 values of recurrent state per layer per row
 
-    @property
+    @cached_property
     def has_swa(self) -> bool:
+        # Asked several times per plan; a file at llama.cpp's 512 blocks would walk them each time.
         return any(swa for _, _, _, swa in self.kv_layers)
 
 
@@ -403,6 +405,7 @@ def _pad(x: int, n: int = _CTX_PAD) -> int:
     return -(-x // n) * n
 
 
+@lru_cache(maxsize=1024)  # a few widths and cache types per model, asked for every layer of every plan
 def _row_bytes(type_name: str, n: int) -> int:
     t = GGML_TYPES_BY_NAME[type_name.upper()]
     return n // t.block_size * t.type_size
