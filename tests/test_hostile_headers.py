@@ -45,7 +45,7 @@ def test_reading_refuses_the_value_and_names_its_key(tmp_path: Path, case: Hosti
     with pytest.raises(HeaderValueError) as caught:
         read_model(path)
     error = caught.value
-    assert error.key == f"llama.{case.key}"
+    assert error.key == f"llama.{case.key}" and error.source == "hostile.gguf"
     message = str(error)
     assert message.startswith(f"hostile.gguf: llama.{case.key} is ") and "\n" not in message
     # The window shows planner ValueErrors as "Cannot plan: ..."; the library and CLI catch GGUFError.

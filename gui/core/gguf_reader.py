@@ -466,7 +466,9 @@ def check_hparams(metadata: Mapping[str, Any], label: str) -> None:
         value, most = found.get(name), found.get(most_name)
         if value is not None and most and value > most:
             key = f"{arch}.{name}"
-            raise HeaderValueError(f"{label}: {key} is {value}, more than {arch}.{most_name} ({most})", key=key)
+            raise HeaderValueError(
+                f"{label}: {key} is {value}, more than {arch}.{most_name} ({most})", key=key, source=label
+            )
 
 
 def _checked_hparam(label: str, key: str, value: Any, bound: _Bound, blocks: tuple[int, str] | None) -> int:
