@@ -74,7 +74,7 @@ PAYLOADS: tuple[Payload, ...] = (
     # -- widths, precisions and growth --------------------------------------------------------
     Payload("center", "{{ bos_token|center(HUGE) }}", LIMIT),
     Payload("center of a safe string", "{{ (bos_token|safe).center(HUGE) }}", LIMIT),
-    Payload("urlize", "{{ ('x.com ' * MANY)|urlize(target='t' * BIG) }}", LIMIT),
+    Payload("urlize", "{{ ('www.x.com ' * MANY)|urlize(target='t' * BIG) }}", LIMIT),
     Payload("title of many words", _nested("{%- set x = ('ab ' * MANY)|title -%}", depth=1), STEPS),
     Payload("indent", "{{ (bos_token ~ '\\nx' * MANY)|indent(BIG) }}", LIMIT),
     Payload("format filter width", "{{ (bos_token ~ '%HUGEd')|format(1) }}", LIMIT),
