@@ -75,8 +75,18 @@ def test_compiling_evaluates_no_hostile_constant(payload: Payload):
             render(text, limits=template_sandbox.DEFAULT_LIMITS)
 
 
-def test_the_environment_does_not_fold_constants():
+def test_compiling_runs_none_of_the_template(monkeypatch: pytest.MonkeyPatch):
     assert template_sandbox._ENV.optimized is False
+    seen: list[str] = []
+
+    def spy(value: str) -> str:
+        seen.append(value)
+        return value
+
+    monkeypatch.setitem(template_sandbox._ENV.filters, "spy", template_sandbox._guarded_filter("spy", spy))
+    template_sandbox.compile_template("{{ 'constant'|spy }}", SMALL)
+    assert seen == []  # Jinja would have evaluated a filter on a constant while compiling
+    assert render("{{ 'constant'|spy }}") == "constant" and seen == ["constant"]
 
 
 def test_memory_and_recursion_errors_become_template_errors(monkeypatch: pytest.MonkeyPatch):

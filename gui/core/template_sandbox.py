@@ -17,9 +17,9 @@ from one :class:`Budget`:
 - **memory**: everything made, kept or not, adds up against ``MADE_FACTOR`` times that limit.
 
 With every value bounded, one operation on a value (printing, comparing, sorting it) does bounded
-work, and the clock is read between operations. Jinja's optimizer is off, so constant expressions
-are not evaluated while compiling; the few that Jinja still folds (a filter on constants) run under
-the compile's budget.
+work, and the clock is read between operations. Compiling runs none of the template: Jinja's
+optimizer is off, and the constant filters Jinja would still evaluate ahead of time refuse to run
+outside a render, so compiling costs what parsing a source of at most ``MAX_TEMPLATE_CHARS`` costs.
 """
 
 from __future__ import annotations
@@ -73,9 +73,9 @@ class Limits:
 DEFAULT_LIMITS = Limits()
 # Everything a template makes, kept or not, may add up to this many times max_output_chars.
 MADE_FACTOR = 10
-# The longest chat templates in the wild are tens of KB; parsing and compiling are not interruptible,
-# so the source itself is bounded.
-MAX_TEMPLATE_CHARS = 1 << 20
+# The longest chat templates in the wild are tens of KB. Parsing and compiling cannot be interrupted,
+# so the source itself is bounded: 256 KiB of template compiles in about a second.
+MAX_TEMPLATE_CHARS = 256 << 10
 # Integers past this many bits come only from runaway arithmetic (and Python will not print them).
 _MAX_INT_BITS = 1 << 16
 # What one element of a container adds when printed: quotes, a comma, a space; a fair share of the
@@ -116,8 +116,9 @@ class Budget:
     """What one compile or render may still spend. Reached through a ContextVar, so templates rendering
     in different threads never share one."""
 
-    def __init__(self, limits: Limits) -> None:
+    def __init__(self, limits: Limits, *, compiling: bool = False) -> None:
         self.limits = limits
+        self.compiling = compiling
         self.cap = limits.max_output_chars
         self.steps_left = limits.max_iterations
         self.made_left = MADE_FACTOR * limits.max_output_chars
@@ -231,10 +232,19 @@ def _budget() -> Budget:
     return budget
 
 
+def _running() -> Budget:
+    """The budget, for the filters and tests a template runs. None of them runs while compiling:
+    Jinja would evaluate those with constant arguments ahead of time, outside any render."""
+    budget = _budget()
+    if budget.compiling:
+        raise nodes.Impossible()
+    return budget
+
+
 @contextmanager
-def spending(limits: Limits) -> Iterator[Budget]:
+def spending(limits: Limits, *, compiling: bool = False) -> Iterator[Budget]:
     """A fresh budget for the block: every template operation inside it draws on this one."""
-    budget = Budget(limits)
+    budget = Budget(limits, compiling=compiling)
     token = _BUDGET.set(budget)
     try:
         yield budget
@@ -565,7 +575,7 @@ def _guarded_filter(name: str, func: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(func)
     def guarded(*args: Any, **kwargs: Any) -> Any:
-        budget = _budget()
+        budget = _running()
         budget.check_time()
         if name in _PER_ITEM_FILTERS and len(args) > skip:
             with suppress(TypeError):  # an iterator: counted item by item as it is consumed
@@ -582,7 +592,7 @@ def _guarded_filter(name: str, func: Callable[..., Any]) -> Callable[..., Any]:
 def _guarded_test(name: str, func: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(func)
     def guarded(*args: Any, **kwargs: Any) -> Any:
-        budget = _budget()
+        budget = _running()
         budget.check_time()
         if name == "in" and len(args) > 1:
             with suppress(TypeError):
@@ -825,7 +835,7 @@ class _ChatSandbox(ImmutableSandboxedEnvironment):
 
     @staticmethod
     def guard_value(value: Any) -> Any:
-        budget = _budget()
+        budget = _running()
         budget.check_time()
         if _children(value) is not None:
             budget.fits(budget.measure(value).text)
@@ -834,7 +844,7 @@ class _ChatSandbox(ImmutableSandboxedEnvironment):
 
     @staticmethod
     def guard_concat(parts: list[Any]) -> str:
-        budget = _budget()
+        budget = _running()
         budget.check_time()
         total = 0
         for part in parts:
@@ -870,8 +880,8 @@ _ENV = _make_environment()
 
 
 def compile_template(source: str, limits: Limits) -> jinja2.Template:
-    """Compile ``source`` under a fresh budget (Jinja evaluates some constant filters while compiling)."""
+    """Compile ``source``: parse and generate code, bounded by the source's length, running none of it."""
     if len(source) > MAX_TEMPLATE_CHARS:
         raise BudgetExceeded(f"it is {len(source):,} characters long, more than the {MAX_TEMPLATE_CHARS:,} allowed")
-    with spending(limits):
+    with spending(limits, compiling=True):
         return _ENV.from_string(source)
