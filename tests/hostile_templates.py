@@ -125,6 +125,14 @@ PAYLOADS: tuple[Payload, ...] = (
         ADDED_UP,
     ),
     Payload("endless recursion", "{%- macro m() -%}{{ m() }}{%- endmacro -%}{{ m() }}", "recursed"),
+    Payload(
+        "block text called in a loop",
+        "{%- if false -%}{%- block b -%}"
+        + _nested("y" * 1000, 1)
+        + "{%- endblock -%}{%- endif -%}"
+        + _nested("{%- set x = self.b() -%}", 1),
+        "may not call its blocks",
+    ),
     # -- folded while compiling, or too big to compile ----------------------------------------
     Payload("constant % width", "{{ '%999999999d' % 1 }}", LIMIT, at_compile=True),
     Payload("constant center", "{{ 'x'|center(999999999) }}", LIMIT, at_compile=True),

@@ -44,9 +44,9 @@ import jinja2.nodes as nodes
 import jinja2.parser
 from jinja2.compiler import CodeGenerator, Frame
 from jinja2.filters import make_attrgetter
-from jinja2.runtime import LoopContext, Macro
+from jinja2.runtime import BlockReference, LoopContext, Macro, markup_join
 from jinja2.sandbox import ImmutableSandboxedEnvironment, SandboxedFormatter, safe_range
-from jinja2.utils import Namespace, generate_lorem_ipsum, pass_environment
+from jinja2.utils import Namespace, generate_lorem_ipsum, pass_environment, pass_eval_context
 from jinja2.visitor import NodeTransformer
 
 __all__ = [
@@ -805,6 +805,10 @@ class _ChatSandbox(ImmutableSandboxedEnvironment):
     def call(__self, __context: jinja2.runtime.Context, __obj: Any, *args: Any, **kwargs: Any) -> Any:
         budget = _budget()
         budget.step(1 + len(args) + len(kwargs))  # arguments unpacked into a call are walked once
+        if isinstance(__obj, BlockReference):
+            # self.name() and super() collect a block's text where nothing counts it. A template
+            # in a model file has no other template to inherit from, so it has no use for them.
+            raise jinja2.exceptions.SecurityError("a chat template may not call its blocks")
         if isinstance(__obj, LoopContext) and args:
             args = (_Counted(args[0]), *args[1:])  # a recursive loop's next level
         wrapped = getattr(__obj, "__wrapped__", __obj)  # str.format arrives wrapped by the sandbox
@@ -843,7 +847,8 @@ class _ChatSandbox(ImmutableSandboxedEnvironment):
         return value
 
     @staticmethod
-    def guard_concat(parts: list[Any]) -> str:
+    @pass_eval_context
+    def guard_concat(eval_ctx: jinja2.nodes.EvalContext, parts: list[Any]) -> str:
         budget = _running()
         budget.check_time()
         total = 0
@@ -851,7 +856,7 @@ class _ChatSandbox(ImmutableSandboxedEnvironment):
             total += _text(budget, part)
             budget.fits(total, "a joined string")
         budget.make(total, "a joined string")
-        return "".join(map(str, parts))
+        return markup_join(parts) if eval_ctx.autoescape else "".join(map(str, parts))
 
 
 def _make_environment() -> _ChatSandbox:
