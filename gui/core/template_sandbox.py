@@ -81,8 +81,10 @@ _MAX_INT_BITS = 1 << 16
 # What one element of a container adds when printed: quotes, a comma, a space; a fair share of the
 # memory an element costs too.
 _NODE_CHARS = 8
-# Containers at least this big remember their measured size for the rest of the render.
-_MEMO_NODES = 16
+# Containers at least this big remember their measured size for the rest of the render, so a list grown
+# an item at a time is not walked whole at every step; smaller ones are walked again, which keeps the
+# memory from holding every small list a loop makes.
+_MEMO_NODES = 64
 # The most one formatted number can print (a float with %f spells out up to 309 digits).
 _NUMBER_CHARS = 400
 
