@@ -1,9 +1,8 @@
 """The bounded Jinja environment that chat templates from model files compile and render in.
 
 Jinja's immutable sandbox keeps a template away from Python's internals, but not from spending
-without end: a loop over ``"a" * 9000000``, ``x|center(10**12)`` or a list that holds itself twice
-sixty levels deep each hang or exhaust memory in a single step. Here every compile and render spends
-from one :class:`Budget`:
+without end: a loop over ``"a" * 9000000``, ``x|center(10**12)`` or printing ``x`` after sixty rounds
+of ``x = [x, x]`` each hang or exhaust memory. Here every render spends from one :class:`Budget`:
 
 - **steps**: each iteration of every ``for`` loop (recursive ones too), each item a filter walks
   (``map``, ``select``, ``sum``, ``dictsort``, ``unique``...), each argument unpacked into a call
@@ -17,9 +16,12 @@ from one :class:`Budget`:
 - **memory**: everything made, kept or not, adds up against ``MADE_FACTOR`` times that limit.
 
 With every value bounded, one operation on a value (printing, comparing, sorting it) does bounded
-work, and the clock is read between operations. Compiling runs none of the template: Jinja's
-optimizer is off, and the constant filters Jinja would still evaluate ahead of time refuse to run
-outside a render, so compiling costs what parsing a source of at most ``MAX_TEMPLATE_CHARS`` costs.
+work, and the clock is read between operations. A template may not call its own blocks, whose text
+would be joined uncounted (a chat template has nothing to inherit from, so no use for them).
+
+Compiling runs none of the template: Jinja's optimizer is off, and the constant filters Jinja would
+still evaluate ahead of time refuse to run outside a render, so compiling costs what parsing a source
+of at most ``MAX_TEMPLATE_CHARS`` costs.
 """
 
 from __future__ import annotations
