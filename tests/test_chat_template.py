@@ -187,7 +187,7 @@ def test_multi_line_raise_message_becomes_one_line():
 
 def test_runaway_loops_are_stopped():
     spin = "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}"
-    with pytest.raises(ChatTemplateError, match="loops ran more than"):
+    with pytest.raises(ChatTemplateError, match="more than 1,000,000 steps"):
         render(spin, [])
 
 
@@ -195,9 +195,9 @@ def test_huge_output_is_bounded():
     flood = "{% for i in range(100000) %}{{ 'x' * 1000 }}{% endfor %}"
     with pytest.raises(ChatTemplateError, match="output passed the limit"):
         render(flood, [])
-    with pytest.raises(ChatTemplateError, match="longer than the output limit"):
+    with pytest.raises(ChatTemplateError, match="longer than the limit of 10,000,000 characters"):
         render("{{ 'x' * 100000000000 }}", [])
-    with pytest.raises(ChatTemplateError, match="pad a string"):
+    with pytest.raises(ChatTemplateError, match="padded string"):
         render("{{ 'x'.ljust(10 ** 12) }}", [])
     # The same limits with a small budget, to show they are parameters.
     with pytest.raises(ChatTemplateError, match="10 characters"):

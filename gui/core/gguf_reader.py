@@ -4,7 +4,12 @@ The header is untrusted input (a download, a half-copied file, an HTTP range res
 count and length it claims is checked against :class:`Limits` and against the bytes that can
 actually exist before anything is allocated or looped over. Memory stays bounded by the largest
 single item allowed plus a read chunk, and long arrays (a 250k-token vocabulary) are skipped
-without building Python objects for them.
+without building Python objects for them. The tensor list is bounded too: at most
+``Limits.max_tensors`` entries, each with a name shorter than llama.cpp's ``GGML_MAX_NAME``.
+
+The hyper-parameters the planner and llama.cpp read (block count, widths, head counts, context,
+experts, sliding window, SSM sizes) are checked as the header is read: a value no model can have
+raises a :class:`HeaderValueError` naming its key, instead of reaching the arithmetic.
 
 Layout (llama.cpp ``docs/gguf.md``), all little-endian::
 
@@ -23,6 +28,7 @@ import os
 import re
 import stat
 import struct
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
@@ -45,10 +51,12 @@ __all__ = [
     "GGUFError",
     "GGUFHeader",
     "HeaderIncomplete",
+    "HeaderValueError",
     "Limits",
     "SplitName",
     "TensorInfo",
     "ValueType",
+    "check_hparams",
     "parse_split_name",
     "read_header",
     "read_header_from_bytes",
@@ -59,6 +67,12 @@ __all__ = [
 GGUF_MAGIC = b"GGUF"
 GGUF_DEFAULT_ALIGNMENT = 32
 SUPPORTED_VERSIONS = (2, 3)
+
+# llama.cpp's own bounds: src/llama-hparams.h and ggml.h (a tensor name is shorter than GGML_MAX_NAME
+# bytes). A file past them does not load.
+LLAMA_MAX_LAYERS = 512
+LLAMA_MAX_EXPERTS = 512
+GGML_MAX_NAME = 64
 
 _MiB = 1 << 20
 _INT64_MAX = (1 << 63) - 1
@@ -100,6 +114,14 @@ class HeaderIncomplete(GGUFError):
         super().__init__(message, source=source)
         self.needed = needed
         self.have = have
+
+
+class HeaderValueError(GGUFError, ValueError):
+    """A hyper-parameter no model can have. The message names it; ``key`` is its metadata key."""
+
+    def __init__(self, message: str, *, key: str, source: str | None = None) -> None:
+        super().__init__(message, source=source)
+        self.key = key
 
 
 def _rebuild_error(cls: type[GGUFError], message: str, state: dict[str, Any]) -> GGUFError:
@@ -176,7 +198,10 @@ class Limits:
     """Upper bounds a header may claim before it is rejected as corrupt or hostile."""
 
     max_header_bytes: int = 256 * _MiB
-    max_tensors: int = 1_000_000
+    # The largest models have about 2,000 tensors. Each costs a few hundred bytes here, so the list
+    # stays under ~30 MiB; llama.cpp compares every name with every earlier one, so files with many
+    # more would not load in practice anyway.
+    max_tensors: int = 65_536
     max_kv: int = 100_000
     max_array_len: int = 50_000_000
     max_string_bytes: int = 16 * _MiB
@@ -199,7 +224,7 @@ class Limits:
 DEFAULT_LIMITS = Limits()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class TensorInfo:
     """One tensor's entry in the header. ``shape`` is in GGUF order: row length (ne[0]) first."""
 
@@ -381,6 +406,99 @@ def _as_str(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
+# Far above any model (the widest are ~50k wide with 128 heads, the longest context is 10M tokens), and
+# low enough that nothing the planner derives from them is large.
+_MAX_WIDTH = 1 << 20
+_MAX_HEADS = 1 << 14
+_MAX_CONTEXT = 1 << 30
+
+
+@dataclass(frozen=True)
+class _Bound:
+    most: int
+    per_block: bool = False  # one number, or an array of one per block (llama.cpp's get_key_or_arr)
+    source: str = ""  # where the bound comes from, when it is llama.cpp's
+
+
+# "{arch}." + key -> its bound; block_count first, as the arrays are checked against it.
+_HPARAMS: dict[str, _Bound] = {
+    "block_count": _Bound(LLAMA_MAX_LAYERS, source="llama.cpp's LLAMA_MAX_LAYERS"),
+    "context_length": _Bound(_MAX_CONTEXT),
+    "embedding_length": _Bound(_MAX_WIDTH),
+    "feed_forward_length": _Bound(_MAX_WIDTH, per_block=True),
+    "expert_feed_forward_length": _Bound(_MAX_WIDTH),
+    "expert_count": _Bound(LLAMA_MAX_EXPERTS, source="llama.cpp's LLAMA_MAX_EXPERTS"),
+    "expert_used_count": _Bound(LLAMA_MAX_EXPERTS, source="llama.cpp's LLAMA_MAX_EXPERTS"),
+    "attention.head_count": _Bound(_MAX_HEADS, per_block=True),
+    "attention.head_count_kv": _Bound(_MAX_HEADS, per_block=True),
+    "attention.key_length": _Bound(_MAX_WIDTH),
+    "attention.value_length": _Bound(_MAX_WIDTH),
+    "attention.key_length_swa": _Bound(_MAX_WIDTH),
+    "attention.value_length_swa": _Bound(_MAX_WIDTH),
+    "attention.sliding_window": _Bound(_MAX_CONTEXT),
+    # A period, or a flag per block.
+    "attention.sliding_window_pattern": _Bound(LLAMA_MAX_LAYERS, per_block=True),
+    "full_attention_interval": _Bound(LLAMA_MAX_LAYERS),
+    "nextn_predict_layers": _Bound(LLAMA_MAX_LAYERS),
+    "ssm.conv_kernel": _Bound(_MAX_WIDTH),
+    "ssm.inner_size": _Bound(_MAX_WIDTH),
+    "ssm.state_size": _Bound(_MAX_WIDTH),
+    "ssm.group_count": _Bound(_MAX_WIDTH),
+    "ssm.time_step_rank": _Bound(_MAX_WIDTH),
+}
+
+
+def check_hparams(metadata: Mapping[str, Any], label: str) -> None:
+    """Raise HeaderValueError for the first hyper-parameter no model can have: not a whole number,
+    negative, past its bound above, or an array without exactly one value per block."""
+    arch = _as_str(metadata.get("general.architecture"))
+    if arch is None:
+        return
+    count_key = f"{arch}.block_count"
+    found: dict[str, int] = {}
+    for name, bound in _HPARAMS.items():
+        key = f"{arch}.{name}"
+        if key not in metadata:
+            continue
+        blocks = (found["block_count"], count_key) if "block_count" in found else None
+        found[name] = _checked_hparam(label, key, metadata[key], bound, blocks)
+    for name, most_name in (("expert_used_count", "expert_count"), ("nextn_predict_layers", "block_count")):
+        value, most = found.get(name), found.get(most_name)
+        if value is not None and most and value > most:
+            key = f"{arch}.{name}"
+            raise HeaderValueError(
+                f"{label}: {key} is {value}, more than {arch}.{most_name} ({most})", key=key, source=label
+            )
+
+
+def _checked_hparam(label: str, key: str, value: Any, bound: _Bound, blocks: tuple[int, str] | None) -> int:
+    """``value`` checked against ``bound`` (and the block count, for an array); for an array, its largest value."""
+    allowed = f"a whole number from 0 to {bound.most:,}" + (f" ({bound.source})" if bound.source else "")
+
+    def fail(shown: str, reason: str) -> HeaderValueError:
+        return HeaderValueError(f"{label}: {key} is {shown}; {reason}", key=key, source=label)
+
+    if bound.per_block and isinstance(value, list | ArraySummary):
+        if isinstance(value, ArraySummary):
+            raise fail(_shown(value), "too long to be one value per block")
+        if blocks is not None and len(value) != blocks[0]:
+            raise fail(_shown(value), f"it needs one value for each of the {blocks[0]} blocks ({blocks[1]})")
+        for item in value:
+            if not isinstance(item, int) or not 0 <= item <= bound.most:  # bools are flags, 0 or 1
+                raise fail(f"an array holding {_shown(item)}", f"each value must be {allowed}")
+        return max(value, default=0)
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= bound.most:
+        raise fail(_shown(value), f"it must be {allowed}")
+    return value
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, list | ArraySummary):
+        return f"an array of {len(value)} value{'' if len(value) == 1 else 's'}"
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
 def _fmt_bytes(n: int) -> str:
     if n >= _MiB and n % _MiB == 0:
         return f"{n // _MiB} MiB"
@@ -528,8 +646,12 @@ class _Cursor:
             )
         return n
 
-    def string(self) -> str:
+    def string(self, most: int | None = None) -> str:
+        """A string of at most ``most`` bytes when given, else of any length the limits allow."""
+        start = self.pos
         n = self.string_length()
+        if most is not None and n > most:
+            raise self.error(f"string at byte {start} is {n} bytes, more than the {most} allowed (reading {self.what})")
         self.require(n)
         off = self.pos - self.buf_start
         # Invalid UTF-8 happens in the wild (byte-level tokens); it must not abort the read.
@@ -605,6 +727,7 @@ def _parse(cur: _Cursor, source: str) -> GGUFHeader:
             raise cur.error(f"duplicate metadata key {key!r}")
         metadata[key] = _read_value(cur, vtype, 0)
 
+    check_hparams(metadata, cur.label)
     alignment = _alignment(cur, metadata)
 
     tensors: list[TensorInfo] = []
@@ -754,7 +877,7 @@ def _alignment(cur: _Cursor, metadata: dict[str, Any]) -> int:
 def _read_tensor_info(cur: _Cursor, alignment: int) -> TensorInfo:
     limits = cur.limits
     index_what = cur.what
-    name = cur.string()
+    name = cur.string(most=GGML_MAX_NAME - 1)
     cur.what = f"{index_what} {name!r}"
     n_dims = cur.u32()
     if n_dims > limits.max_dims:

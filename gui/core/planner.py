@@ -15,21 +15,25 @@ the metadata keys llama.cpp reads (``head_count_kv`` arrays, ``sliding_window``,
 facts are llama.cpp's own defaults for the sliding-window pattern, which are not in the file.
 
 Pure Python: no Qt, llama_cpp, pynvml or psutil. ``plan()`` is arithmetic over facts derived
-once per header (:func:`model_shape`), so a slider drag costs well under a millisecond.
+once per header (:func:`model_shape`), so a slider drag costs well under a millisecond. Those facts
+come from hyper-parameters checked against llama.cpp's own bounds (``check_hparams``): a header with
+a value no model can have raises a HeaderValueError, a ValueError naming the key, before any of it.
 """
 
 from __future__ import annotations
 
 import bisect
+import os
 import re
 import weakref
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
 from enum import StrEnum
+from functools import cached_property, lru_cache
 from typing import Any
 
 from gui.core.ggml_types import GGML_TYPES_BY_NAME
-from gui.core.gguf_reader import ArraySummary, GGUFHeader
+from gui.core.gguf_reader import ArraySummary, GGUFHeader, check_hparams
 from gui.core.params import ALL_LAYERS, CONTEXT, MARGIN, LoadSettings
 
 __all__ = [
@@ -200,8 +204,9 @@ class ModelShape:
     rec_layers: tuple[int, ...]
     rs_floats: int  # n_embd_r + n_embd_s: F32 values of recurrent state per layer per row
 
-    @property
+    @cached_property
     def has_swa(self) -> bool:
+        # Asked several times per plan; a file at llama.cpp's 512 blocks would walk them each time.
         return any(swa for _, _, _, swa in self.kv_layers)
 
 
@@ -246,6 +251,9 @@ def _per_layer(value: Any, n: int, default: int) -> list[int]:
 
 
 def _derive_shape(h: GGUFHeader) -> ModelShape:
+    # The reader checks these already; a header built some other way is checked here, so that no
+    # value reaches the arithmetic below unchecked.
+    check_hparams(h.metadata, os.path.basename(h.source) or h.source)
     arch = h.architecture or "llama"
     n_layer = h.n_layer or 0
     n_embd = _int(h.arch_value("embedding_length"))
@@ -397,6 +405,7 @@ def _pad(x: int, n: int = _CTX_PAD) -> int:
     return -(-x // n) * n
 
 
+@lru_cache(maxsize=1024)  # a few widths and cache types per model, asked for every layer of every plan
 def _row_bytes(type_name: str, n: int) -> int:
     t = GGML_TYPES_BY_NAME[type_name.upper()]
     return n // t.block_size * t.type_size
