@@ -703,7 +703,10 @@ def test_docs_say_how_long_polkit_keeps_the_password() -> None:
     for doc in (ROOT / "README.md", PACKAGING_README, ROOT / "packaging" / "org.tightfit.power-limit.policy"):
         text = " ".join(doc.read_text().split())
         assert "five minutes" in text, doc
-        assert "once per session" not in text and "for the session" not in text, doc
+        assert "once per session" not in text, doc
+        for found in re.finditer("for the session", text):  # other things (a hub token) may last the session
+            around = text[max(0, found.start() - 150) : found.end() + 150].lower()
+            assert not any(word in around for word in ("polkit", "pkexec", "password")), (doc, around)
 
 
 def test_the_set_up_section_that_messages_point_to_exists() -> None:
