@@ -137,6 +137,8 @@ class FakeEngine(EngineClient):
             self._listener(p.GenerateFailed(rid, "no model is loaded"))
             return
         started = time.perf_counter()
+        n_prompt = sum(len(m.content.split()) + 4 for m in command.messages)
+        self._listener(p.PromptRead(rid, n_prompt))
         if self.notice:
             self._listener(p.Notice(rid, self.notice))
         words = re.findall(r"\s*\S+", self.reply) or [self.reply]  # the reply exactly, a word per token
@@ -152,7 +154,6 @@ class FakeEngine(EngineClient):
         else:
             finish = "length" if len(words) > command.max_tokens else "stop"
         elapsed = (time.perf_counter() - started) * 1000
-        n_prompt = sum(len(m.content.split()) + 4 for m in command.messages)
         stats = p.ReplyStats(n_prompt, n_prompt, n_gen, 1.0, 1.0, elapsed, n_gen / max(elapsed / 1000, 1e-6), finish)
         self._listener(p.Done(rid, stats))
 

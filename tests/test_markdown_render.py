@@ -143,3 +143,14 @@ def test_qt_rich_text_understands_the_output(qapp):
     assert keyword.foreground().color().name() == "#008000"
     assert keyword.fontFixedPitch() or "monospace" in keyword.fontFamilies()
     assert doc.toPlainText().endswith("def f():\n    pass")
+
+
+def test_settled_length_stops_at_the_block_still_being_written() -> None:
+    from gui.core.markdown_render import settled_length
+
+    text = "one\n\n```py\nx = 1\n\ny = 2\n```\n\ntwo, still"
+    assert text[: settled_length(text)] == "one\n\n```py\nx = 1\n\ny = 2\n```\n\n"
+    open_fence = "a\n\n```\ncode\n\nmore code"
+    assert open_fence[: settled_length(open_fence)] == "a\n\n"  # a blank line inside open code is not an end
+    assert settled_length("no break yet") == 0
+    assert settled_length(text, settled_length(text)) == settled_length(text)  # resumes from where it was

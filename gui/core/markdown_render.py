@@ -14,6 +14,7 @@ unterminated ``` fence runs to the end of the text, so code shows as code as it 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from functools import lru_cache
 from html import escape
@@ -30,7 +31,7 @@ from pygments.styles import get_style_by_name
 from pygments.token import Text
 from pygments.util import ClassNotFound
 
-__all__ = ["ALLOWED_SCHEMES", "plain_blocks", "render_markdown", "render_markdown_blocks"]
+__all__ = ["ALLOWED_SCHEMES", "plain_blocks", "render_markdown", "render_markdown_blocks", "settled_length"]
 
 ALLOWED_SCHEMES: tuple[str, ...] = ("http://", "https://", "mailto:")
 
@@ -88,6 +89,30 @@ def render_markdown_blocks(text: str, *, dark: bool = False) -> tuple[str, ...]:
             # Qt keeps whitespace after a closing </pre> as a trailing space inside the code block.
             pieces.append(md.renderer.render(group, md.options, env).rstrip("\n"))
     return tuple(piece for piece in pieces if piece)
+
+
+_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
+
+
+def settled_length(text: str, start: int = 0) -> int:
+    """How much of a reply being written is settled: everything up to the last blank line outside a code
+    block, from ``start`` (itself such a point). A streaming view renders that part once and only the
+    block still being written again; the finished reply is rendered whole."""
+    settled = start
+    fence = ""
+    position = start
+    for line in text[start:].splitlines(keepends=True):
+        position += len(line)
+        if not line.endswith("\n"):
+            break  # the last line is still being written
+        if fence:
+            if line.strip().startswith(fence):
+                fence = ""
+        elif match := _FENCE.match(line):
+            fence = match.group(1)[0] * 3
+        elif not line.strip():
+            settled = position
+    return settled
 
 
 # A paragraph past this many characters is shown as plain text, cut into runs a view lays out quickly.

@@ -11,7 +11,7 @@ from typing import Any
 
 from gui.core.specs import FloatSpec, IntSpec, specs_of
 
-PROTOCOL_VERSION = 3
+PROTOCOL_VERSION = 4
 
 
 @dataclass(frozen=True)
@@ -231,6 +231,14 @@ class ReplyStats:
 
 
 @dataclass(frozen=True)
+class PromptRead:
+    """The prompt is in the context and the reply begins: how many tokens it takes."""
+
+    request_id: int
+    n_prompt: int
+
+
+@dataclass(frozen=True)
 class Done:
     request_id: int
     stats: ReplyStats
@@ -306,6 +314,7 @@ Event = (
     | LoadFailed
     | Unloaded
     | Token
+    | PromptRead
     | Done
     | GenerateFailed
     | CommandRejected

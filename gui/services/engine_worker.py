@@ -468,6 +468,7 @@ class Engine:
                 self.send(p.Done(rid, self._stats(prompt, reused, 0, received, received, received, 0.0)))
                 return
         prompt_done = time.perf_counter()
+        self.send(p.PromptRead(rid, len(prompt)))
 
         sampler = self.make_sampler(command.sampling)
         self._count_perf()  # the prompt's share; the decode rate below counts generated tokens only

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import html
-import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
@@ -29,7 +28,7 @@ from PySide6.QtWidgets import (
 from gui.core import protocol as p
 from gui.core.chat import Conversation, Turn, format_stats
 from gui.core.load_state import LoadState, Phase
-from gui.core.markdown_render import plain_blocks, render_markdown, render_markdown_blocks
+from gui.core.markdown_render import plain_blocks, render_markdown, render_markdown_blocks, settled_length
 from gui.core.presets import BUILTIN_PRESETS, DEFAULT_PRESET, sampling_to_dict
 from gui.core.specs import FloatSpec, IntSpec, specs_of
 from gui.services.engine_client import EngineUnavailable
@@ -192,7 +191,12 @@ class ChatPane(QWidget):
         self._notice_action: Callable[[], None] | None = None
         self.arrivals: list[tuple[float, int]] = []  # (pane time, tokens) per update, for the benchmark
         self._renderer = Background("markdown", parent=self)
+        # Its thread is started now: starting it later, at the end of a long reply, makes the UI thread
+        # wait for the new thread to come up while that thread is already busy rendering.
+        self._renderer.run(_warm_up_highlighting)
         self._rendering: set[tuple[str, str]] = set()  # long replies being rendered on the worker
+        self._settled = 0  # how much of the reply being written is rendered for good
+        self._prompt_tokens = 0  # of the reply being written, once the engine has read its prompt
 
         self.transcript = Transcript(self)  # replies are markdown from the model: no resources, ever
         self.transcript.setAccessibleName("Conversation")
@@ -296,7 +300,6 @@ class ChatPane(QWidget):
         session.changed.connect(self._load_state_changed)
         self._update_buttons()
         self.show_conversation()
-        threading.Thread(target=_warm_up_highlighting, name="highlight-warm-up", daemon=True).start()
 
     # ---- settings the tests and the window use ------------------------------------------------
 
@@ -421,6 +424,7 @@ class ChatPane(QWidget):
             self.show_notice(f"Cannot send: {exc}. Your message is kept in the box.")
             return False
         self.arrivals = []
+        self._prompt_tokens = 0
         self.stats_label.setText("Waiting for the first token…")
         self.show_conversation()
         self._update_buttons()
@@ -517,8 +521,11 @@ class ChatPane(QWidget):
         piece = "".join(t.text for t in tokens)
         self._reply.text += piece
         self.arrivals.append((self._last_flush, len(tokens)))
-        self.transcript.stream(piece)
+        self._show_streaming()
         received = sum(n for _, n in self.arrivals)
+        if self._prompt_tokens:
+            self.tokens_used = self._prompt_tokens + received  # the meter moves as the reply grows
+            self._update_meter()
         elapsed = self._last_flush - self.arrivals[0][0]
         if received > 1 and elapsed > 0:
             rate = (received - 1) / elapsed
@@ -526,7 +533,11 @@ class ChatPane(QWidget):
             self.live_rate.emit(rate)
 
     def _on_event(self, event: Any) -> None:
-        if isinstance(event, p.Done) and event.request_id == self._request:
+        if isinstance(event, p.PromptRead) and event.request_id == self._request:
+            self._prompt_tokens = event.n_prompt
+            self.tokens_used = event.n_prompt
+            self._update_meter()
+        elif isinstance(event, p.Done) and event.request_id == self._request:
             self._flush()
             if self._reply is not None:
                 self._reply.stats = event.stats
@@ -616,12 +627,25 @@ class ChatPane(QWidget):
             key = (turn.role, turn.text, turn.note, turn.stats, rendered)
             views.append(TurnView(key, (_heading(turn.role), *body, *footer)))
         if streaming and self._reply is not None:
-            # The reply being streamed is written token by token after its heading.
+            # The reply being streamed is written as it arrives after its heading (_show_streaming).
             views.append(TurnView(("streaming", id(self._reply)), (_heading("assistant"),)))
         self.transcript.show_turns(views, '<p style="color:#777">Load a model, then type a message below.</p>')
-        if streaming and self._reply is not None:
-            self.transcript.begin_stream()
-            self.transcript.stream(self._reply.text)
+        if streaming:
+            self._settled = 0
+            self._show_streaming()
+
+    def _show_streaming(self) -> None:
+        """The reply so far, looking as it will when finished: settled blocks are rendered once, the block
+        still being written again each frame (as plain text once it is too long to render that often)."""
+        if self._reply is None:
+            return
+        text = self._reply.text
+        end = settled_length(text, self._settled)
+        settled = render_markdown_blocks(text[self._settled : end]) if end > self._settled else ()
+        self._settled = end
+        tail = text[end:]
+        shown = render_markdown_blocks(tail) if len(tail) <= TAIL_MARKDOWN_CHARS else plain_blocks(tail)
+        self.transcript.stream(settled, shown)
 
     def _body(self, turn: Turn) -> tuple[tuple[str, ...], bool]:
         """A turn's text as HTML blocks, and whether that is its final form.
@@ -649,6 +673,9 @@ class ChatPane(QWidget):
 
 # Replies up to this long are rendered on the UI thread (a few milliseconds); longer ones on a worker.
 RENDER_INLINE_CHARS = 8_000
+# The block still being written is rendered as markdown each frame up to this long (an open code block
+# can grow large); past it, as plain text until it closes.
+TAIL_MARKDOWN_CHARS = 6_000
 _PIECES: OrderedDict[tuple[str, str], tuple[str, ...]] = OrderedDict()  # (role, text) -> HTML blocks
 _PIECES_KEPT = 512
 

@@ -5,7 +5,9 @@ markdown blocks, its figures). The view keeps what it already shows: a new or fi
 appended, an edited one replaces the tail from it on, and nothing before it is laid out again. Pieces
 wait in a queue that is drained within a time budget per pass of the event loop.
 
-Streaming text is written as it arrives, as plain text after the reply's heading.
+A reply being written is shown as it will look when finished: its settled blocks are laid out once,
+and the block still being written is replaced as it grows. The view follows new text only while the
+user is at the bottom; scrolled up to read, they stay where they are.
 """
 
 from __future__ import annotations
@@ -25,9 +27,8 @@ __all__ = ["BUDGET_S", "Transcript", "TurnView"]
 
 # Layout work per pass of the event loop: well inside a frame, so typing and scrolling stay smooth.
 BUDGET_S = 0.008
-# Streamed text goes into a new block after this many characters without a line break: Qt lays out a
-# block again whenever it grows, so one endless line would cost more with every token.
-STREAM_BLOCK_CHARS = 2_000
+# How near the end (in pixels) still counts as "at the bottom", following new text.
+FOLLOW_SLACK_PX = 24
 
 
 @dataclass(frozen=True)
@@ -43,8 +44,8 @@ class Transcript(NoResourceBrowser):
         super().__init__(parent)
         self._shown: list[tuple[Hashable, int]] = []  # (key, document position where the turn starts)
         self._queue: deque[tuple[Hashable | None, str]] = deque()  # (key of a turn starting here, piece)
-        self._stream_from: int | None = None  # where streamed text starts, when there is some
-        self._stream_run = 0  # characters streamed since the last line break
+        self._stream_from: int | None = None  # where the reply being written starts, when there is one
+        self._tail_from: int | None = None  # where its block still being written starts
         self._cut_to: int | None = None  # the document is being cut back to this length, from the end
         self._drain_timer = QTimer(self)
         self._drain_timer.setSingleShot(True)
@@ -78,26 +79,21 @@ class Transcript(NoResourceBrowser):
             self.setHtml(placeholder)
         self._drain()
 
-    def begin_stream(self) -> None:
-        """Text written from now on goes after everything shown, as plain text, until the next show."""
-        self._finish_queue()
-        cursor = self._end_cursor()
-        self._stream_from = cursor.position()
-        self._stream_run = 0
-        cursor.insertBlock()
-        self._follow()
-
-    def stream(self, piece: str) -> None:
+    def stream(self, settled: Sequence[str], tail: Sequence[str]) -> None:
+        """The reply being written, after everything shown: ``settled`` pieces are new blocks that stay;
+        ``tail`` (the block still being written) replaces the tail shown before. Ends at the next show."""
+        following = self._at_bottom()
         if self._stream_from is None:
-            self.begin_stream()
-        cursor = self._end_cursor()
-        for line in piece.splitlines(keepends=True):
-            if self._stream_run + len(line) > STREAM_BLOCK_CHARS and not line.startswith("\n"):
-                cursor.insertBlock()
-                self._stream_run = 0
-            cursor.insertText(line)
-            self._stream_run = 0 if line.endswith("\n") else self._stream_run + len(line)
-        self._follow()
+            self._finish_queue()
+            self._stream_from = self._end_cursor().position()
+        if self._tail_from is not None:
+            self._remove_from(self._tail_from)
+        for piece in settled:
+            self._insert(None, piece)
+        self._tail_from = self._end_cursor().position()
+        for piece in tail:
+            self._insert(None, piece)
+        self._follow(following)
 
     # ---- internals -----------------------------------------------------------------------
 
@@ -107,10 +103,15 @@ class Transcript(NoResourceBrowser):
         return cursor
 
     def _end_stream(self) -> None:
-        """Take streamed text out: the turn it belongs to is shown in full by whoever ends the stream."""
+        """Take the streamed reply out: the turn it belongs to is shown in full by whoever ends the stream."""
         if self._stream_from is not None:
             self._cut(self._stream_from)
-            self._stream_from = None
+            self._stream_from = self._tail_from = None
+
+    def _remove_from(self, position: int) -> None:
+        cursor = self._end_cursor()
+        cursor.setPosition(position, QTextCursor.MoveMode.KeepAnchor)
+        cursor.removeSelectedText()
 
     def _cut(self, position: int) -> None:
         """Remove everything from ``position`` on, a slice per pass (a long reply is many blocks)."""
@@ -147,12 +148,13 @@ class Transcript(NoResourceBrowser):
             self._insert(*self._queue.popleft())
 
     def _drain(self) -> None:
+        following = self._at_bottom()
         deadline = time.perf_counter() + BUDGET_S
         while self._cut_to is not None and time.perf_counter() < deadline:
             self._cut_slice()
         while self._cut_to is None and self._queue and time.perf_counter() < deadline:
             self._insert(*self._queue.popleft())
-        self._follow()
+        self._follow(following)
         if self.pending:
             self._drain_timer.start()
         else:
@@ -175,6 +177,12 @@ class Transcript(NoResourceBrowser):
             self._shown.append((key, cursor.position()))
         cursor.insertHtml(piece)
 
-    def _follow(self) -> None:
+    def _at_bottom(self) -> bool:
         bar = self.verticalScrollBar()
-        bar.setValue(bar.maximum())
+        return bar.value() >= bar.maximum() - FOLLOW_SLACK_PX
+
+    def _follow(self, following: bool) -> None:
+        """Keep the newest text in view, unless the user scrolled up to read."""
+        if following:
+            bar = self.verticalScrollBar()
+            bar.setValue(bar.maximum())
