@@ -7,6 +7,9 @@ from pathlib import Path
 from fake_engine import FakeEngine
 from window_kit import load, open_window
 
+from gui.core import protocol as p
+from gui.core.chat import format_stats
+
 
 def test_settings_moved_after_a_load_ask_for_a_reload_and_the_library_marks_the_loaded_file(
     qtbot, demo_model: Path
@@ -23,3 +26,17 @@ def test_settings_moved_after_a_load_ask_for_a_reload_and_the_library_marks_the_
     win.unload()
     assert not item.font(0).bold() and item.icon(0).isNull()
     win.close()
+
+
+def test_the_load_line_counts_layers_as_the_slider_does(qtbot, demo_model: Path) -> None:
+    win = open_window(qtbot, demo_model.parent, demo_model, engine=FakeEngine())
+    load(qtbot, win)
+    # The test engine is a CPU build, as the default llama-cpp-python is.
+    assert "context 1,024, all 31 layers on the CPU (this engine build has no GPU offload)" in win.load_status.text()
+    win.close()
+
+
+def test_a_reply_stopped_before_its_first_token_has_no_first_token_time() -> None:
+    stats = p.ReplyStats(40, 40, 0, 0.0, 120.0, 0.0, 0.0, "cancelled")
+    line = format_stats(stats)
+    assert line == "0 tokens · prompt 333.3 tok/s (40 of 40 computed) · stopped"

@@ -73,7 +73,7 @@ def test_chat_streams_a_reply_into_the_pane(qtbot, window: MainWindow) -> None:
     assert sum(n for _, n in window.chat.arrivals) >= stats.n_gen
     assert reply.text.strip()[:20] in window.chat.transcript.toPlainText()
     assert f"{stats.n_gen} tokens" in window.chat.stats_label.text()
-    assert "tok/s" in window.chat.stats_label.text()
+    assert "tok\u2060/\u2060s" in window.chat.stats_label.text()  # kept on one line
     assert window.chat.conversation.turns[0].text == "Say hello to the sea."
 
 

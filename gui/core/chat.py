@@ -54,12 +54,12 @@ class Conversation:
 
 def format_stats(stats: ReplyStats) -> str:
     """One line of per-reply figures, the way the chat pane and the CLI print them."""
-    parts = [
-        f"{stats.n_gen} tokens",
-        f"first token {stats.ttft_ms:.0f} ms",
-        f"prompt {stats.prompt_tok_s:.1f} tok/s ({stats.n_prompt_evaluated} of {stats.n_prompt} computed)",
-        f"generation {stats.gen_tok_s:.1f} tok/s",
-    ]
+    parts = [f"{stats.n_gen} tokens"]
+    if stats.n_gen:  # a reply stopped before its first token has no first-token time
+        parts.append(f"first token {stats.ttft_ms:.0f} ms")
+    parts.append(f"prompt {stats.prompt_tok_s:.1f} tok/s ({stats.n_prompt_evaluated} of {stats.n_prompt} computed)")
+    if stats.n_gen > 1:
+        parts.append(f"generation {stats.gen_tok_s:.1f} tok/s")
     if stats.finish_reason not in ("stop",):
         parts.append(
             {"length": "hit max tokens", "context": "context full", "cancelled": "stopped"}.get(

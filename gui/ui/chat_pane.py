@@ -529,7 +529,7 @@ class ChatPane(QWidget):
         elapsed = self._last_flush - self.arrivals[0][0]
         if received > 1 and elapsed > 0:
             rate = (received - 1) / elapsed
-            self.stats_label.setText(f"{received} tokens · {rate:.1f} tok/s")
+            self.stats_label.setText(_unbroken(f"{received} tokens · {rate:.1f} tok/s"))
             self.live_rate.emit(rate)
 
     def _on_event(self, event: Any) -> None:
@@ -547,7 +547,7 @@ class ChatPane(QWidget):
                     self._reply.note = "cut off: the context is full"
             self.tokens_used = event.stats.n_prompt + event.stats.n_gen
             self._update_meter()
-            self.stats_label.setText(format_stats(event.stats))
+            self.stats_label.setText(_unbroken(format_stats(event.stats)))
             self._end_reply()
             if event.stats.finish_reason == "context":
                 self.show_notice(
@@ -561,6 +561,7 @@ class ChatPane(QWidget):
             self._flush()
             reply = self._reply
             self._end_reply()
+            self.stats_label.setText("No reply: see the note above.")
             if event.kind == "context_full":
                 if reply is not None and not reply.text:
                     self.conversation.turns.remove(reply)
@@ -585,6 +586,7 @@ class ChatPane(QWidget):
             if self._reply is not None:
                 self._reply.note = "interrupted: the engine stopped"
             self._end_reply()
+            self.stats_label.setText("The reply was cut short: the engine stopped.")
         if state.ready and state.loaded is not before.loaded:
             self.tokens_used = 0  # a fresh context
             self.show_notice("")
@@ -620,9 +622,8 @@ class ChatPane(QWidget):
             if turn.note:
                 extra.append(f'<i style="color:#a05a00">[{html.escape(turn.note)}]</i>')
             if turn.stats is not None:
-                extra.append(
-                    f'<span style="color:#777; font-size:small">{html.escape(format_stats(turn.stats))}</span>'
-                )
+                figures = html.escape(_unbroken(format_stats(turn.stats)))
+                extra.append(f'<span style="color:#777; font-size:small">{figures}</span>')
             footer = (f'<p style="margin-top:0">{"<br>".join(extra)}</p>',) if extra else ()
             key = (turn.role, turn.text, turn.note, turn.stats, rendered)
             views.append(TurnView(key, (_heading(turn.role), *body, *footer)))
@@ -686,6 +687,11 @@ def _remember(key: tuple[str, str], pieces: tuple[str, ...]) -> tuple[str, ...]:
     while len(_PIECES) > _PIECES_KEPT:
         _PIECES.popitem(last=False)
     return pieces
+
+
+def _unbroken(text: str) -> str:
+    """Figures as the eye reads them: a line never breaks inside "tok/s"."""
+    return text.replace("tok/s", "tok\u2060/\u2060s")
 
 
 def _heading(role: str) -> str:

@@ -32,7 +32,7 @@ from gui.core import protocol as p
 from gui.core.chat import Conversation
 from gui.core.llama_log import Failure
 from gui.core.load_state import LoadState, Phase
-from gui.core.params import LoadSettings, describe
+from gui.core.params import LoadSettings, describe, llama_gpu_layers
 from gui.core.planner import Plan, Verdict, auto_fit, plan
 from gui.core.preferences import (
     ALERT_C,
@@ -547,14 +547,12 @@ class MainWindow(QMainWindow):
         assert state.model is not None and state.settings is not None
         self._last_good = state
         offload = ""
-        if state.build is not None and not state.build.gpu_offload:
-            offload = " This engine build has no GPU offload: every layer runs on the CPU."
         if self._after_failure:
             offload += f" ({self._after_failure})"
             self._after_failure = ""
         self.load_status.setText(
-            f"Loaded {state.model.name} in {event.load_ms / 1000:.1f} s: context {event.n_ctx}, "
-            f"{event.n_layer} layers, chat template: {event.chat_template}.{offload}"
+            f"Loaded {state.model.name} in {event.load_ms / 1000:.1f} s: context {event.n_ctx:,}, "
+            f"{_layers_words(state, event)}, chat template: {event.chat_template}.{offload}"
         )
         # What was sent with the load, not what the sliders show now: they may have moved since.
         self._remember_load(state.model, state.settings)
@@ -664,3 +662,12 @@ def _gpu_ran_out(failure: Failure | None, could_offload: bool) -> bool:
     if device is None:
         return could_offload
     return not (device.startswith("CPU") or device.endswith("_Host"))
+
+
+def _layers_words(state: LoadState, event: p.Loaded) -> str:
+    """Where the layers run, counted as the GPU-layers slider counts them (blocks + the output layer)."""
+    total = event.n_layer + 1
+    if state.build is not None and not state.build.gpu_offload:
+        return f"all {total} layers on the CPU (this engine build has no GPU offload)"
+    on_gpu = total if llama_gpu_layers(event.n_gpu_layers, event.n_layer) < 0 else min(event.n_gpu_layers, total)
+    return f"{on_gpu} of {total} layers on the GPU"
