@@ -479,3 +479,14 @@ def test_writer_thread_and_reader_thread_together(tmp_path: Path):
     with HistoryStore(tmp_path / "history.sqlite3") as reopened:
         assert reopened.load(cid).turns[-1].text.endswith(f"t{n_updates - 1} ")
         assert len(reopened.list()) == 1 + n_updates // 50
+
+
+def test_search_shows_the_passage_that_matched_near_its_start(tmp_path: Path) -> None:
+    with HistoryStore(tmp_path / "h.sqlite3") as store:
+        cid = store.create("Lighthouses", "")
+        long_text = "word " * 200 + "the lighthouse keeper climbed the stairs " + "word " * 200
+        store.save(cid, Conversation(turns=[Turn("user", "Tell me about lighthouses"), Turn("assistant", long_text)]))
+        (hit,) = store.search("keeper")
+        assert hit.snippet.startswith("…") and "lighthouse keeper climbed" in hit.snippet[:40]
+        (title_and_text,) = store.search("lighthouse")
+        assert title_and_text.snippet != "Lighthouses"  # the passage, not the title again

@@ -150,6 +150,7 @@ def test_a_chat_deleted_in_one_window_is_kept_as_new_if_the_other_goes_on(
     cid = here.send("Keep going?", "Yes.")
     assert there.restore_last() == cid
     here.panel.delete(cid)
+    here.panel.delete_for_good()  # no undo
     here.restore_last()  # waits for the delete, queued before it
     there.save()  # nothing new over there: the deleted chat does not come back
     with HistoryStore(db) as store:

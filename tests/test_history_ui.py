@@ -6,6 +6,7 @@ from pathlib import Path
 
 import window_kit
 from fake_engine import FakeEngine
+from PySide6.QtCore import Qt
 from window_kit import open_window
 
 from gui.core import protocol as p
@@ -61,7 +62,8 @@ def test_history_survives_a_restart(qtbot, demo_model: Path, tmp_path: Path) -> 
 
 
 def test_rename_search_delete_and_new_chat(qtbot, demo_model: Path, tmp_path: Path) -> None:
-    win = open_history_window(qtbot, demo_model, tmp_path / "h.sqlite3")
+    db = tmp_path / "h.sqlite3"
+    win = open_history_window(qtbot, demo_model, db)
     chat, history = win.chat, win.history
     chat.sampling = p.Sampling(temperature=0.0, seed=0)
     chat.max_tokens = 8
@@ -91,5 +93,15 @@ def test_rename_search_delete_and_new_chat(qtbot, demo_model: Path, tmp_path: Pa
         history.search.setText("")
     with qtbot.waitSignal(history.listed, timeout=10_000):
         history.delete(volcano_id)
-    assert history.list.count() == 1
+    assert history.list.count() == 1 and history.undo_box.isVisible()
+    assert history.undo_label.text() == "Deleted “Volcanoes”."
+    with qtbot.waitSignal(history.listed, timeout=10_000):  # changed my mind
+        qtbot.mouseClick(history.undo_button, Qt.MouseButton.LeftButton)
+    assert history.list.count() == 2 and not history.undo_box.isVisible()
+    with qtbot.waitSignal(history.listed, timeout=10_000):
+        history.delete(volcano_id)
+    with qtbot.waitSignal(history.listed, timeout=10_000):  # the undo time runs out
+        history.delete_for_good()
+    with HistoryStore(db) as store:
+        assert [s.title for s in store.list()] == ["Tell me about lighthouses."]
     win.close()

@@ -564,11 +564,12 @@ class HistoryStore:
             ):
                 hits[r["id"]] = SearchHit(r["id"], r["title"], r["title"])
             rows = self._search_fts(words, limit) if self.fts else self._search_like(words, limit)
+        passages: set[int] = set()
         for conversation_id, title, message in rows:
-            if conversation_id not in hits:
+            # The passage that matched, even when the title matched too: it is what the user looks for.
+            if conversation_id not in passages and (conversation_id in hits or len(hits) < limit):
                 hits[conversation_id] = SearchHit(conversation_id, title, _snippet(message, words))
-            if len(hits) >= limit:
-                break
+                passages.add(conversation_id)
         return builtins.list(hits.values())
 
     def _search_fts(self, words: builtins.list[str], limit: int) -> builtins.list[tuple[int, str, str]]:
@@ -671,11 +672,15 @@ def _escape_like(text: str) -> str:
 
 
 def _snippet(text: str, words: builtins.list[str], width: int = 120) -> str:
-    """Plain text around the first word found, on one line, with ellipses where it was cut."""
+    """Plain text around the first word found, on one line, with ellipses where it was cut; the word is
+    near the start, so a narrow list still shows it."""
     flat = " ".join(text.split())
     low = flat.lower()
     found = [i for i in (low.find(w.lower()) for w in words) if i >= 0]
     at = min(found) if found else 0
-    start = max(0, at - width // 3)
+    start = max(0, at - 16)
+    if start:  # begin at a word, not inside one
+        space = flat.find(" ", start, at)
+        start = space + 1 if space >= 0 else start
     end = min(len(flat), start + width)
     return ("…" if start > 0 else "") + flat[start:end] + ("…" if end < len(flat) else "")

@@ -17,7 +17,6 @@ from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QInputDialog,
-    QLabel,
     QLineEdit,
     QListWidget,
     QListWidgetItem,
@@ -29,9 +28,10 @@ from PySide6.QtWidgets import (
 from gui.core.chat import Conversation
 from gui.services.history import ConversationCopy, ConversationSummary, HistoryStore, SearchHit
 from gui.ui.background import Background
-from gui.ui.plain import plain_tip
+from gui.ui.plain import plain_label, plain_tip
 
 TITLE_CHARS = 60
+UNDO_S = 10.0  # how long a deleted chat can be brought back
 
 
 def title_for(conversation: Conversation) -> str:
@@ -69,14 +69,30 @@ class HistoryPanel(QWidget):
         buttons = QHBoxLayout()
         buttons.addWidget(self.rename_button)
         buttons.addWidget(self.delete_button)
-        self.notice = QLabel(store.warning or "", self)
-        self.notice.setWordWrap(True)
+        self.notice = plain_label(store.warning or "", self, wrap=True)  # may name a file path
         self.notice.setVisible(not store.persistent)
+        # A deleted chat is only hidden for a while, with a way back; then it is deleted for good.
+        self._pending_delete: tuple[int, bool] | None = None  # (conversation id, it was the open one)
+        self.undo_label = plain_label("", self, wrap=True)
+        self.undo_button = QPushButton("&Undo", self)
+        self.undo_button.setAccessibleName("Undo delete")
+        undo_row = QHBoxLayout()
+        undo_row.addWidget(self.undo_label, 1)
+        undo_row.addWidget(self.undo_button)
+        self.undo_box = QWidget(self)
+        self.undo_box.setLayout(undo_row)
+        undo_row.setContentsMargins(0, 0, 0, 0)
+        self.undo_box.hide()
+        self._delete_timer = QTimer(self)
+        self._delete_timer.setSingleShot(True)
+        self._delete_timer.setInterval(round(UNDO_S * 1000))
+        self._delete_timer.timeout.connect(self.delete_for_good)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.notice)
         layout.addWidget(self.search)
         layout.addWidget(self.list, 1)
+        layout.addWidget(self.undo_box)
         layout.addLayout(buttons)
         self._search_timer = QTimer(self)
         self._search_timer.setSingleShot(True)
@@ -87,6 +103,12 @@ class HistoryPanel(QWidget):
         self.list.itemClicked.connect(self._item_chosen)
         self.rename_button.clicked.connect(self._rename_clicked)
         self.delete_button.clicked.connect(self._delete_clicked)
+        self.undo_button.clicked.connect(self.undo_delete)
+        # Message counts change with every save: the list follows, a moment after the last one.
+        self._list_timer = QTimer(self)
+        self._list_timer.setSingleShot(True)
+        self._list_timer.setInterval(300)
+        self._list_timer.timeout.connect(self.refresh)
         if store.warning:
             QTimer.singleShot(0, lambda: self.failed.emit(store.warning or ""))
 
@@ -97,7 +119,9 @@ class HistoryPanel(QWidget):
         self._db.run(job, then, lambda exc: self.failed.emit(f"Chat history: {exc}"))
 
     def shutdown(self) -> None:
-        """Finish pending writes, then close the database."""
+        """Delete what is waiting to be deleted, finish pending writes, then close the database."""
+        self._delete_timer.stop()
+        self.delete_for_good()
         self._db.shutdown(wait=True)
         self.store.close()
 
@@ -131,7 +155,10 @@ class HistoryPanel(QWidget):
 
     def _show_list(self, rows: list[ConversationSummary]) -> None:
         self.list.clear()
+        hidden = self._pending_delete[0] if self._pending_delete else None
         for row in rows:
+            if row.id == hidden:
+                continue
             when = time.strftime("%d %b %H:%M", time.localtime(row.updated))
             item = QListWidgetItem(f"{row.title}\n{when} · {row.n_turns} messages")
             item.setData(Qt.ItemDataRole.UserRole, row.id)
@@ -142,7 +169,10 @@ class HistoryPanel(QWidget):
 
     def _show_hits(self, hits: list[SearchHit]) -> None:
         self.list.clear()
+        hidden = self._pending_delete[0] if self._pending_delete else None
         for hit in hits:
+            if hit.conversation_id == hidden:
+                continue
             item = QListWidgetItem(f"{hit.title}\n{hit.snippet}")
             item.setData(Qt.ItemDataRole.UserRole, hit.conversation_id)
             item.setToolTip(plain_tip(hit.snippet))
@@ -196,6 +226,8 @@ class HistoryPanel(QWidget):
                 self.current_id = conversation_id
             if created:
                 self.refresh()
+            else:
+                self._list_timer.start()
             self.saved.emit(conversation_id)
 
         self._run(job, stored)
@@ -224,7 +256,38 @@ class HistoryPanel(QWidget):
             self.delete(conversation_id)
 
     def delete(self, conversation_id: int) -> None:
-        if conversation_id == self.current_id:
+        """Hide the chat, with Undo for a few seconds; then delete it for good."""
+        self.delete_for_good()  # one deletion waits at a time
+        title = next(
+            (self.list.item(i).text().split("\n")[0] for i in range(self.list.count())
+             if self.list.item(i).data(Qt.ItemDataRole.UserRole) == conversation_id),
+            "the chat",
+        )  # fmt: skip
+        was_open = conversation_id == self.current_id
+        self._pending_delete = (conversation_id, was_open)
+        if was_open:
             self.start_new()
             self.opened.emit(None, Conversation())
-        self._run(lambda: self.store.delete(conversation_id), lambda _: self.refresh())
+        self.undo_label.setText(f"Deleted “{title}”.")
+        self.undo_box.show()
+        self._delete_timer.start()
+        self.refresh()
+
+    def undo_delete(self) -> None:
+        pending, self._pending_delete = self._pending_delete, None
+        self._delete_timer.stop()
+        self.undo_box.hide()
+        if pending is None:
+            return
+        conversation_id, was_open = pending
+        if was_open and self.can_switch():
+            self.open(conversation_id)
+        self.refresh()
+
+    def delete_for_good(self) -> None:
+        """Delete the chat waiting to be deleted, now (the undo time is over, or the window closes)."""
+        pending, self._pending_delete = self._pending_delete, None
+        self.undo_box.hide()
+        if pending is not None:
+            conversation_id = pending[0]
+            self._run(lambda: self.store.delete(conversation_id), lambda _: self.refresh())
