@@ -5,7 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from fake_engine import FakeEngine
-from window_kit import load, open_window
+from PySide6.QtCore import Qt
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QApplication, QWidget
+from window_kit import TIMEOUT, load, open_window
 
 from gui.core import protocol as p
 from gui.core.chat import format_stats
@@ -40,3 +43,41 @@ def test_a_reply_stopped_before_its_first_token_has_no_first_token_time() -> Non
     stats = p.ReplyStats(40, 40, 0, 0.0, 120.0, 0.0, 0.0, "cancelled")
     line = format_stats(stats)
     assert line == "0 tokens · prompt 333.3 tok/s (40 of 40 computed) · stopped"
+
+
+def test_the_keyboard_alone_is_enough(qtbot, demo_model: Path) -> None:
+    win = open_window(qtbot, demo_model.parent, demo_model, engine=FakeEngine())
+    win.activateWindow()
+    qtbot.waitUntil(lambda: win.chat.input.hasFocus(), timeout=5000)  # typing first is typing a message
+
+    # Tab leaves the system prompt instead of typing a tab into it; stray whitespace is never sent.
+    win.chat.system_prompt.setFocus()
+    QTest.keyClicks(win.chat.system_prompt, "  Be brief. ")
+    QTest.keyClick(win.chat.system_prompt, Qt.Key.Key_Tab)
+    assert not win.chat.system_prompt.hasFocus() and "\t" not in win.chat.system_prompt.toPlainText()
+    assert win.chat.conversation.messages()[0].content == "Be brief."
+
+    with qtbot.waitSignal(win.model_loaded, timeout=TIMEOUT):
+        QTest.keyClick(win, Qt.Key.Key_L, Qt.KeyboardModifier.ControlModifier)
+    assert win.chat.input.hasFocus()  # loaded: ready to type
+    QTest.keyClick(win, Qt.Key.Key_F, Qt.KeyboardModifier.ControlModifier)
+    assert win.history.search.hasFocus()
+    QTest.keyClick(win, Qt.Key.Key_2, Qt.KeyboardModifier.ControlModifier)
+    assert win.tabs.currentWidget() is win.monitor
+    QTest.keyClick(win, Qt.Key.Key_1, Qt.KeyboardModifier.ControlModifier)
+    QTest.keyClick(win.chat, Qt.Key.Key_N, Qt.KeyboardModifier.ControlModifier)
+    assert win.chat.input.hasFocus()
+
+    # Tab walks the window from the library down the left column, then through the chat.
+    order: list[QWidget] = []
+    win.picker.setFocus()
+    for _ in range(80):
+        widget = QApplication.focusWidget()
+        if widget is not None and widget not in order:
+            order.append(widget)
+        QTest.keyClick(widget or win, Qt.Key.Key_Tab)
+    wanted = [win.picker, win.params.rows["n_ctx"].spin, win.plan_panel.margin, win.load_button, win.chat.input]
+    assert all(w in order for w in wanted), [type(w).__name__ for w in order]
+    positions = [order.index(w) for w in wanted]
+    assert positions == sorted(positions)
+    win.close()

@@ -26,7 +26,7 @@ def test_simulated_card_follows_the_engine_and_remembers_the_cap(qtbot, demo_mod
         qtbot, demo_model.parent, demo_model, simulate=find_card("v100-16gb"), store=store,
         history=HistoryStore(tmp_path / "h.sqlite3"),
     )  # fmt: skip
-    assert win.tabs.tabText(1) == "Monitor (SIMULATED)"
+    assert win.tabs.tabText(1) == "&Monitor (SIMULATED)"
     assert win.monitor.cap_watts == 180  # remembered from last time
     source = win.monitor.source
     assert isinstance(source, SimulatedSource)

@@ -47,7 +47,8 @@ class Conversation:
         An interrupted reply stays in the transcript and is sent as written so far, so the model
         continues from what the user saw.
         """
-        out = [ChatMessage("system", self.system_prompt)] if self.system_prompt.strip() else []
+        system = self.system_prompt.strip()  # stray spaces, tabs or blank lines are never sent
+        out = [ChatMessage("system", system)] if system else []
         out.extend(ChatMessage(t.role, t.text) for t in self.turns if t.text)
         return tuple(out)
 

@@ -65,7 +65,7 @@ class HistoryPanel(QWidget):
         self.list.setTextElideMode(Qt.TextElideMode.ElideRight)
         self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.rename_button = QPushButton("Rename", self)
-        self.delete_button = QPushButton("Delete", self)
+        self.delete_button = QPushButton("&Delete", self)
         buttons = QHBoxLayout()
         buttons.addWidget(self.rename_button)
         buttons.addWidget(self.delete_button)

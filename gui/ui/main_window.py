@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from PySide6.QtCore import Qt, QTimer, QUrl, Signal
-from PySide6.QtGui import QCloseEvent, QDesktopServices
+from PySide6.QtGui import QCloseEvent, QDesktopServices, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QFileDialog,
     QGroupBox,
@@ -108,8 +108,8 @@ class MainWindow(QMainWindow):
         self.folder_label = plain_label(parent=self)
         self.folder_label.setWordWrap(True)
         self.folder_label.setStyleSheet("color: #666")
-        self.rescan_button = QPushButton("Rescan", self)
-        self.add_folder_button = QPushButton("Add folder…", self)
+        self.rescan_button = QPushButton("&Rescan", self)
+        self.add_folder_button = QPushButton("Add &folder…", self)
         models_box = QGroupBox("Model", self)
         models_layout = QVBoxLayout(models_box)
         models_layout.addWidget(self.picker)
@@ -185,10 +185,10 @@ class MainWindow(QMainWindow):
         chat_layout.addWidget(chat_split)
         self.monitor = MonitorView(services.gpu, parent=self)
         self.tabs = QTabWidget(self)
-        self.tabs.addTab(chat_box, "Chat")
-        self.tabs.addTab(self.monitor, "Monitor (SIMULATED)" if simulate is not None else "Monitor")
+        self.tabs.addTab(chat_box, "&Chat")
+        self.tabs.addTab(self.monitor, "&Monitor (SIMULATED)" if simulate is not None else "&Monitor")
         self.models_tab = ModelsTab(models_dir, services.hub, parent=self)
-        self.tabs.addTab(self.models_tab, "Quants")
+        self.tabs.addTab(self.models_tab, "&Quants")
         # The quant table re-plans every quant (auto-fit each): follow the sliders, but not on every step.
         self._quants_timer = QTimer(self)
         self._quants_timer.setSingleShot(True)
@@ -209,6 +209,11 @@ class MainWindow(QMainWindow):
         splitter.setSizes([560, 720])
         self.setCentralWidget(splitter)
 
+        # The keyboard reaches everything: Load, the chat search and each tab have their own keys.
+        QShortcut(QKeySequence("Ctrl+L"), self, self.load_selected)
+        QShortcut(QKeySequence("Ctrl+F"), self, self._find_chats)
+        for number in range(self.tabs.count()):
+            QShortcut(QKeySequence(f"Ctrl+{number + 1}"), self, lambda n=number: self.tabs.setCurrentIndex(n))
         self.engine_label = plain_label("Engine: starting…", self)
         self.engine_label.setAccessibleName("Engine build")
         self.statusBar().addPermanentWidget(self.engine_label)
@@ -249,8 +254,14 @@ class MainWindow(QMainWindow):
 
     # ---- start-up -------------------------------------------------------------------------
 
+    def _find_chats(self) -> None:
+        self.tabs.setCurrentIndex(0)
+        self.history.search.setFocus()
+        self.history.search.selectAll()
+
     def start(self, select: Path | None = None) -> None:
         """Start the engine process and the first scan; both finish in the background."""
+        self.chat.input.setFocus()  # what a user does first is type
         self.bridge.client.start()
         self.picker.start(select)
         self.history.restore_last()
@@ -452,6 +463,7 @@ class MainWindow(QMainWindow):
             return
         self.history.start_new()
         self.chat.set_conversation(Conversation(system_prompt=self.chat.conversation.system_prompt))
+        self.chat.input.setFocus()
 
     def _explain_overcommit(self, plan: Plan) -> None:
         """Stop a load the plan says will run out of memory; say what would fit; offer to load anyway."""
@@ -556,6 +568,7 @@ class MainWindow(QMainWindow):
         )
         # What was sent with the load, not what the sliders show now: they may have moved since.
         self._remember_load(state.model, state.settings)
+        self.chat.input.setFocus()  # loaded: the next thing is a message
         self.model_loaded.emit(event)
         self.load_finished.emit(True)
 

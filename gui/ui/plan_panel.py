@@ -109,10 +109,10 @@ class PlanPanel(QWidget):
         self.verdict_label.setTextFormat(Qt.TextFormat.RichText)
         self.margin = int_box(MARGIN, self)
         self.margin.setAccessibleName("Safety margin")
-        self.auto_fit_button = QPushButton("Auto-fit", self)
+        self.auto_fit_button = QPushButton("&Auto-fit", self)
         self.auto_fit_button.setToolTip("Most GPU layers, then the largest context, that fit with the margin. "
                                         "Pinned settings stay.")  # fmt: skip
-        self.verify_button = QPushButton("Verify", self)
+        self.verify_button = QPushButton("&Verify", self)
         self.verify_button.setToolTip("Ask llama.cpp for its own dry run of these settings (reads no weights).")
         self.verify_label = plain_label(parent=self)  # llama.cpp's messages
         self.verify_label.setWordWrap(True)
