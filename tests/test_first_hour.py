@@ -12,6 +12,7 @@ from window_kit import TIMEOUT, load, open_window
 
 from gui.core import protocol as p
 from gui.core.chat import format_stats
+from gui.core.params import LoadSettings
 
 
 def test_settings_moved_after_a_load_ask_for_a_reload_and_the_library_marks_the_loaded_file(
@@ -80,4 +81,22 @@ def test_the_keyboard_alone_is_enough(qtbot, demo_model: Path) -> None:
     assert all(w in order for w in wanted), [type(w).__name__ for w in order]
     positions = [order.index(w) for w in wanted]
     assert positions == sorted(positions)
+    win.close()
+
+
+def test_auto_fit_says_what_it_changed_and_the_empty_chat_says_what_to_do(qtbot, tmp_path: Path) -> None:
+    from model_shapes import SHAPES, write_shape
+
+    folder = tmp_path / "models"
+    folder.mkdir()
+    model = write_shape(folder / "Qwen3.5-27B-Q4_K_M.gguf", SHAPES["qwen35-27b"])
+    win = open_window(qtbot, folder, model, LoadSettings(n_threads=2, n_ctx=8192), engine=FakeEngine())
+    assert "Load a model" in win.chat.transcript.toPlainText()
+    win.plan_panel.select_target("v100-16gb")
+    qtbot.mouseClick(win.plan_panel.auto_fit_button, Qt.MouseButton.LeftButton)
+    note = win.params.note.text()
+    assert note.startswith("Auto-fit: GPU layers 65 → ") and win.params.note.isVisible()
+    win.plan_panel.select_target("custom")
+    labels = [label.text() for label in win.plan_panel.custom_labels if label.isVisible()]
+    assert labels == ["Card memory", "Memory bandwidth"]
     win.close()

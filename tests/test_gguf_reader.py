@@ -509,19 +509,19 @@ def test_not_gguf_inputs_are_clear_errors(tmp_path: Path) -> None:
         z.writestr("data.pkl", b"x" * 100)
     with pytest.raises(GGUFError) as info:
         read_header(zpath)
-    assert str(info.value).startswith(r"model.gguf: not a GGUF file (magic b'PK\x03\x04'; looks like a ZIP")
+    assert str(info.value).startswith("model.gguf: not a GGUF file (it starts with 50 4B 03 04, PK..; looks like a ZIP")
     assert info.value.source == "model.gguf"
 
     with pytest.raises(GGUFError, match=r"^empty\.gguf: empty file \(0 bytes\), not a GGUF file$"):
         read_header(_write(tmp_path / "empty.gguf", b""))
     with pytest.raises(GGUFError, match=r"^short\.gguf: file is only 2 bytes, too short"):
         read_header(_write(tmp_path / "short.gguf", b"GG"))
-    with pytest.raises(GGUFError, match=r"not a GGUF file \(magic b'<!DO'; looks like an HTML page"):
+    with pytest.raises(GGUFError, match=r"not a GGUF file \(it starts with 3C 21 44 4F, <!DO; looks like an HTML page"):
         read_header(_write(tmp_path / "page.gguf", b"<!DOCTYPE html><html></html>"))
     with pytest.raises(GGUFError, match=r"legacy GGJT"):
         read_header(_write(tmp_path / "old.bin", b"tjgg" + b"\0" * 100))
     noise = random.Random(1234).randbytes(4096)
-    with pytest.raises(GGUFError, match=r"^noise\.gguf: not a GGUF file \(magic b'"):
+    with pytest.raises(GGUFError, match=r"^noise\.gguf: not a GGUF file \(it starts with [0-9A-F ]+, "):
         read_header(_write(tmp_path / "noise.gguf", noise))
     with pytest.raises(GGUFError, match=r"^http://x/y: not a GGUF file"):
         read_header_from_bytes(noise, "http://x/y")

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gui.core.specs import FloatSpec, IntSpec
+
 __all__ = ["CARDS", "Card", "UnknownCardError", "custom_card", "find_card"]
 
 
@@ -47,6 +49,30 @@ CARDS: dict[str, Card] = {
         Card("a100-80gb", "A100 PCIe 80GB", 81920, 1935, "8.0", 300, 108),
     )
 }
+
+
+# The two figures that describe a card the catalog does not know.
+CUSTOM_VRAM = IntSpec(
+    key="custom_vram_mib",
+    label="Card memory",
+    minimum=256,
+    maximum=1 << 20,
+    default=16384,
+    step=1024,
+    suffix=" MiB",
+    help="The card's memory, as nvidia-smi shows it",
+)
+CUSTOM_BANDWIDTH = FloatSpec(
+    key="custom_bandwidth_gbs",
+    label="Memory bandwidth",
+    minimum=10.0,
+    maximum=10_000.0,
+    default=900.0,
+    step=10.0,
+    decimals=0,
+    suffix=" GB/s",
+    help="The card's memory bandwidth from its data sheet: it sets the decode speed ceiling",
+)
 
 
 def custom_card(vram_mib: float, bandwidth_gbs: float, name: str = "Custom GPU") -> Card:

@@ -786,7 +786,13 @@ def _check_magic(cur: _Cursor) -> None:
             cur.check_room(4)
         raise cur.error(f"file is only {len(head)} bytes, too short to be a GGUF file")
     hint = next((h for m, h in _FOREIGN_MAGICS if head.startswith(m)), None)
-    raise cur.error(f"not a GGUF file (magic {head!r}{'; looks like ' + hint if hint else ''})")
+    raise cur.error(f"not a GGUF file (it starts with {_shown_bytes(head)}{'; looks like ' + hint if hint else ''})")
+
+
+def _shown_bytes(data: bytes) -> str:
+    """Bytes as a person reads them: the hex, and the letters where there are letters ("50 4B 03 04, PK..")."""
+    letters = "".join(chr(b) if 32 <= b < 127 else "." for b in data)
+    return f"{data.hex(' ').upper()}, {letters}"
 
 
 def _check_version(cur: _Cursor, version: int) -> None:

@@ -178,5 +178,16 @@ def llama_gpu_layers(n_gpu_layers: int, n_layer: int | None) -> int:
     return n_gpu_layers
 
 
+def changes(before: LoadSettings, after: LoadSettings) -> str:
+    """What differs between two sets of settings, in words ("GPU layers 65 → 56, context 8192 → 4096")."""
+    moved = [
+        f"{spec.label.lower() if spec.label[1:].islower() else spec.label} {getattr(before, spec.key)} → "
+        f"{getattr(after, spec.key)}"
+        for spec in LOAD_SPECS
+        if getattr(before, spec.key) != getattr(after, spec.key)
+    ]
+    return ", ".join(moved) if moved else "nothing to change, these settings already fit"
+
+
 def describe(settings: LoadSettings, specs: Iterable[IntSpec] = SIZING_PARAMS) -> str:
     return ", ".join(f"{s.label.lower()} {getattr(settings, s.key)}" for s in specs)

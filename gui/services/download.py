@@ -514,7 +514,8 @@ class Download:
             first, _, total = content_range.removeprefix("bytes ").partition("/")
             first = first.partition("-")[0].strip()
             if first != str(offset):
-                raise HubError(f"{f.name}: the server sent the wrong bytes ({content_range[:60]!r} for byte {offset})")
+                sent = content_range[:60]
+                raise HubError(f"{f.name}: the server sent the wrong bytes (Content-Range: {sent} for byte {offset})")
             if total.isdigit() and int(total) != f.size:
                 raise HubError(f"{f.name}: the server's file has {total} bytes, the hub lists {f.size}")
             if offset and meta.etag and etag and etag != meta.etag:

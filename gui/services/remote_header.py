@@ -49,7 +49,8 @@ def _total_size(response: http.client.HTTPResponse, url: str) -> int | None:
         first = content_range.removeprefix("bytes ").split("-", 1)[0].strip()
         if first != "0":
             raise RemoteHeaderError(
-                f"{_label(url)}: the server answered the range request with the wrong bytes ({content_range[:60]!r})"
+                f"{_label(url)}: the server answered the range request with the wrong bytes "
+                f"(Content-Range: {content_range[:60]})"
             )
         total_text = content_range.rpartition("/")[2]
         return int(total_text) if total_text.isdigit() else None

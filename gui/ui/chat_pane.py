@@ -592,6 +592,8 @@ class ChatPane(QWidget):
         if state.ready and state.loaded is not before.loaded:
             self.tokens_used = 0  # a fresh context
             self.show_notice("")
+        if state.ready != before.ready and not self.conversation.turns:
+            self.show_conversation()  # the hint under an empty chat follows whether a model is loaded
         self._update_meter()
         self._update_buttons()
 
@@ -632,7 +634,8 @@ class ChatPane(QWidget):
         if streaming and self._reply is not None:
             # The reply being streamed is written as it arrives after its heading (_show_streaming).
             views.append(TurnView(("streaming", id(self._reply)), (_heading("assistant"),)))
-        self.transcript.show_turns(views, '<p style="color:#777">Load a model, then type a message below.</p>')
+        hint = "Type a message below." if self._ready else "Load a model, then type a message below."
+        self.transcript.show_turns(views, f'<p style="color:#777">{hint}</p>')
         if streaming:
             self._settled = 0
             self._show_streaming()

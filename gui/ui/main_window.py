@@ -32,7 +32,7 @@ from gui.core import protocol as p
 from gui.core.chat import Conversation
 from gui.core.llama_log import Failure
 from gui.core.load_state import LoadState, Phase
-from gui.core.params import LoadSettings, describe, llama_gpu_layers
+from gui.core.params import LoadSettings, changes, describe, llama_gpu_layers
 from gui.core.planner import Plan, Verdict, auto_fit, plan
 from gui.core.preferences import (
     ALERT_C,
@@ -320,7 +320,9 @@ class MainWindow(QMainWindow):
         if fitted is None:
             self.plan_panel.show_plan(self.plan, f"Auto-fit failed: {problem}")
             return
+        before = self.params.settings()
         self.params.set_settings(fitted)
+        self.params.say(f"Auto-fit: {changes(before, self.params.settings())}.")
 
     def verify(self) -> None:
         entry = self.picker.current()

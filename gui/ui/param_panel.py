@@ -126,7 +126,7 @@ class ParamPanel(QWidget):
                 grid.addWidget(row.spin, n_rows, 2)
                 grid.addWidget(row.pin, n_rows, 3)
                 row.spin.valueChanged.connect(self._emit)
-                row.spin.clamped.connect(lambda typed, value, row=row: self._say(row.clamped_words(typed, value)))
+                row.spin.clamped.connect(lambda typed, value, row=row: self.say(row.clamped_words(typed, value)))
                 self.rows[spec.key] = row
                 n_rows += 1
                 continue
@@ -187,7 +187,8 @@ class ParamPanel(QWidget):
         values.update({key: box.isChecked() for key, box in self.switches.items()})
         return self._base.with_values(**values)
 
-    def _say(self, text: str) -> None:
+    def say(self, text: str) -> None:
+        """A line under the settings: what just changed them, or why a typed value was not taken."""
         self.note.setText(text)
         self.note.setVisible(bool(text))
 

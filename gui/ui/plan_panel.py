@@ -8,24 +8,22 @@ from dataclasses import dataclass
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QComboBox,
-    QDoubleSpinBox,
     QGridLayout,
     QHBoxLayout,
     QLabel,
     QPushButton,
-    QSpinBox,
     QVBoxLayout,
     QWidget,
 )
 
 from gui.core import protocol as p
-from gui.core.cards import CARDS, Card, custom_card
+from gui.core.cards import CARDS, CUSTOM_BANDWIDTH, CUSTOM_VRAM, Card, custom_card
 from gui.core.params import MARGIN
 from gui.core.planner import Device, Plan, Verdict
 from gui.services.devices import device_from_card, device_from_gpu
 from gui.services.nvml import GpuInfo
 from gui.ui.plain import plain_label
-from gui.ui.spec_widgets import int_box
+from gui.ui.spec_widgets import float_box, int_box
 from gui.ui.vram_bar import SEGMENTS, VERDICT_COLOURS, VramBar
 
 CPU_ONLY = "cpu"
@@ -85,17 +83,9 @@ class PlanPanel(QWidget):
         self.plan: Plan | None = None
         self.target_combo = QComboBox(self)
         self.target_combo.setAccessibleName("Plan for device")
-        self.custom_vram = QSpinBox(self)
-        self.custom_vram.setRange(256, 1 << 20)
-        self.custom_vram.setSingleStep(1024)
-        self.custom_vram.setValue(16384)
-        self.custom_vram.setSuffix(" MiB")
-        self.custom_vram.setAccessibleName("Custom card memory")
-        self.custom_bw = QDoubleSpinBox(self)
-        self.custom_bw.setRange(10, 10000)
-        self.custom_bw.setValue(900)
-        self.custom_bw.setSuffix(" GB/s")
-        self.custom_bw.setAccessibleName("Custom card bandwidth")
+        self.custom_vram = int_box(CUSTOM_VRAM, self)
+        self.custom_bw = float_box(CUSTOM_BANDWIDTH, self)
+        self.custom_labels = [QLabel(spec.label, self) for spec in (CUSTOM_VRAM, CUSTOM_BANDWIDTH)]
         self.mode_label = plain_label(parent=self)  # may quote the driver's error
         self.mode_label.setWordWrap(True)
         self.mode_label.setAccessibleName("Planning mode")
@@ -122,8 +112,11 @@ class PlanPanel(QWidget):
         top = QGridLayout()
         top.addWidget(QLabel("Plan for", self), 0, 0)
         top.addWidget(self.target_combo, 0, 1, 1, 3)
-        top.addWidget(self.custom_vram, 1, 1)
-        top.addWidget(self.custom_bw, 1, 2)
+        custom_row = QHBoxLayout()
+        for label, box in zip(self.custom_labels, (self.custom_vram, self.custom_bw), strict=True):
+            custom_row.addWidget(label)
+            custom_row.addWidget(box, 1)
+        top.addLayout(custom_row, 1, 1, 1, 3)
         legend = QLabel(self)
         legend.setTextFormat(Qt.TextFormat.RichText)
         legend.setText(
@@ -214,8 +207,8 @@ class PlanPanel(QWidget):
     def _target_changed(self, *_: object) -> None:
         target = self.current_target()
         custom = target.key == CUSTOM
-        self.custom_vram.setVisible(custom)
-        self.custom_bw.setVisible(custom)
+        for widget in (self.custom_vram, self.custom_bw, *self.custom_labels):
+            widget.setVisible(custom)
         if target.simulated:
             mode = "SIMULATED card: planning against a simulated GPU, not a real one."
             style = "color: #8a2be2; font-weight: bold"
