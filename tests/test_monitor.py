@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fake_nvml import FakeNvml
+from fake_nvml import FakeGpu, FakeNvml
 from PySide6.QtCore import QRect, Qt
 from PySide6.QtGui import QColor, QImage
 from PySide6.QtTest import QTest
@@ -27,7 +27,7 @@ from gui.core.simulated_gpu import SimulatedGpu
 from gui.core.telemetry_history import TelemetryWindow
 from gui.services.bundle import GpuServices
 from gui.services.nvml import Nvml
-from gui.services.power_limit import Outcome
+from gui.services.power_limit import Outcome, PowerLimiter
 from gui.services.telemetry import GpuSource, SimulatedSource
 from gui.ui.charts import TEMPERATURE_COLOUR
 from gui.ui.monitor import MonitorView
@@ -369,3 +369,23 @@ def test_no_driver_shows_the_host_charts_only(make_view: MakeView, tmp_path: Pat
     assert view.readout_frame.isHidden() and view.power_panel.isHidden()
     assert len(view.history.host) == 2 and not view.history.gpus
     view.grab().save(str(tmp_path / "no-driver.png"))
+
+
+def test_without_a_gpu_the_monitor_says_why_there_is_no_cap(make_view: MakeView) -> None:
+    view = make_view(Nvml(FakeNvml.replay("nvml_no_driver.json")))
+    view.sample_now()
+    assert not view.power_panel.isVisibleTo(view) and view.no_gpu_label.isVisibleTo(view)
+    text = view.no_gpu_label.text()
+    assert text.startswith("No NVIDIA GPU to watch or cap here (") and "--simulate v100-16gb" in text
+
+
+def test_a_missing_helper_is_said_before_the_first_click(qtbot: QtBot, clock: FakeClock, tmp_path: Path) -> None:
+    nvml = Nvml(FakeNvml([FakeGpu()]))
+    gpu = GpuServices.create(nvml, clock=clock)
+    gpu.limiter = PowerLimiter(helper=tmp_path / "not-installed", nvml=nvml)
+    view = MonitorView(gpu)
+    qtbot.addWidget(view)
+    view.sample_now()
+    label = view.power_panel.outcome_label
+    assert label.isVisibleTo(view) and "not installed at" in label.text() and "sudo install -m 0755" in label.text()
+    view.stop()

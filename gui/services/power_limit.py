@@ -55,6 +55,8 @@ PKEXEC_FAILED = 127  # pkexec(1): not authorised, no authentication agent, or an
 SUDO_REFUSED = 1  # sudo -n: a password would be needed, or the rule does not allow it
 # Where the set-up for the sudo path is written down; every "neither path worked" message points here.
 SETUP_SECTION = "Without a polkit agent: sudo -n"
+# The helper, its polkit policy and the boot unit, as shipped with Tightfit.
+PACKAGING_DIR = Path(__file__).resolve().parents[2] / "packaging"
 SETUP_HINT = f'packaging/README.md, section "{SETUP_SECTION}"'
 
 
@@ -173,6 +175,22 @@ class PowerLimiter:
     def simulated(self) -> bool:
         """Every GPU this limiter acts on is simulated: no helper, no privileges."""
         return bool(self._simulators)
+
+    def readiness(self) -> str:
+        """Why a cap cannot work yet on this machine, with what to run once to fix it; "" when it can.
+        (A look at two paths on disk: no privileges, no helper run.)"""
+        if self.simulated:
+            return ""
+        if not os.access(self.helper, os.X_OK):
+            return (
+                f"The power cap needs its small helper, which is not installed at {self.helper}. Install it once "
+                f"(from {PACKAGING_DIR}): sudo install -m 0755 -o root -g root tightfit-power-helper {self.helper} "
+                "&& sudo install -m 0644 org.tightfit.power-limit.policy /usr/share/polkit-1/actions/ — "
+                f"then the cap asks for your password once. Details: {SETUP_HINT}."
+            )
+        if not self._attempts(0, 0):
+            return f"Neither pkexec nor sudo is installed, so nothing can run the helper as root (see {SETUP_HINT})."
+        return ""
 
     # --- deciding ---------------------------------------------------------------------------------
 

@@ -234,6 +234,11 @@ class MonitorView(QWidget):
         layout.addWidget(self.banner)
         layout.addWidget(self.readout_frame)
         layout.addWidget(self.power_panel)
+        # Without a GPU: why there is no cap, and what would give one.
+        self.no_gpu_label = plain_label(wrap=True)
+        self.no_gpu_label.setStyleSheet("color:#616161;")
+        self.no_gpu_label.hide()
+        layout.addWidget(self.no_gpu_label)
         layout.addWidget(self.charts, 1)
 
         self.bridge.tick.connect(self._on_tick)
@@ -369,6 +374,15 @@ class MonitorView(QWidget):
         self.readout_frame.setVisible(has_gpu)
         self.power_panel.setVisible(has_gpu)
         self.power_panel.set_sample(sample)
+        host_only = not has_gpu and self.last_tick is not None and not self.samples
+        self.no_gpu_label.setVisible(host_only)
+        if host_only and self.last_tick is not None:
+            why = f" ({self.last_tick.status})" if self.last_tick.status else ""
+            self.no_gpu_label.setText(
+                f"No NVIDIA GPU to watch or cap here{why}. The charts show this machine's CPU and memory. "
+                "Temperatures and the power cap need an NVIDIA card with its driver loaded (nvidia-smi works); "
+                "`tightfit --simulate v100-16gb` shows this tab on a simulated card."
+            )
         self.simulated_label.setVisible(simulated)
         if sample is None:
             title = "GPU monitor — host only" if self.last_tick is not None and not self.samples else "GPU monitor"

@@ -88,6 +88,8 @@ class PowerPanel(QWidget):
         self.cap_button.clicked.connect(self.apply_cap)
         self.restore_button.clicked.connect(self.restore_default)
         self._on_spin(self.spin.value())
+        # Said before any click: a cap that cannot work yet, and the one-time set-up that makes it work.
+        self.readiness = limiter.readiness()
         if hasattr(os, "geteuid") and os.geteuid() == 0 and not limiter.simulated:
             # Not an error yet, but worth saying before the first click: the design keeps the window unprivileged.
             self._show(None, "Tightfit is running as root; run it as your user — the power cap goes through a helper")
@@ -108,6 +110,8 @@ class PowerPanel(QWidget):
 
     def set_sample(self, sample: GpuSample | None) -> None:
         """The latest reading of the GPU the panel acts on (its constraints and enforced limit)."""
+        if sample is not None and self._sample is None and self.readiness and self.last_report is None:
+            self._show(None, self.readiness)
         self._sample = sample
         if sample is not None and sample.power_min_w is not None and sample.power_max_w is not None:
             self.spin.setRange(math.ceil(sample.power_min_w), math.floor(sample.power_max_w))
