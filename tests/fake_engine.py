@@ -33,6 +33,7 @@ class FakeEngine(EngineClient):
         super().__init__()
         self.reply = reply
         self.notice = ""  # said before every reply, as the worker does when it falls back from a template
+        self.decode_tok_s: float | None = None  # the decode rate replies report; None: as fast as they stream
         self._death: tuple[int, tuple[str, ...], str] = (-9, (), "")
         self.frozen = False
         self.loads: list[tuple[str, LoadSettings]] = []  # every load sent, in order
@@ -154,7 +155,8 @@ class FakeEngine(EngineClient):
         else:
             finish = "length" if len(words) > command.max_tokens else "stop"
         elapsed = (time.perf_counter() - started) * 1000
-        stats = p.ReplyStats(n_prompt, n_prompt, n_gen, 1.0, 1.0, elapsed, n_gen / max(elapsed / 1000, 1e-6), finish)
+        rate = self.decode_tok_s if self.decode_tok_s is not None else n_gen / max(elapsed / 1000, 1e-6)
+        stats = p.ReplyStats(n_prompt, n_prompt, n_gen, 1.0, 1.0, elapsed, rate, finish)
         self._listener(p.Done(rid, stats))
 
 

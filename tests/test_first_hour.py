@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from fake_engine import FakeEngine
@@ -99,4 +100,26 @@ def test_auto_fit_says_what_it_changed_and_the_empty_chat_says_what_to_do(qtbot,
     win.plan_panel.select_target("custom")
     labels = [label.text() for label in win.plan_panel.custom_labels if label.isVisible()]
     assert labels == ["Card memory", "Memory bandwidth"]
+    win.close()
+
+
+def test_a_reply_far_below_the_ceiling_gets_a_hint_once(qtbot, demo_model: Path) -> None:
+    engine = FakeEngine(reply=" ".join(["word"] * 40))
+    engine.decode_tok_s = 1.0  # far below what this model could do here
+    cores = os.cpu_count() or 1
+    win = open_window(
+        qtbot, demo_model.parent, demo_model, LoadSettings(n_threads=cores, n_ctx=1024), engine=engine,
+        also=lambda w: [w.ram_measured],
+    )  # fmt: skip
+    load(qtbot, win)
+    hints: list[str] = []
+    for _ in range(2):
+        win.chat.input.setPlainText("go")
+        with qtbot.waitSignal(win.chat.reply_finished, timeout=TIMEOUT):
+            win.chat.send()
+        hints.append(win.chat.notice.text())
+        win.chat.show_notice("")  # dismissed: the second reply does not bring it back
+    first, second = hints
+    assert first.startswith("Slower than it could be: 1.0 tok/s is ") and f"{cores} threads use every logical" in first
+    assert second == ""
     win.close()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -44,10 +45,12 @@ from gui.core.preferences import (
     SAMPLING_PRESETS,
 )
 from gui.core.recovery import safer_settings
+from gui.core.speed_hint import SpeedFacts, speed_hint
 from gui.services.bundle import Services
 from gui.services.engine_client import EngineUnavailable, WorkerExited
 from gui.services.models import ModelEntry
 from gui.services.nvml import GpuQuery
+from gui.services.system import physical_cores
 from gui.ui.background import Background
 from gui.ui.chat_pane import ChatPane
 from gui.ui.engine_bridge import EngineBridge
@@ -242,6 +245,8 @@ class MainWindow(QMainWindow):
         self.history.failed.connect(lambda message: self.statusBar().showMessage(message, 15000))
         self.chat.sampling_panel.preset_saved.connect(self._preset_saved)
         self.chat.live_rate.connect(self.monitor.set_engine_rate)
+        self.chat.reply_finished.connect(self._hint_speed)
+        self._hinted: LoadState | None = None  # the load a speed hint was given for: once is enough
         self.monitor.alert.connect(self._alert)
         self.monitor.message.connect(lambda text: self.statusBar().showMessage(text, 15000))
         self.monitor.cap_changed.connect(lambda watts: self.store.write(CAP_WATTS, int(watts)))
@@ -253,6 +258,40 @@ class MainWindow(QMainWindow):
         self._update_buttons()
 
     # ---- start-up -------------------------------------------------------------------------
+
+    def _hint_speed(self, stats: p.ReplyStats) -> None:
+        """Decoding far below the plan's ceiling: say the likely reason and what to try, once per load."""
+        state = self.session.state
+        if not state.ready or state.header is None or state.settings is None or self._hinted is state:
+            return
+        build = state.build
+        offload = build is not None and build.gpu_offload
+        here = self.plan_panel.current_target().here
+        devices = self.plan_panel.devices() if offload and here else ()
+        header, settings = state.header, state.settings
+        planned, _ = _planning(lambda: plan(header, settings, devices, ram_bandwidth_gbs=self.ram_bandwidth_gbs))
+        if planned is None:
+            return
+        tick = self.monitor.last_tick
+        sample = self.monitor.samples.get(self.monitor.selected_gpu) if self.monitor.selected_gpu is not None else None
+        hint = speed_hint(
+            SpeedFacts(
+                decode_tok_s=stats.engine_decode_tok_s,
+                n_gen=stats.n_gen,
+                ceiling_tok_s=planned.predicted_tg_tok_s,
+                threads=settings.n_threads,
+                logical_cores=os.cpu_count(),
+                physical_cores=physical_cores(),
+                cpu_busy_pct=tick.host.cpu_pct if tick is not None else (),
+                layers_on_gpu=planned.layers_on_gpu,
+                n_layers=planned.n_layer + 1,
+                gpu_offload=offload,
+                throttle_reasons=(sample.throttle_reasons or ()) if sample is not None else (),
+            )
+        )
+        if hint:
+            self._hinted = state
+            self.chat.show_notice(f"Slower than it could be: {hint}")
 
     def _find_chats(self) -> None:
         self.tabs.setCurrentIndex(0)

@@ -1,0 +1,70 @@
+"""Why a reply decoded far slower than the plan's ceiling, in words, with the change to try.
+
+The ceiling is memory bandwidth over the bytes a token reads; a measured rate far below it has a few
+usual causes on the machines Tightfit is for, each visible in facts the window already has: llama.cpp's
+threads spin while they wait, so with as many threads as logical cores one busy core stalls them all;
+layers kept in host memory are read at RAM speed; a GPU held back by its power or temperature limit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+__all__ = ["SLOW_FRACTION", "SpeedFacts", "speed_hint"]
+
+# Below this share of the ceiling, a reply is "far below" it (real runs reach 60-95 %).
+SLOW_FRACTION = 0.4
+# Replies shorter than this say little about the decode rate.
+MIN_TOKENS = 16
+
+
+@dataclass(frozen=True)
+class SpeedFacts:
+    decode_tok_s: float  # llama.cpp's own decode rate for the reply
+    n_gen: int
+    ceiling_tok_s: float | None  # the plan's, for the settings the model was loaded with
+    threads: int
+    logical_cores: int | None
+    physical_cores: int | None
+    cpu_busy_pct: Sequence[float] = ()  # per core, the last reading of the host
+    layers_on_gpu: int = 0
+    n_layers: int = 0  # llama.cpp's count: blocks + the output layer
+    gpu_offload: bool = False
+    throttle_reasons: Sequence[str] = ()  # the GPU's, from the last reading
+
+
+def speed_hint(facts: SpeedFacts) -> str | None:
+    """A sentence on why decoding is slow and what to change, or None when it is not far below the ceiling."""
+    ceiling = facts.ceiling_tok_s
+    if not ceiling or facts.n_gen < MIN_TOKENS or facts.decode_tok_s >= SLOW_FRACTION * ceiling:
+        return None
+    rate = facts.decode_tok_s
+    share = f"{rate:.1f} tok/s is {rate / ceiling:.0%} of this load's ceiling ({ceiling:.0f} tok/s)"
+    reasons = []
+    busy = sorted(facts.cpu_busy_pct, reverse=True)
+    if facts.logical_cores and facts.threads >= facts.logical_cores:
+        fewer = max(1, (facts.physical_cores or facts.logical_cores) - 1)
+        reasons.append(
+            f"{facts.threads} threads use every logical core, and llama.cpp's threads spin: one core busy with "
+            f"something else can cut the speed tenfold. Try {fewer} threads"
+        )
+    elif facts.physical_cores and facts.threads > facts.physical_cores:
+        reasons.append(
+            f"{facts.threads} threads is more than the {facts.physical_cores} physical cores; hyper-threads slow "
+            f"llama.cpp down. Try {facts.physical_cores} threads"
+        )
+    if facts.gpu_offload and facts.n_layers and facts.layers_on_gpu < facts.n_layers:
+        on_cpu = facts.n_layers - facts.layers_on_gpu
+        reasons.append(
+            f"{on_cpu} of {facts.n_layers} layers run from host memory, read at RAM speed each token. A smaller "
+            "quant or a shorter context lets more of them onto the GPU"
+        )
+    throttled = [r for r in facts.throttle_reasons if "power" in r or "thermal" in r]
+    if throttled:
+        reasons.append(f"the GPU is held back ({', '.join(throttled)}). Check its cooling, or the power cap")
+    if not reasons and busy and busy[0] > 80:
+        reasons.append("other programs keep the CPU busy. Close them, or use fewer threads")
+    if not reasons:
+        return None
+    return f"{share}: " + "; ".join(reasons) + "."
