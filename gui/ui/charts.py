@@ -245,7 +245,7 @@ class TelemetryCharts(QWidget):
     def _make_plot(self, spec: ChartSpec) -> pg.PlotWidget:
         axis = pg.DateAxisItem(orientation="bottom")
         plot = pg.PlotWidget(background="w", axisItems={"bottom": axis})
-        plot.setMinimumSize(200, 96)
+        plot.setMinimumSize(160, 64)
         item = plot.getPlotItem()
         legend = " ".join(
             f"<span style='color:{c.colour}'>{'┅' if c.level else '━'} {c.label}</span>" for c in spec.curves

@@ -234,7 +234,7 @@ class ChatPane(QWidget):
         self.new_button.setToolTip("Start a new conversation (Ctrl+N)")
         self.context_meter = QProgressBar(self)
         self.context_meter.setAccessibleName("Context used")
-        self.context_meter.setFormat("context: no model")
+        self.context_meter.setFormat("context: —")
         self.context_meter.setTextVisible(True)
         top = QHBoxLayout()
         top.addWidget(self.new_button)
@@ -367,7 +367,7 @@ class ChatPane(QWidget):
         if not self.n_ctx or not self._ready:
             self.context_meter.setRange(0, 1)
             self.context_meter.setValue(0)
-            self.context_meter.setFormat("context: no model loaded")
+            self.context_meter.setFormat("context: —")
             return
         self.context_meter.setRange(0, self.n_ctx)
         self.context_meter.setValue(min(self.tokens_used, self.n_ctx))

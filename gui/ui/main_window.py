@@ -154,12 +154,13 @@ class MainWindow(QMainWindow):
 
         left = QWidget(self)
         left_layout = QVBoxLayout(left)
+        left_layout.setContentsMargins(0, 0, 4, 0)
         left_layout.addWidget(models_box, 1)
         left_layout.addWidget(params_box)
-        left_layout.addWidget(plan_box)
         self.picker.setMinimumHeight(90)
         self.picker.setMaximumHeight(140)
-        # On a small screen the column scrolls rather than squeezing the plan's text into itself.
+        # On a small screen the library and the settings scroll; the plan below them stays in view, so a
+        # slider's effect is always seen.
         left_scroll = QScrollArea(self)
         left_scroll.setWidget(left)
         left_scroll.setWidgetResizable(True)
@@ -170,10 +171,11 @@ class MainWindow(QMainWindow):
         column_layout = QVBoxLayout(left_column)
         column_layout.setContentsMargins(9, 0, 0, 4)
         column_layout.addWidget(left_scroll, 1)
+        column_layout.addWidget(plan_box)
         column_layout.addLayout(load_row)
         column_layout.addWidget(self.load_status)
-        left.setMinimumWidth(520)
-        left_scroll.setMinimumWidth(540)
+        left.setMinimumWidth(310)
+        left_scroll.setMinimumWidth(326)
 
         self.chat = ChatPane(self.bridge, self.session, self)
         self.history = HistoryPanel(services.history, self)
@@ -181,6 +183,10 @@ class MainWindow(QMainWindow):
         chat_split.addWidget(self.history)
         chat_split.addWidget(self.chat)
         chat_split.setStretchFactor(1, 1)
+        # On a narrow window the chat list gives way first (drag it back), never the chat itself.
+        self.history.setMinimumWidth(1)
+        chat_split.setCollapsible(0, True)
+        chat_split.setCollapsible(1, False)
         chat_split.setSizes([200, 520])
         chat_box = QWidget(self)
         chat_layout = QVBoxLayout(chat_box)

@@ -140,7 +140,9 @@ class ModelsTab(QWidget):
         self.local_title = plain_label("Select a model in the library.", self, wrap=True)  # the name, from the file
         self.local_table = QuantTable(self)
         self.local_table.setAccessibleName("Quants of the selected model")
-        local_box = QGroupBox("Quants of this model on disk — double-click one to select it and auto-fit", self)
+        # A group box title does not wrap, and would set the tab's (and the window's) least width.
+        local_box = QGroupBox("Quants on disk", self)
+        self.local_table.setToolTip("Double-click a quant to select it and auto-fit it to the card")
         local_layout = QVBoxLayout(local_box)
         local_layout.addWidget(self.local_title)
         local_layout.addWidget(self.local_table)

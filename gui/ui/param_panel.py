@@ -136,6 +136,7 @@ class ParamPanel(QWidget):
                 combo = choice_box(spec, self)
                 label = QLabel(spec.label, self)
                 label.setToolTip(spec.help)
+                label.setWordWrap(True)  # a narrow window wraps "K cache type" rather than widening
                 pairs.addWidget(label, line, 2 * column)
                 pairs.addWidget(combo, line, 2 * column + 1)
                 combo.currentTextChanged.connect(self._emit)

@@ -12,7 +12,7 @@ import html
 from typing import Any
 
 from PySide6.QtCore import Qt, QUrl
-from PySide6.QtGui import QDesktopServices
+from PySide6.QtGui import QColor, QDesktopServices, QPalette
 from PySide6.QtWidgets import QLabel, QTextBrowser, QWidget
 
 __all__ = ["NoResourceBrowser", "open_link", "plain_label", "plain_tip"]
@@ -55,3 +55,31 @@ class NoResourceBrowser(QTextBrowser):
 
     def loadResource(self, kind: int, name: QUrl | str) -> Any:  # Qt calls it for every image, page and style sheet
         return None
+
+
+class TextArea(NoResourceBrowser):
+    """A few lines of text in a region that never changes size: longer text scrolls inside it, so the
+    layout around it does not jump as the text changes, and nothing is cut off."""
+
+    def __init__(self, lines: int, parent: QWidget | None = None, *, rich: bool = False) -> None:
+        super().__init__(parent)
+        self._rich = rich
+        self.setFrameShape(QTextBrowser.Shape.NoFrame)
+        self.setReadOnly(True)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        palette = self.palette()
+        palette.setColor(QPalette.ColorRole.Base, QColor(0, 0, 0, 0))  # reads as part of the panel
+        self.setPalette(palette)
+        self.viewport().setAutoFillBackground(False)
+        self.document().setDocumentMargin(0)
+        self.setFixedHeight(self.fontMetrics().lineSpacing() * lines + 4)
+        self.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+
+    def setText(self, text: str) -> None:  # the QLabel name, so it stands in for one
+        if self._rich:
+            self.setHtml(text)
+        else:
+            self.setPlainText(text)
+
+    def text(self) -> str:
+        return self.toPlainText()

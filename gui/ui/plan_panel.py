@@ -22,7 +22,7 @@ from gui.core.params import MARGIN
 from gui.core.planner import Device, Plan, Verdict
 from gui.services.devices import device_from_card, device_from_gpu
 from gui.services.nvml import GpuInfo
-from gui.ui.plain import plain_label
+from gui.ui.plain import TextArea
 from gui.ui.spec_widgets import float_box, int_box
 from gui.ui.vram_bar import SEGMENTS, VERDICT_COLOURS, VramBar
 
@@ -86,17 +86,14 @@ class PlanPanel(QWidget):
         self.custom_vram = int_box(CUSTOM_VRAM, self)
         self.custom_bw = float_box(CUSTOM_BANDWIDTH, self)
         self.custom_labels = [QLabel(spec.label, self) for spec in (CUSTOM_VRAM, CUSTOM_BANDWIDTH)]
-        self.mode_label = plain_label(parent=self)  # may quote the driver's error
-        self.mode_label.setWordWrap(True)
+        # Fixed regions: the plan's words change with every slider, the layout around them does not.
+        self.mode_label = TextArea(2, self)  # may quote the driver's error
         self.mode_label.setAccessibleName("Planning mode")
         self.bars: list[VramBar] = []
         self.bars_box = QVBoxLayout()
-        self.host_label = plain_label(parent=self)
-        self.host_label.setWordWrap(True)
-        self.verdict_label = QLabel(self)
-        self.verdict_label.setWordWrap(True)
+        self.host_label = TextArea(2, self)
+        self.verdict_label = TextArea(3, self, rich=True)
         self.verdict_label.setAccessibleName("Plan verdict")
-        self.verdict_label.setTextFormat(Qt.TextFormat.RichText)
         self.margin = int_box(MARGIN, self)
         self.margin.setAccessibleName("Safety margin")
         self.auto_fit_button = QPushButton("&Auto-fit", self)
@@ -104,8 +101,7 @@ class PlanPanel(QWidget):
                                         "Pinned settings stay.")  # fmt: skip
         self.verify_button = QPushButton("&Verify", self)
         self.verify_button.setToolTip("Ask llama.cpp for its own dry run of these settings (reads no weights).")
-        self.verify_label = plain_label(parent=self)  # llama.cpp's messages
-        self.verify_label.setWordWrap(True)
+        self.verify_label = TextArea(2, self)  # llama.cpp's messages
         self.verify_label.setAccessibleName("Verify result")
         self.verify_label.setStyleSheet("color: #444")
 

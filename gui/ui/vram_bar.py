@@ -9,6 +9,7 @@ from PySide6.QtGui import QBrush, QColor, QFont, QMouseEvent, QPainter, QPaintEv
 from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
 from gui.core.planner import DevicePlan, Verdict
+from gui.ui.plain import plain_tip
 
 VERDICT_COLOURS = {Verdict.FITS: "#2e7d32", Verdict.TIGHT: "#b26a00", Verdict.WONT_FIT: "#c62828"}
 
@@ -99,7 +100,9 @@ class VramBar(QWidget):
         small.setPointSizeF(max(7.0, small.pointSizeF() * 0.85))
         painter.setFont(small)
         painter.setPen(QColor(VERDICT_COLOURS[plan.verdict]))
-        painter.drawText(QRectF(rect.left(), 0, rect.width(), 13), Qt.AlignmentFlag.AlignLeft, describe_device(plan))
+        # Cut to the bar's width (the whole sentence is the tooltip): painted text must not run past the edge.
+        line = painter.fontMetrics().elidedText(describe_device(plan), Qt.TextElideMode.ElideRight, int(rect.width()))
+        painter.drawText(QRectF(rect.left(), 0, rect.width(), 13), Qt.AlignmentFlag.AlignLeft, line)
         painter.setPen(QColor("#5f6368"))
         painter.drawText(
             QRectF(rect.left(), rect.bottom() + 1, rect.width(), 12),
@@ -116,7 +119,7 @@ class VramBar(QWidget):
 
     def mouseMoveEvent(self, event: QMouseEvent) -> None:
         text = self.segment_at(event.position().x())
-        if text:
-            QToolTip.showText(event.globalPosition().toPoint() + QPoint(8, 8), text, self)
+        if text:  # the device's name comes from its driver: shown as written
+            QToolTip.showText(event.globalPosition().toPoint() + QPoint(8, 8), plain_tip(text), self)
         else:
             QToolTip.hideText()
