@@ -36,10 +36,12 @@ from gguf import LlamaFileType
 
 __all__ = [
     "DATA",
+    "KINDS",
     "LoggedLoad",
     "MiB",
     "build",
     "expected_model_buffers",
+    "figures",
     "load_records",
     "logged_model_buffers",
     "planned",
@@ -56,6 +58,8 @@ _ROOMY_MIB = 1 << 22
 # llm_ffn_block_regex); -ot patterns are regexes searched in the tensor name, the first match wins.
 _EXPS_REGEX = r"\.ffn_(up|down|gate|gate_up)_(ch|)exps"
 
+# The buffer kinds a record logs, as llama.cpp names the lines: model, KV, recurrent state, compute, output.
+KINDS = ("model", "kv", "rs", "compute", "output")
 # LoadSettings fields a record's "settings" may set.
 _SETTING_KEYS = frozenset(LoadSettings.__dataclass_fields__)
 
@@ -181,6 +185,14 @@ def _devices(record: Mapping[str, Any]) -> tuple[Device, ...]:
     return tuple(out)
 
 
+def figures(record: Mapping[str, Any], kind: str) -> dict[str, float]:
+    """MiB per buffer of one kind; a buffer logged twice (the two caches of a sliding-window model) is a list."""
+    out: dict[str, float] = {}
+    for buffer, mib in record["logged"].get(kind, {}).items():
+        out[buffer] = float(sum(mib)) if isinstance(mib, list) else float(mib)
+    return out
+
+
 def build(record: Mapping[str, Any], folder: Path) -> LoggedLoad:
     """Write the record's header-only GGUF into ``folder`` and read it back with its settings."""
     model = record["model"]
@@ -200,7 +212,7 @@ def build(record: Mapping[str, Any], folder: Path) -> LoggedLoad:
     unknown = set(settings) - _SETTING_KEYS
     if unknown:
         raise ValueError(f"{record['id']}: settings has no field {sorted(unknown)}; keep them in raw_settings")
-    logged = {kind: dict(record["logged"].get(kind, {})) for kind in ("model", "kv", "rs", "compute", "output")}
+    logged = {kind: figures(record, kind) for kind in KINDS}
     return LoggedLoad(
         record=record,
         header=read_model(path),

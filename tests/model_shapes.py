@@ -113,8 +113,35 @@ def _glm4_block(s: ModelShape, b: str) -> list[TensorSpec]:
     ]
 
 
+def _gpt_oss_block(s: ModelShape, b: str) -> list[TensorSpec]:
+    # gpt-oss (src/models/openai-moe.cpp): biased projections, attention sinks, MoE with biased experts.
+    e, hd, n_exp, f = s.n_embd, s.hd, s.n_expert, s.n_ff_exp
+    q_dim, kv_dim = hd * s.n_head, hd * s.n_head_kv
+    return [
+        _norm(f"{b}.attn_norm.weight", e),
+        (f"{b}.attn_q.weight", (e, q_dim), s.q("attn_q")),
+        _norm(f"{b}.attn_q.bias", q_dim),
+        (f"{b}.attn_k.weight", (e, kv_dim), s.q("attn_k")),
+        _norm(f"{b}.attn_k.bias", kv_dim),
+        (f"{b}.attn_v.weight", (e, kv_dim), s.q("attn_v")),
+        _norm(f"{b}.attn_v.bias", kv_dim),
+        (f"{b}.attn_output.weight", (q_dim, e), s.q("attn_output")),
+        _norm(f"{b}.attn_output.bias", e),
+        _norm(f"{b}.attn_sinks.weight", s.n_head),
+        _norm(f"{b}.post_attention_norm.weight", e),
+        (f"{b}.ffn_gate_inp.weight", (e, n_exp), "F32"),
+        _norm(f"{b}.ffn_gate_inp.bias", n_exp),
+        (f"{b}.ffn_gate_exps.weight", (e, f, n_exp), s.q("ffn_gate")),
+        (f"{b}.ffn_gate_exps.bias", (f, n_exp), "F32"),
+        (f"{b}.ffn_up_exps.weight", (e, f, n_exp), s.q("ffn_up")),
+        (f"{b}.ffn_up_exps.bias", (f, n_exp), "F32"),
+        (f"{b}.ffn_down_exps.weight", (f, e, n_exp), s.q("ffn_down")),
+        (f"{b}.ffn_down_exps.bias", (e, n_exp), "F32"),
+    ]
+
+
 # Architectures whose blocks differ from the llama layout in more than a tensor or two.
-_BLOCKS = {"gptneox": _gptneox_block, "glm4": _glm4_block}
+_BLOCKS = {"gptneox": _gptneox_block, "glm4": _glm4_block, "gpt-oss": _gpt_oss_block}
 
 
 def shape_tensors(s: ModelShape) -> list[TensorSpec]:
