@@ -59,6 +59,7 @@ class ModelShape:
     ssm_state: int = 128
     ssm_groups: int = 16
     ssm_v_heads: int = 48
+    n_rot: int | None = None  # rope.dimension_count when only part of the head rotates; None: the head size
 
     @property
     def hd(self) -> int:
@@ -75,6 +76,74 @@ def _norm(name: str, n: int) -> TensorSpec:
     return (name, (n,), "F32")
 
 
+def _gptneox_block(s: ModelShape, b: str) -> list[TensorSpec]:
+    # GPT-NeoX (Pythia): layer norms with biases, one fused QKV projection, no gate (src/models/gptneox.cpp).
+    e, f = s.n_embd, s.n_ff
+    qkv = e + 2 * s.hd * s.n_head_kv
+    return [
+        _norm(f"{b}.attn_norm.weight", e),
+        _norm(f"{b}.attn_norm.bias", e),
+        (f"{b}.attn_qkv.weight", (e, qkv), s.q("attn_qkv")),
+        _norm(f"{b}.attn_qkv.bias", qkv),
+        (f"{b}.attn_output.weight", (e, e), s.q("attn_output")),
+        _norm(f"{b}.attn_output.bias", e),
+        _norm(f"{b}.ffn_norm.weight", e),
+        _norm(f"{b}.ffn_norm.bias", e),
+        (f"{b}.ffn_up.weight", (e, f), s.q("ffn_up")),
+        _norm(f"{b}.ffn_up.bias", f),
+        (f"{b}.ffn_down.weight", (f, e), s.q("ffn_down")),
+        _norm(f"{b}.ffn_down.bias", e),
+    ]
+
+
+def _glm4_block(s: ModelShape, b: str) -> list[TensorSpec]:
+    # GLM-4 (0414): pre and post norms around attention and FFN, gate and up fused into one ffn_up.
+    e, hd = s.n_embd, s.hd
+    return [
+        _norm(f"{b}.attn_norm.weight", e),
+        (f"{b}.attn_q.weight", (e, hd * s.n_head), s.q("attn_q")),
+        (f"{b}.attn_k.weight", (e, hd * s.n_head_kv), s.q("attn_k")),
+        (f"{b}.attn_v.weight", (e, hd * s.n_head_kv), s.q("attn_v")),
+        (f"{b}.attn_output.weight", (hd * s.n_head, e), s.q("attn_output")),
+        _norm(f"{b}.post_attention_norm.weight", e),
+        _norm(f"{b}.ffn_norm.weight", e),
+        (f"{b}.ffn_up.weight", (e, 2 * s.n_ff), s.q("ffn_up")),
+        (f"{b}.ffn_down.weight", (s.n_ff, e), s.q("ffn_down")),
+        _norm(f"{b}.post_ffw_norm.weight", e),
+    ]
+
+
+def _gpt_oss_block(s: ModelShape, b: str) -> list[TensorSpec]:
+    # gpt-oss (src/models/openai-moe.cpp): biased projections, attention sinks, MoE with biased experts.
+    e, hd, n_exp, f = s.n_embd, s.hd, s.n_expert, s.n_ff_exp
+    q_dim, kv_dim = hd * s.n_head, hd * s.n_head_kv
+    return [
+        _norm(f"{b}.attn_norm.weight", e),
+        (f"{b}.attn_q.weight", (e, q_dim), s.q("attn_q")),
+        _norm(f"{b}.attn_q.bias", q_dim),
+        (f"{b}.attn_k.weight", (e, kv_dim), s.q("attn_k")),
+        _norm(f"{b}.attn_k.bias", kv_dim),
+        (f"{b}.attn_v.weight", (e, kv_dim), s.q("attn_v")),
+        _norm(f"{b}.attn_v.bias", kv_dim),
+        (f"{b}.attn_output.weight", (q_dim, e), s.q("attn_output")),
+        _norm(f"{b}.attn_output.bias", e),
+        _norm(f"{b}.attn_sinks.weight", s.n_head),
+        _norm(f"{b}.post_attention_norm.weight", e),
+        (f"{b}.ffn_gate_inp.weight", (e, n_exp), "F32"),
+        _norm(f"{b}.ffn_gate_inp.bias", n_exp),
+        (f"{b}.ffn_gate_exps.weight", (e, f, n_exp), s.q("ffn_gate")),
+        (f"{b}.ffn_gate_exps.bias", (f, n_exp), "F32"),
+        (f"{b}.ffn_up_exps.weight", (e, f, n_exp), s.q("ffn_up")),
+        (f"{b}.ffn_up_exps.bias", (f, n_exp), "F32"),
+        (f"{b}.ffn_down_exps.weight", (f, e, n_exp), s.q("ffn_down")),
+        (f"{b}.ffn_down_exps.bias", (e, n_exp), "F32"),
+    ]
+
+
+# Architectures whose blocks differ from the llama layout in more than a tensor or two.
+_BLOCKS = {"gptneox": _gptneox_block, "glm4": _glm4_block, "gpt-oss": _gpt_oss_block}
+
+
 def shape_tensors(s: ModelShape) -> list[TensorSpec]:
     """The tensor list llama.cpp's loader expects for ``s.arch``, in GGUF (ne0-first) order."""
     e, hd = s.n_embd, s.hd
@@ -82,6 +151,10 @@ def shape_tensors(s: ModelShape) -> list[TensorSpec]:
     out: list[TensorSpec] = [("token_embd.weight", (e, s.n_vocab), s.q("token_embd"))]
     for i in range(s.n_layer):
         b = f"blk.{i}"
+        block = _BLOCKS.get(s.arch)
+        if block is not None:
+            out += block(s, b)
+            continue
         out.append(_norm(f"{b}.attn_norm.weight", e))
         recurrent = s.arch == "qwen35" and (i + 1) % s.full_attention_interval != 0
         if recurrent:
@@ -134,6 +207,8 @@ def shape_tensors(s: ModelShape) -> list[TensorSpec]:
         if s.arch in ("gemma2", "gemma3"):
             out.append(_norm(f"{b}.post_ffw_norm.weight", e))
     out.append(_norm("output_norm.weight", e))
+    if s.arch == "gptneox":
+        out.append(_norm("output_norm.bias", e))
     if not s.tie_embeddings:
         out.append(("output.weight", (e, s.n_vocab), s.q("output")))
     return out
@@ -161,7 +236,7 @@ def shape_metadata(s: ModelShape) -> dict[str, Any]:
         f"{a}.attention.head_count_kv": typed(s.n_head_kv, _U32),
         f"{a}.attention.key_length": typed(s.hd, _U32),
         f"{a}.attention.value_length": typed(s.hd, _U32),
-        f"{a}.rope.dimension_count": typed(s.hd, _U32),
+        f"{a}.rope.dimension_count": typed(s.n_rot or s.hd, _U32),
         f"{a}.rope.freq_base": typed(1_000_000.0, _F32),
         f"{a}.attention.layer_norm_rms_epsilon": typed(1e-6, _F32),
         "general.quantization_version": typed(2, _U32),
@@ -180,6 +255,10 @@ def shape_metadata(s: ModelShape) -> dict[str, Any]:
         md[f"{a}.expert_feed_forward_length"] = typed(s.n_ff_exp, _U32)
     if s.n_swa:
         md[f"{a}.attention.sliding_window"] = typed(s.n_swa, _U32)
+    if a == "gptneox":
+        # LayerNorm, not RMSNorm, and the parallel residual of the Pythia family.
+        md[f"{a}.attention.layer_norm_epsilon"] = typed(1e-5, _F32)
+        md[f"{a}.use_parallel_residual"] = True
     if a == "qwen35":
         # Partial rotary (a quarter of the head) split into M-RoPE sections, as the converter writes.
         md[f"{a}.rope.dimension_count"] = typed(s.hd // 4, _U32)
