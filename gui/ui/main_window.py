@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
     QProgressBar,
     QPushButton,
     QScrollArea,
+    QSizePolicy,
     QSplitter,
     QStyle,
     QSystemTrayIcon,
@@ -128,6 +129,8 @@ class MainWindow(QMainWindow):
         self.plan_panel = PlanPanel(self, simulated=simulate)
         plan_box = QGroupBox("Memory plan", self)
         QVBoxLayout(plan_box).addWidget(self.plan_panel)
+        # The plan takes the height it needs and no more; the rest goes to the library and settings.
+        plan_box.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Maximum)
 
         self.load_button = QPushButton("&Load", self)
         self.load_button.setAccessibleName("Load model")
@@ -184,7 +187,6 @@ class MainWindow(QMainWindow):
         chat_split.addWidget(self.chat)
         chat_split.setStretchFactor(1, 1)
         # On a narrow window the chat list gives way first (drag it back), never the chat itself.
-        self.history.setMinimumWidth(1)
         chat_split.setCollapsible(0, True)
         chat_split.setCollapsible(1, False)
         chat_split.setSizes([200, 520])
@@ -378,7 +380,7 @@ class MainWindow(QMainWindow):
                 self.bridge.client.start()
             self._verify_request = self.bridge.client.dry_run(entry.path, self.params.settings())
         except (ValueError, EngineUnavailable) as exc:
-            self.plan_panel.verify_label.setText(f"Cannot verify: {exc}")
+            self.plan_panel.say_verify(f"Cannot verify: {exc}")
             return
         self.plan_panel.show_verify(None, pending=True)
 

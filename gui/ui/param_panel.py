@@ -41,14 +41,18 @@ class ParamRow:
         self.pin.setCheckable(True)
         self.pin.setAccessibleName(f"Pin {spec.label}")
         self.pin.toggled.connect(self._pin_toggled)
+        self._pin_toggled(True)
+        self.pin.setMinimumWidth(self.pin.sizeHint().width())  # as wide pinned as not: nothing moves
         self._pin_toggled(False)
+        self.slider.setMinimumWidth(48)
         self.slider.valueChanged.connect(self._slider_moved)
         self.spin.valueChanged.connect(self._spin_changed)
         self.set_maximum(spec.maximum)
 
     def _pin_toggled(self, pinned: bool) -> None:
         what = self.spec.label.lower()
-        self.pin.setText("📌 pinned" if pinned else "pin")
+        self.pin.setText("pinned" if pinned else "pin")
+        self.pin.setStyleSheet("font-weight: bold; color: #1f5fbf" if pinned else "")
         self.pin.setToolTip(
             f"Pinned: auto-fit leaves {what} as it is. Click to let auto-fit change it."
             if pinned
@@ -111,13 +115,8 @@ class ParamPanel(QWidget):
         self.rows: dict[str, ParamRow] = {}
         self.choices: dict[str, QComboBox] = {}
         self.switches: dict[str, QCheckBox] = {}
-        # Numbers get a slider row each; choices and switches sit two to a row beneath them, so the
-        # memory plan below stays in view.
-        pairs = QGridLayout()
-        pairs.setContentsMargins(0, 0, 0, 0)
-        pairs.setColumnStretch(1, 1)
-        pairs.setColumnStretch(3, 1)
-        n_rows = n_pairs = 0
+        # A row per setting: a slider row for a number, a list for a choice, a box for a switch.
+        n_rows = 0
         for spec in (s for s in LOAD_SPECS if s.panel):
             if isinstance(spec, IntSpec):
                 row = ParamRow(spec, self)
@@ -128,32 +127,28 @@ class ParamPanel(QWidget):
                 row.spin.valueChanged.connect(self._emit)
                 row.spin.clamped.connect(lambda typed, value, row=row: self.say(row.clamped_words(typed, value)))
                 self.rows[spec.key] = row
-                n_rows += 1
-                continue
-            line, column = divmod(n_pairs, 2)
-            n_pairs += 1
-            if isinstance(spec, ChoiceSpec):
+            elif isinstance(spec, ChoiceSpec):
                 combo = choice_box(spec, self)
                 label = QLabel(spec.label, self)
                 label.setToolTip(spec.help)
-                label.setWordWrap(True)  # a narrow window wraps "K cache type" rather than widening
-                pairs.addWidget(label, line, 2 * column)
-                pairs.addWidget(combo, line, 2 * column + 1)
+                label.setWordWrap(True)  # a narrow window wraps "Flash attention" rather than cutting it
+                grid.addWidget(label, n_rows, 0)
+                grid.addWidget(combo, n_rows, 1, 1, 3)
                 combo.currentTextChanged.connect(self._emit)
                 self.choices[spec.key] = combo
             elif isinstance(spec, BoolSpec):
                 box = check_box(spec, self)
-                pairs.addWidget(box, line, 2 * column, 1, 2)
+                grid.addWidget(box, n_rows, 0, 1, 4)
                 box.toggled.connect(self._emit)
                 self.switches[spec.key] = box
-        grid.addLayout(pairs, n_rows, 0, 1, 4)
+            n_rows += 1
         # A typed value brought into range is said here, not changed silently.
         self.note = plain_label(parent=self)
         self.note.setWordWrap(True)
         self.note.setStyleSheet("color: #8a5300")
         self.note.setAccessibleName("Load settings note")
         self.note.hide()
-        grid.addWidget(self.note, n_rows + 1, 0, 1, 4)
+        grid.addWidget(self.note, n_rows, 0, 1, 4)
         self.set_settings(settings)
 
     def set_model_limits(self, n_layer: int | None, context_length: int | None) -> None:

@@ -83,6 +83,9 @@ class PlanPanel(QWidget):
         self.plan: Plan | None = None
         self.target_combo = QComboBox(self)
         self.target_combo.setAccessibleName("Plan for device")
+        # Long card names are cut in the closed box (the list shows them whole), so they never widen the window.
+        self.target_combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.target_combo.setMinimumContentsLength(18)
         self.custom_vram = int_box(CUSTOM_VRAM, self)
         self.custom_bw = float_box(CUSTOM_BANDWIDTH, self)
         self.custom_labels = [QLabel(spec.label, self) for spec in (CUSTOM_VRAM, CUSTOM_BANDWIDTH)]
@@ -104,6 +107,7 @@ class PlanPanel(QWidget):
         self.verify_label = TextArea(2, self)  # llama.cpp's messages
         self.verify_label.setAccessibleName("Verify result")
         self.verify_label.setStyleSheet("color: #444")
+        self.verify_label.hide()
 
         top = QGridLayout()
         top.addWidget(QLabel("Plan for", self), 0, 0)
@@ -263,8 +267,13 @@ class PlanPanel(QWidget):
         self, result: p.DryRunResult | None, pending: bool = False, compared: Plan | None = None, note: str = ""
     ) -> None:
         if pending:
-            self.verify_label.setText("Asking llama.cpp for its dry run…")
+            self.say_verify("Asking llama.cpp for its dry run…")
         elif result is None:
-            self.verify_label.setText("")
+            self.say_verify("")
         else:
-            self.verify_label.setText(format_verify(result, compared, note))
+            self.say_verify(format_verify(result, compared, note))
+
+    def say_verify(self, text: str) -> None:
+        """The dry run's words; the region takes room only once there is something to read in it."""
+        self.verify_label.setText(text)
+        self.verify_label.setVisible(bool(text))
