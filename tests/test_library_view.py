@@ -5,6 +5,7 @@ to a first model (the demo fetch, a folder, Hugging Face)."""
 from __future__ import annotations
 
 import threading
+from html import escape as html_escape
 from pathlib import Path
 
 import pytest
@@ -155,6 +156,23 @@ def test_bad_files_are_listed_with_their_size_on_disk_and_the_reason(qtbot, tmp_
     assert rows["mmproj.gguf"].text(1) == "unsupported" and "vision projector" in rows["mmproj.gguf"].toolTip(0)
     notes = rows["notes.gguf"].toolTip(2)
     assert "Cannot use this file" in notes and "not a GGUF file" in notes
+    picker.close()
+
+
+def test_file_names_and_reasons_are_shown_as_written(qtbot, tmp_path: Path) -> None:
+    # Markup in a file name (a "/" cannot be in one) must stay text: in the tree, as drawn, in tooltips.
+    folder = tmp_path / "models"
+    folder.mkdir()
+    good, bad = "<i>tilted<i>-Q4_K_M.gguf", "<img src=x.png><b>bold.gguf"
+    tiny(folder / good)
+    (folder / bad).write_bytes(b"not a model")
+    picker = open_picker(qtbot, folder)
+    for name in (good, bad):
+        item = file_item(picker, name)
+        assert item.text(0) == name and picker.shown_name(item) == name
+        assert all(html_escape(name) in item.toolTip(c) for c in range(4))
+        assert all(name not in item.toolTip(c) for c in range(4))
+    picker.grab()
     picker.close()
 
 
