@@ -13,7 +13,8 @@ name falls back to the file name with its quant and split suffixes stripped. A s
 (``-00001-of-00003.gguf``) is one variant, its parts read together.
 
 Files that cannot be used (corrupt, truncated, not GGUF, an architecture llama.cpp does not know)
-are kept as entries with an ``error`` so the window can list them with the reason.
+are kept as entries with an ``error`` so the window can list them with the reason, and with the size
+the listing found on disk (all parts, for a split set).
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ __all__ = [
     "group_entries",
     "group_key",
     "known_architectures",
+    "split_quant_suffix",
     "strip_quant_suffix",
     "variants_of",
 ]
@@ -78,6 +80,14 @@ def strip_quant_suffix(stem: str) -> str:
         if stripped == text or not stripped:
             return text
         text = stripped
+
+
+def split_quant_suffix(name: str) -> tuple[str, str]:
+    """``"Qwen3.5-27B-Q4_K_M.gguf"`` → ``("Qwen3.5-27B", "-Q4_K_M.gguf")``: the model part, and the quant,
+    split and extension suffixes a shortened name must keep. Without a quant suffix the tail is the rest
+    after the model part (``".gguf"``)."""
+    head = strip_quant_suffix(name)
+    return (head, name[len(head) :]) if name.startswith(head) else (name, "")
 
 
 def _shape_signature(header: GGUFHeader) -> str:
@@ -219,7 +229,15 @@ def _candidates(folder: Path) -> dict[Path, _Signature]:
     return found
 
 
-def _describe(path: Path) -> ModelEntry:
+def _describe(path: Path, signature: _Signature) -> ModelEntry:
+    entry = _read(path)
+    if entry.error is None:
+        return entry
+    # The listing has just stat'ed every part; reading may have failed before it learnt any size.
+    return replace(entry, size_bytes=sum(size for _, size, _ in signature))
+
+
+def _read(path: Path) -> ModelEntry:
     try:
         entry = describe_file(path)
     except Exception as exc:  # a reader bug must cost one file, not the scanning thread
@@ -371,7 +389,7 @@ class Library:
                     new[path] = hit
                     continue
                 (added if hit is None else changed).append(path)
-                new[path] = _Cached(sig, _describe(path))
+                new[path] = _Cached(sig, _describe(path, sig))
             removed = sorted(p for p in old if p not in found)
             entries = {p: c.entry for p, c in new.items()}
             groups = group_entries(entries.values()) if (added or changed or removed or not self._scans) else None

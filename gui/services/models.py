@@ -1,4 +1,8 @@
-"""Model files on disk: what the picker lists, read from GGUF headers only."""
+"""Model files on disk: what the picker lists, read from GGUF headers only.
+
+An entry carries the header's quant name checked against its tensors (``quant_check``); a file that
+cannot be used keeps its size on disk where it can be read.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gui.core.gguf_reader import GGUFError, GGUFHeader, parse_split_name, read_model
+from gui.core.quant_check import QuantCheck, check_quant
 
 
 @dataclass(frozen=True)
@@ -28,6 +33,7 @@ class ModelEntry:
     type_mix: tuple[tuple[str, int], ...] = ()  # bytes per ggml type, largest first
     # Why the file can be planned but not loaded (cut short, or a header without weights); "" when it can.
     not_loadable: str = ""
+    quant_check: QuantCheck | None = None  # the header's quant name against its tensors; None for errors
 
     @property
     def usable(self) -> bool:
@@ -37,11 +43,14 @@ class ModelEntry:
 def describe_file(path: Path) -> ModelEntry:
     try:
         header = read_model(path)
-    except GGUFError as exc:
-        size = path.stat().st_size if path.exists() else 0
-        return ModelEntry(path=path, name=path.name, size_bytes=size, error=str(exc))
-    except OSError as exc:
-        return ModelEntry(path=path, name=path.name, size_bytes=0, error=f"{path.name}: {exc.strerror or exc}")
+    except (GGUFError, OSError) as exc:
+        # A file that cannot be opened (no permission) usually still has a size to show.
+        try:
+            size = path.stat().st_size
+        except OSError:
+            size = 0
+        error = str(exc) if isinstance(exc, GGUFError) else f"{path.name}: {exc.strerror or exc}"
+        return ModelEntry(path=path, name=path.name, size_bytes=size, error=error)
     split = parse_split_name(path.name)
     return ModelEntry(
         path=path,
@@ -58,6 +67,7 @@ def describe_file(path: Path) -> ModelEntry:
         has_chat_template=header.has_chat_template,
         type_mix=tuple(header.type_mix.items()),
         not_loadable=_not_loadable(path, header),
+        quant_check=check_quant(header),
     )
 
 

@@ -232,6 +232,10 @@ class MainWindow(QMainWindow):
         self.picker.selected.connect(self._model_selected)
         self.rescan_button.clicked.connect(lambda: self.picker.rescan())
         self.add_folder_button.clicked.connect(self._add_folder_clicked)
+        self.picker.add_folder_requested.connect(self._add_folder_clicked)
+        self.picker.hub_requested.connect(lambda: self.tabs.setCurrentWidget(self.models_tab))
+        self.picker.hub_requested.connect(self.models_tab.focus_repository)
+        self.picker.message.connect(lambda text: self.statusBar().showMessage(text, 15000))
         self.models_tab.local_chosen.connect(self._quant_chosen)
         self.models_tab.download_finished.connect(self._downloaded)
         self.tabs.currentChanged.connect(lambda _: self._refresh_quants())  # at once: the tab is being shown

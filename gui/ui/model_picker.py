@@ -1,23 +1,44 @@
 """The model library as a tree: one entry per model, its quants (and split files) beneath it.
 
 The library scans its folders on its own thread, noticing files added or removed; this widget only
-shows what it reports.
+shows what it reports. A file name too long for its column loses the end of its model part, never its
+quant ("Qwen3.5-27B-Inst…-Q4_K_M.gguf"), and the column never gets too narrow for that. The quant
+column shows the header's quant name checked against the tensors, marked when they contradict it; a
+file that cannot be used is listed with its size on disk and the reason. Clicking a model's name
+selects its first file. With no GGUF file in any folder, the tree gives way to an explanation of how
+to get a model (gui/ui/library_empty.py).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QFont, QIcon
-from PySide6.QtWidgets import QHeaderView, QStyle, QTreeWidget, QTreeWidgetItem, QWidget
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt, Signal
+from PySide6.QtGui import QColor, QFont, QFontMetrics, QIcon, QMouseEvent, QPainter, QResizeEvent
+from PySide6.QtWidgets import (
+    QApplication,
+    QHeaderView,
+    QStyle,
+    QStyledItemDelegate,
+    QStyleOptionViewItem,
+    QTreeWidget,
+    QTreeWidgetItem,
+    QWidget,
+)
 
-from gui.services.library import Library, LibraryChange, ModelGroup
+from gui.services.library import Library, LibraryChange, ModelGroup, split_quant_suffix
 from gui.services.models import ModelEntry
+from gui.ui.library_empty import EmptyLibrary
 from gui.ui.plain import plain_tip
+
+DOUBT_COLOUR = QColor("#b35c00")  # a quant name the tensors contradict
+MARK = "⚠"  # beside that name, and beside the size of a file that can be planned but not loaded
 
 
 def human_size(n_bytes: int) -> str:
+    """Like "15.87 GiB" or "293 MiB"; under a MiB in KiB or bytes, since "0 MiB" would read as empty."""
+    if n_bytes < 1 << 20:
+        return f"{n_bytes:,} bytes" if n_bytes < 1 << 10 else f"{n_bytes / (1 << 10):.0f} KiB"
     gib = n_bytes / (1 << 30)
     return f"{gib:.2f} GiB" if gib >= 1 else f"{n_bytes / (1 << 20):.0f} MiB"
 
@@ -39,32 +60,91 @@ def describe_group(group: ModelGroup) -> str:
     return " · ".join(p for p in parts if p)
 
 
+def elide_file_name(name: str, metrics: QFontMetrics, width: int) -> str:
+    """``name`` shortened to ``width`` pixels with its quant suffix whole: the model part loses its end
+    first ("Qwen3.5-27B-Inst…-Q4_K_M.gguf"), then all of it ("…Q4_K_M.gguf": the picker keeps its name
+    column at least that wide). Qt's own middle elision would cut into the quant."""
+    if metrics.horizontalAdvance(name) <= width:
+        return name
+    head, tail = split_quant_suffix(name)
+    cut = metrics.elidedText(head, Qt.TextElideMode.ElideRight, width - metrics.horizontalAdvance(tail))
+    if cut.rstrip("…"):  # at least one character of the model part still fits
+        return cut + tail
+    return "…" + tail.lstrip("-._ ")
+
+
+class FileNameDelegate(QStyledItemDelegate):
+    """Draws the file name cells with :func:`elide_file_name`; every other cell as usual."""
+
+    def fitted_text(self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex) -> str:
+        """The text the cell at ``index`` shows in ``option.rect``."""
+        opt = QStyleOptionViewItem(option)
+        self.initStyleOption(opt, index)
+        return self._fit(opt, index)
+
+    def paint(
+        self, painter: QPainter, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex
+    ) -> None:
+        opt = QStyleOptionViewItem(option)
+        self.initStyleOption(opt, index)
+        opt.text = self._fit(opt, index)
+        _style(opt).drawControl(QStyle.ControlElement.CE_ItemViewItem, opt, painter, opt.widget)
+
+    @staticmethod
+    def _fit(opt: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex) -> str:
+        if not isinstance(index.data(Qt.ItemDataRole.UserRole), ModelEntry):
+            return opt.text  # a model's name: the view's own elision
+        style = _style(opt)
+        text_rect = style.subElementRect(QStyle.SubElement.SE_ItemViewItemText, opt, opt.widget)
+        # The style keeps a margin on either side of the text it draws inside that rectangle.
+        margin = style.pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin, None, opt.widget) + 1
+        return elide_file_name(opt.text, opt.fontMetrics, text_rect.width() - 2 * margin)
+
+
+def _style(opt: QStyleOptionViewItem) -> QStyle:
+    return opt.widget.style() if opt.widget is not None else QApplication.style()
+
+
 class ModelPicker(QTreeWidget):
     selected = Signal(object)  # ModelEntry or None
     scanned = Signal(list)  # list[ModelEntry] (every file, errors too), after each scan that found a change
+    add_folder_requested = Signal()  # from the empty library's button
+    hub_requested = Signal()  # likewise: find a model on Hugging Face
+    message = Signal(str)  # an outcome for the window's status line (the demo model's fetch)
     _changed = Signal(object)  # LibraryChange, from the library's thread
 
     COLUMNS = ("Model / file", "Quant", "Size", "BPW")
 
     def __init__(self, library: Library, folder: Path, parent: QWidget | None = None) -> None:
-        """Shows what ``library`` finds; ``folder`` is the default models folder, named when it is empty."""
+        """Shows what ``library`` finds; ``folder`` is the default models folder, where the empty library
+        puts the demo model."""
         super().__init__(parent)
         self.folder = folder
         self.entries: list[ModelEntry] = []
         self.groups: list[ModelGroup] = []
         self._want: Path | None = None
         self._loaded: Path | None = None
+        self._name_floor = 0  # pixels the name column needs to keep every quant in view
         self.library = library
         library.set_listener(self._changed.emit)
         self.setHeaderLabels(self.COLUMNS)
         self.setAccessibleName("Model files")
-        self.setTextElideMode(Qt.TextElideMode.ElideMiddle)  # keep the quant suffix of long file names
+        self.names = FileNameDelegate(self)
+        self.setItemDelegateForColumn(0, self.names)
         header = self.header()
+        header.setStretchLastSection(False)  # the file names get the room, not the bits per weight
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         for col in range(1, len(self.COLUMNS)):
             header.setSectionResizeMode(col, QHeaderView.ResizeMode.ResizeToContents)
+        self.empty = EmptyLibrary(folder, self)
+        self.empty.hide()
         self.itemSelectionChanged.connect(self._selection_changed)
+        self.itemActivated.connect(self._select_first_file)  # Enter on a model's name
         self._changed.connect(self._show)
+        self.empty.add_folder_requested.connect(self.add_folder_requested)
+        self.empty.hub_requested.connect(self.hub_requested)
+        self.empty.message.connect(self.message)
+        self.empty.demo_ready.connect(lambda path: self.rescan(select=path))
 
     @property
     def folders(self) -> list[Path]:
@@ -99,47 +179,134 @@ class ModelPicker(QTreeWidget):
         for group in change.groups:
             top = QTreeWidgetItem([group.name, "", "", ""])
             top.setFont(0, bold)
-            top.setToolTip(0, plain_tip(describe_group(group)))
-            top.setFlags(top.flags() & ~Qt.ItemFlag.ItemIsSelectable)
+            top.setToolTip(0, plain_tip(f"{describe_group(group)}\n\nClick to select its first file."))
+            top.setFlags(top.flags() & ~Qt.ItemFlag.ItemIsSelectable)  # a click selects a file instead
             top.setFirstColumnSpanned(False)
             self.addTopLevelItem(top)
             for entry in group.variants:
-                item = QTreeWidgetItem(
-                    [
-                        entry.path.name,
-                        entry.quant or "",
-                        human_size(entry.size_bytes),
-                        f"{entry.bits_per_weight:.2f}" if entry.bits_per_weight else "",
-                    ]
-                )
-                item.setData(0, Qt.ItemDataRole.UserRole, entry)
-                words = f"{describe_group(group)}\n{entry.path}"
-                if entry.not_loadable:
-                    words += f"\n\n{entry.not_loadable.capitalize()}."
-                    item.setText(2, f"{human_size(entry.size_bytes)} ⚠")
-                    for col in range(len(self.COLUMNS)):
-                        item.setForeground(col, Qt.GlobalColor.darkGray)
-                tip = plain_tip(words)
-                for col in range(len(self.COLUMNS)):
-                    item.setToolTip(col, tip)
+                item = self._file_item(group, entry)
                 top.addChild(item)
                 if chosen is None or entry.path == want:
                     chosen = item
             top.setExpanded(True)
         for entry in change.errors:
-            item = QTreeWidgetItem([entry.path.name, "error", human_size(entry.size_bytes), ""])
-            item.setData(0, Qt.ItemDataRole.UserRole, entry)
-            for col in range(len(self.COLUMNS)):
-                item.setToolTip(col, plain_tip(f"Cannot use this file: {entry.error}"))
-            item.setForeground(0, Qt.GlobalColor.darkRed)
-            item.setFlags(item.flags() & ~Qt.ItemFlag.ItemIsSelectable)
-            self.addTopLevelItem(item)
+            self.addTopLevelItem(self._error_item(entry))
         self.blockSignals(False)
+        self._show_empty(not self.entries)
         self._show_loaded()
+        self._name_floor = self._narrowest([e.path.name for e in self.entries])
+        self._fit_name_column()
         if chosen is not None:
             self.setCurrentItem(chosen)
         self._selection_changed()
         self.scanned.emit(self.entries)
+
+    def _file_item(self, group: ModelGroup, entry: ModelEntry) -> QTreeWidgetItem:
+        check = entry.quant_check
+        doubt = check.problem if check is not None else ""
+        quant = check.label if check is not None else entry.quant or ""
+        item = QTreeWidgetItem(
+            [
+                entry.path.name,
+                f"{quant} {MARK}" if doubt else quant,
+                human_size(entry.size_bytes),
+                f"{entry.bits_per_weight:.2f}" if entry.bits_per_weight else "",
+            ]
+        )
+        item.setData(0, Qt.ItemDataRole.UserRole, entry)
+        words = f"{describe_group(group)}\n{entry.path}"
+        if entry.not_loadable:
+            words += f"\n\n{entry.not_loadable.capitalize()}."
+            item.setText(2, f"{human_size(entry.size_bytes)} {MARK}")
+            for col in range(len(self.COLUMNS)):
+                item.setForeground(col, Qt.GlobalColor.darkGray)
+        if doubt:
+            words += f"\n\n{doubt}"
+            item.setForeground(1, DOUBT_COLOUR)
+        tip = plain_tip(words)
+        for col in range(len(self.COLUMNS)):
+            item.setToolTip(col, tip)
+        return item
+
+    def _error_item(self, entry: ModelEntry) -> QTreeWidgetItem:
+        # No header: corrupt, cut short or not GGUF. A header: a model llama.cpp cannot run (see the tip).
+        why = "unreadable" if entry.header is None else "unsupported"
+        item = QTreeWidgetItem([entry.path.name, why, human_size(entry.size_bytes), ""])
+        item.setData(0, Qt.ItemDataRole.UserRole, entry)
+        tip = plain_tip(f"Cannot use this file: {entry.error}\n{entry.path}")
+        for col in range(len(self.COLUMNS)):
+            item.setToolTip(col, tip)
+        item.setForeground(0, Qt.GlobalColor.darkRed)
+        item.setForeground(1, Qt.GlobalColor.darkRed)
+        item.setFlags(item.flags() & ~Qt.ItemFlag.ItemIsSelectable)
+        return item
+
+    def _show_empty(self, empty: bool) -> None:
+        """No GGUF file in any folder: how to get one, in place of an empty tree."""
+        self.empty.setVisible(empty)
+        if empty:
+            self.empty.setGeometry(self.contentsRect())
+            self.empty.raise_()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self.empty.setGeometry(self.contentsRect())  # the explanation covers the whole tree
+        self._fit_name_column()
+
+    def _narrowest(self, names: list[str]) -> int:
+        """The width the name column needs for each name's shortest form ("…Q4_K_M.gguf"), in bold (the
+        loaded file's font), with the loaded mark, at a file's depth in the tree."""
+        if not names:
+            return 0
+        bold = QFont(self.font())
+        bold.setBold(True)
+        metrics = QFontMetrics(bold)
+        shortest = [elide_file_name(name, metrics, 0) for name in names]
+        margin = self.style().pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin, None, self) + 1
+        mark = (
+            self.iconSize().width()
+            if self.iconSize().isValid()
+            else self.style().pixelMetric(QStyle.PixelMetric.PM_SmallIconSize, None, self)
+        )
+        return max(metrics.horizontalAdvance(n) for n in shortest) + 2 * self.indentation() + mark + 4 * margin
+
+    def _fit_name_column(self) -> None:
+        """The name column stretches, but never below what keeps every quant in view: when the tree is
+        narrower than that, the other columns scroll instead."""
+        header = self.header()
+        others = sum(header.sectionSize(c) for c in range(1, len(self.COLUMNS)))
+        if self.viewport().width() - others >= self._name_floor:
+            header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        else:
+            header.setSectionResizeMode(0, QHeaderView.ResizeMode.Interactive)
+            header.resizeSection(0, self._name_floor)
+
+    def mousePressEvent(self, event: QMouseEvent) -> None:
+        # Handled before the view's own press, which would first clear the selection (a model's name
+        # cannot be selected) and report "nothing selected" for an instant. The branch arrow, left of
+        # the name, still expands and collapses.
+        item = self.itemAt(event.position().toPoint())
+        if (
+            item is not None
+            and event.button() == Qt.MouseButton.LeftButton
+            and event.position().x() >= self.visualRect(self.indexFromItem(item, 0)).left()
+            and self._select_first_file(item)
+        ):
+            self.setFocus(Qt.FocusReason.MouseFocusReason)
+            event.accept()
+            return
+        super().mousePressEvent(event)
+
+    def _select_first_file(self, item: QTreeWidgetItem, _column: int = 0) -> bool:
+        """A model's name row selects its first file that can be loaded (or its first file); False for
+        any other row."""
+        if item.parent() is not None or item.childCount() == 0:
+            return False
+        files = [c for i in range(item.childCount()) if (c := item.child(i)) is not None]
+        loadable = [c for c in files if not c.data(0, Qt.ItemDataRole.UserRole).not_loadable]
+        item.setExpanded(True)
+        self.setCurrentItem((loadable or files)[0])
+        return True
 
     def mark_loaded(self, path: Path | None) -> None:
         """Show which file the engine has loaded (bold, with a mark), or none."""
@@ -191,5 +358,14 @@ class ModelPicker(QTreeWidget):
     def _selection_changed(self) -> None:
         self.selected.emit(self.current())
 
+    def shown_name(self, item: QTreeWidgetItem) -> str:
+        """The file name as drawn now, at the column's width."""
+        option = QStyleOptionViewItem()
+        self.initViewItemOption(option)
+        index = self.indexFromItem(item, 0)
+        option.rect = self.visualRect(index)
+        return self.names.fitted_text(option, index)
+
     def shutdown(self) -> None:
+        self.empty.shutdown()
         self.library.stop()

@@ -16,7 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -297,6 +297,11 @@ class ModelsTab(QWidget):
             words = f"The token could not be set up ({type(words).__name__})"
         self.token_status.setText(str(words))
         self.token_checked.emit()
+
+    def focus_repository(self) -> None:
+        """Put the cursor in the repository field, ready for an ``owner/name``."""
+        self.repo.setFocus(Qt.FocusReason.OtherFocusReason)
+        self.repo.selectAll()
 
     def list_repo(self) -> None:
         try:
