@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
 from gui import __version__
 from gui.core import protocol as p
 from gui.core.chat import Conversation
+from gui.core.chat_formats import format_label
 from gui.core.llama_log import Failure
 from gui.core.load_state import LoadState, Phase
 from gui.core.params import LoadSettings, describe
@@ -554,7 +555,7 @@ class MainWindow(QMainWindow):
             self._after_failure = ""
         self.load_status.setText(
             f"Loaded {state.model.name} in {event.load_ms / 1000:.1f} s: context {event.n_ctx}, "
-            f"{event.n_layer} layers, chat template: {event.chat_template}.{offload}"
+            f"{event.n_layer} layers, chat format: {format_label(event.chat_format)}.{offload}"
         )
         # What was sent with the load, not what the sliders show now: they may have moved since.
         self._remember_load(state.model, state.settings)
