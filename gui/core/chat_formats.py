@@ -6,14 +6,14 @@ for its built-in versions (``llama_chat_builtin_templates``), and the templates 
 as those built-ins do (``llm_chat_apply_template`` in llama.cpp's src/llama-chat.cpp). Like them they do
 not write the BOS token: the tokenizer adds it when the vocabulary asks for one.
 
-Which format a model speaks is read from two places when its file does not say:
+Which format a model speaks is read from two places:
 
 - **its template text**, the way llama.cpp's ``llm_chat_detect_template`` recognises a family by the
   markers the text contains (:func:`detect_format`): for a model's own template this tells which text
   ends its turns;
-- **its vocabulary**: a model trained on a format has that format's turn markers as special tokens
-  (:func:`format_from_vocab`). The question is asked once per marker, a dozen short strings in all, so
-  the cost does not grow with the vocabulary.
+- **its vocabulary**, when the file has no usable template: a model trained on a format has that
+  format's turn markers as special tokens (:func:`format_from_vocab`). Each marker is asked about at most
+  once, a dozen short strings in all, so the cost does not grow with the vocabulary.
 """
 
 from __future__ import annotations
@@ -116,9 +116,9 @@ MISTRAL_V7_TEKKEN = ChatFormat(
     ("[SYSTEM_PROMPT]", "[/SYSTEM_PROMPT]", "[INST]", "[/INST]"),
 )
 
-# In the order the vocabulary is asked about them. ChatML comes first: no family's own vocabulary has
-# <|im_start|> but those trained on ChatML (Qwen, SmolLM), so finding it in, say, a Llama 3 vocabulary means
-# a fine-tune added it to train on ChatML, whatever the base model's own markers.
+# In the order the vocabulary is asked about them. ChatML comes first: only families trained on ChatML or a close
+# variant have <|im_start|> in their own vocabulary (Qwen, SmolLM, Phi-4), so finding it in, say, a Llama 3
+# vocabulary means a fine-tune added it to train on ChatML, whatever the base model's own markers.
 FORMATS: Mapping[str, ChatFormat] = {f.name: f for f in (CHATML, GEMMA, LLAMA3, PHI3, MISTRAL_V7_TEKKEN)}
 
 

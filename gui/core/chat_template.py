@@ -11,10 +11,11 @@ them add up to and the time it runs: a hostile or broken template fails with a C
 instead of hanging or exhausting memory.
 
 Without a usable template, :func:`choose_template` follows llama.cpp's own choice (``common_chat_templates_init``
-in its common/chat.cpp): the name ``llama_model_chat_template`` gives for a file without a template
-(a built-in format it picks for a few popular models), else the file's tool-use template. Where llama.cpp
-would then take ChatML whatever the model, the vocabulary is asked first: a model trained on Gemma's or
-Llama 3's turns has their markers as special tokens (gui/core/chat_formats.py). ChatML is the last resort.
+in its common/chat.cpp): the built-in format ``llama_model_chat_template`` names for a file without a
+template (it does for Mistral Small 3.1, whose files ship without one), else the file's tool-use template.
+Where llama.cpp would then take ChatML whatever the model, the vocabulary is asked first: a model trained
+on Gemma's or Llama 3's turns has their markers as special tokens (gui/core/chat_formats.py). ChatML is the
+last resort.
 """
 
 from __future__ import annotations
@@ -90,7 +91,7 @@ def choose_template(
 
     ``header_template``: ``llama_model_chat_template(model, NULL)``, the file's template or the name of the
     built-in format llama.cpp picks for it; ``tool_use``: the file's named ``tool_use`` template;
-    ``vocab_format``: the format whose turn markers the vocabulary has (:func:`format_from_vocab`);
+    ``vocab_format``: the format whose turn markers the vocabulary has (``gui.core.chat_formats.format_from_vocab``);
     ``builtin_names``: ``llama_chat_builtin_templates``, to tell a name from a template.
 
     Only parse errors make a template unusable here: one that parses but refuses a conversation at render
