@@ -54,7 +54,7 @@ def _template_child(index: int) -> dict[str, Any]:
     text = PAYLOADS[index].text(DEFAULT_LIMITS.max_output_chars)
     compiled, compile_ms, chosen = _outcome(lambda: choose_template(text))
     if chosen is not None and chosen.is_fallback:
-        compiled = f"fallback: {chosen.note[:90]}"
+        compiled = f"fallback: {chosen.reason[:90]}"
     rendered, render_ms, _ = _outcome(
         lambda: render_chat(text, [ChatMessage("user", "Hi")], bos_token="<s>", eos_token="</s>")
     )

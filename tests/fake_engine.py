@@ -2,7 +2,8 @@
 gui.services.engine_client.EngineClient, answered by a thread in this process, no llama.cpp.
 
 Loads read the real GGUF header (so layer counts are the file's) and can be held until the test
-releases them; replies stream a fixed text word by word with honest counts.
+releases them, and report the chat format a test sets; replies stream a fixed text word by word with
+honest counts, and every Generate is kept for a test to read what was asked.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from gui.core import protocol as p
+from gui.core.chat_formats import FORMATS, MODEL_FORMAT
 from gui.core.gguf_reader import read_model
 from gui.core.llama_log import describe_exit, explain_failure
 from gui.core.params import LoadSettings
@@ -37,6 +39,8 @@ class FakeEngine(EngineClient):
         self._death: tuple[int, tuple[str, ...], str] = (-9, (), "")
         self.frozen = False
         self.loads: list[tuple[str, LoadSettings]] = []  # every load sent, in order
+        self.requests: list[p.Generate] = []  # every Generate sent, in order
+        self.chat_format = (MODEL_FORMAT, "")  # what a load reports: the format chosen and why
         self.release = threading.Event()  # loads wait on it; set unless a test holds them
         self.release.set()
         self._inbox: queue.Queue[Any] = queue.Queue()
@@ -89,6 +93,8 @@ class FakeEngine(EngineClient):
             return
         if isinstance(command, p.Load):
             self.loads.append((command.model_path, LoadSettings.from_dict(command.settings)))
+        elif isinstance(command, p.Generate):
+            self.requests.append(command)
         self._inbox.put(command)
 
     # ---- the "worker" -----------------------------------------------------------------------
@@ -128,7 +134,7 @@ class FakeEngine(EngineClient):
         except Exception as exc:
             self._listener(p.LoadFailed(command.model_path, str(exc)))
             return None
-        loaded = p.Loaded(command.model_path, settings.n_ctx, n_layer, settings.n_gpu_layers, 1.0, "model")
+        loaded = p.Loaded(command.model_path, settings.n_ctx, n_layer, settings.n_gpu_layers, 1.0, *self.chat_format)
         self._listener(loaded)
         return loaded
 
@@ -136,6 +142,9 @@ class FakeEngine(EngineClient):
         rid = command.request_id
         if loaded is None:
             self._listener(p.GenerateFailed(rid, "no model is loaded"))
+            return
+        if command.chat_format and command.chat_format not in FORMATS:
+            self._listener(p.GenerateFailed(rid, f"unknown chat format {command.chat_format!r}", kind="template"))
             return
         started = time.perf_counter()
         n_prompt = sum(len(m.content.split()) + 4 for m in command.messages)

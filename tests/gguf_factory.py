@@ -6,6 +6,9 @@ Shapes here are in GGUF order, row length first (``ne[0], ne[1], ...``), the ord
 prints and ``TensorInfo.shape`` reports; GGUFWriter takes numpy order, so they are reversed on
 the way in.
 
+:func:`copy_gguf` rewrites a real model with some metadata keys left out (a model without its chat
+template, say), every other key and every tensor copied as they are.
+
 By default files are *sparse*: header and tensor infos are written, then the file is extended to
 its full size with ``truncate`` and no weight bytes are written. Such a file has the size and
 layout of a real model at a cost of a few kilobytes of disk, which is what a header reader and
@@ -26,6 +29,7 @@ import numpy as np
 from gguf import (
     GGML_QUANT_SIZES,
     GGMLQuantizationType,
+    GGUFReader,
     GGUFValueType,
     GGUFWriter,
     LlamaFileType,
@@ -35,6 +39,7 @@ __all__ = [
     "FTYPE_FOR_QUANT",
     "TensorSpec",
     "Typed",
+    "copy_gguf",
     "gguf_nbytes",
     "llama_like_metadata",
     "llama_like_tensors",
@@ -243,6 +248,37 @@ def write_split_gguf(
         raise ValueError(f"cannot spread {len(specs)} tensors evenly over {n_parts} parts")
     writer = _build_writer(Path(path), arch, metadata, specs, file_type, alignment, per_part)
     return _finish(writer, sparse)
+
+
+def copy_gguf(
+    source: str | os.PathLike[str], path: str | os.PathLike[str], *, drop: Iterable[str] = ()
+) -> Path:
+    """Write ``path`` as a copy of the GGUF file ``source`` without the metadata keys in ``drop``: every other
+    key with its own type, and every tensor with its type, shape and bytes, in the same order."""
+    reader = GGUFReader(source)
+    writer = GGUFWriter(path, reader.fields["general.architecture"].contents())
+    # The writer writes the architecture itself, and the alignment once it is told the value.
+    own = {"general.architecture", "general.alignment"}
+    if "general.alignment" in reader.fields:
+        writer.add_custom_alignment(reader.alignment)
+    dropped = set(drop)
+    for name, field in reader.fields.items():
+        if name.startswith("GGUF.") or name in own or name in dropped:  # "GGUF.*": the reader's header fields
+            continue
+        vtype = field.types[0]
+        if vtype == GGUFValueType.ARRAY and len(field.types) > 2:
+            raise NotImplementedError(f"{name}: arrays of arrays are not copied")
+        writer.add_key_value(name, field.contents(), vtype, field.types[-1] if vtype == GGUFValueType.ARRAY else None)
+    for tensor in reader.tensors:
+        data = tensor.data  # quantized data comes as bytes per row: the writer turns that back into elements
+        writer.add_tensor_info(tensor.name, data.shape, data.dtype, data.nbytes, tensor.tensor_type)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_ti_data_to_file()
+    for tensor in reader.tensors:
+        writer.write_tensor_data(tensor.data)
+    writer.close()
+    return Path(path)
 
 
 # -- llama-shaped models ------------------------------------------------------------------------

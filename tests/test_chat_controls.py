@@ -1,4 +1,5 @@
-"""The chat pane's controls on the real engine: regenerate, edit, copy, presets, context meter and overflow."""
+"""The chat pane's controls on the real engine: regenerate, edit, copy, presets, chat format, context meter and
+overflow."""
 
 from __future__ import annotations
 
@@ -52,6 +53,25 @@ def test_presets_fill_the_sampler_and_edits_make_it_custom(qtbot, demo_model: Pa
     assert win.chat.sampling.temperature == 1.0 and win.chat.sampling.top_k == 100
     panel.boxes["temperature"].setValue(0.55)
     assert panel.preset.currentText() == "Custom" and win.chat.sampling.temperature == 0.55
+    win.close()
+
+
+def test_the_pane_says_which_chat_format_is_in_use_and_why(qtbot, demo_model: Path) -> None:
+    engine = FakeEngine()
+    why = "No chat template in this file: formatting as Gemma (the vocabulary has Gemma's turn markers)."
+    engine.chat_format = ("gemma", why)
+    win = open_loaded(qtbot, demo_model, engine=engine)
+    chat = win.chat
+    assert not chat.format_note.isHidden() and chat.format_note.text() == why
+    assert "chat format: Gemma." in win.load_status.text()
+    assert "From the model: Gemma." in chat.format_box.toolTip()
+    chat.format_box.setCurrentIndex(chat.format_box.findData("chatml"))  # the user's own pick needs no reason
+    assert chat.format_note.isHidden()
+    chat.format_box.setCurrentIndex(0)
+    assert not chat.format_note.isHidden() and chat.format_note.text() == why
+    # A new chat still says it: it is about the model, not the conversation.
+    QTest.keyClick(chat.input, Qt.Key.Key_N, Qt.KeyboardModifier.ControlModifier)
+    assert not chat.format_note.isHidden()
     win.close()
 
 

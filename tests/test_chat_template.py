@@ -6,9 +6,8 @@ import threading
 
 import pytest
 
+from gui.core.chat_formats import CHATML, MODEL_FORMAT
 from gui.core.chat_template import (
-    CHATML_TEMPLATE,
-    FALLBACK_NOTE,
     ChatTemplateError,
     Limits,
     choose_template,
@@ -102,7 +101,9 @@ def test_smollm2_template_from_the_gguf(smollm_template: str):
         "<|im_start|>assistant\nHello!<|im_end|>\n"
         "<|im_start|>user\nWhat is 2+2?<|im_end|>\n"
     )
-    assert choose_template(smollm_template).source == "model"
+    chosen = choose_template(smollm_template)
+    assert chosen.format == MODEL_FORMAT and not chosen.reason
+    assert chosen.stops == ("<|im_end|>",)  # a ChatML family template: its turns end there
 
 
 def test_llama3_style_uses_bos_and_whitespace_control():
@@ -161,9 +162,10 @@ def test_generation_tag_renders_its_body():
 
 def test_chatml_fallback():
     chosen = choose_template(None)
-    assert chosen.is_fallback and chosen.text == CHATML_TEMPLATE and chosen.note == FALLBACK_NOTE
+    assert chosen.is_fallback and chosen.text == CHATML.template and chosen.format == "chatml"
+    assert chosen.reason.startswith("No chat template in this file: formatting as ChatML")
     assert choose_template("   ").is_fallback
-    assert render(CHATML_TEMPLATE, [SYSTEM, USER]) == (
+    assert render(CHATML.template, [SYSTEM, USER]) == (
         "<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHi there<|im_end|>\n<|im_start|>assistant\n"
     )
 
@@ -176,7 +178,7 @@ def test_syntax_error_is_one_line_and_choose_template_falls_back():
     assert message.startswith("the model's chat template failed: syntax error on line 1")
     assert "\n" not in message
     chosen = choose_template(broken)
-    assert chosen.is_fallback and "syntax error" in chosen.note and chosen.text == CHATML_TEMPLATE
+    assert chosen.is_fallback and "syntax error" in chosen.reason and chosen.text == CHATML.template
 
 
 def test_multi_line_raise_message_becomes_one_line():
@@ -231,7 +233,7 @@ def test_renders_concurrently_with_separate_budgets():
     results: dict[str, object] = {}
 
     def good() -> None:
-        results["good"] = render(CHATML_TEMPLATE, [USER] * 50)
+        results["good"] = render(CHATML.template, [USER] * 50)
 
     def bad() -> None:
         try:

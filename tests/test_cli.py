@@ -67,6 +67,7 @@ def test_chat_json_schema(demo_model: Path) -> None:
     assert data["settings"]["n_threads"] == 2 and data["settings"]["n_ctx"] == 1024
     assert data["engine"]["backend"] == "CPU" and data["engine"]["gpu_offload"] is False
     assert data["finish_reason"] in ("stop", "length")
+    assert data["chat_format"] == "model" and data["chat_format_reason"] == ""  # the file's own template
 
 
 @pytest.mark.parametrize(

@@ -1,12 +1,15 @@
-"""The real llama.cpp engine in its worker process, on the demo model."""
+"""The real llama.cpp engine in its worker process, on the demo model (and on a copy of it without its chat
+template)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
+from gguf_factory import copy_gguf
 
 from gui.core import protocol as p
+from gui.core.gguf_reader import read_header
 from gui.core.params import LoadSettings
 from gui.services.engine_client import EngineUnavailable, SyncEngine, WorkerExited
 
@@ -58,7 +61,7 @@ def test_load_reports_the_model(engine: SyncEngine, demo_model: Path) -> None:
     assert loaded.model_path == str(demo_model)
     assert loaded.n_ctx == 1024
     assert loaded.n_layer == 30  # SmolLM2-135M has 30 blocks
-    assert loaded.chat_template == "model"
+    assert loaded.chat_format == "model" and not loaded.chat_format_reason
 
 
 def test_every_token_arrives_in_order_before_done(engine: SyncEngine) -> None:
@@ -201,3 +204,64 @@ def test_parallel_slots_split_the_context_and_a_full_one_is_said(demo_model: Pat
         eng.client.generate((p.ChatMessage("user", " ".join(["word"] * 400)),), 8, GREEDY)
         event = eng.next_event(60)
         assert isinstance(event, p.GenerateFailed) and event.kind == "context_full" and event.n_ctx == 256
+
+
+# ---- a model whose file has no chat template ------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def untemplated(demo_model: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The demo model rewritten without ``tokenizer.chat_template``: every other key and tensor as it was, so
+    its vocabulary still has ChatML's turn markers as special tokens."""
+    path = tmp_path_factory.mktemp("models") / "SmolLM2-no-template.gguf"
+    copy_gguf(demo_model, path, drop=("tokenizer.chat_template",))
+    assert not read_header(path).has_chat_template
+    return path
+
+
+@pytest.fixture(scope="module")
+def bare_engine(untemplated: Path, tmp_path_factory: pytest.TempPathFactory):
+    with SyncEngine(log_dir=tmp_path_factory.mktemp("logs")) as eng:
+        eng.client.load(untemplated, SETTINGS)
+        eng.loaded = eng.expect(p.Loaded, 120)
+        yield eng
+
+
+def test_without_a_template_the_vocabularys_markers_choose_the_format(bare_engine: SyncEngine) -> None:
+    loaded = bare_engine.loaded  # llama.cpp loads the rewritten file
+    assert loaded.n_layer == 30
+    assert loaded.chat_format == "chatml"
+    assert loaded.chat_format_reason == (
+        "No chat template in this file: formatting as ChatML (the vocabulary has ChatML's turn markers)."
+    )
+
+
+def test_without_a_template_the_reply_ends_at_the_end_of_its_turn(bare_engine: SyncEngine) -> None:
+    question = (p.ChatMessage("user", "What is the capital of France?"),)
+    tokens, stats = collect(bare_engine, bare_engine.client.generate(question, 200, GREEDY))
+    text = "".join(t.text for t in tokens)
+    assert stats.finish_reason == "stop" and stats.n_gen < 200, text
+    assert "Paris" in text and "<|im" not in text
+
+
+def test_a_marker_written_as_plain_text_ends_the_reply_unseen(bare_engine: SyncEngine) -> None:
+    # Asked in Phi-3's layout, which this vocabulary has no special tokens for, the model ends its turn by
+    # spelling <|end|> out in ordinary tokens: they are held back, never shown, and the reply stops there.
+    question = (p.ChatMessage("user", "What is the capital of France?"),)
+    tokens, stats = collect(bare_engine, bare_engine.client.generate(question, 60, GREEDY, chat_format="phi3"))
+    pieces = [t.text for t in tokens]
+    text = "".join(pieces)
+    assert stats.finish_reason == "stop" and stats.n_gen < 60, pieces
+    assert "Paris" in text and "<" not in text and "|" not in text, pieces
+    assert pieces[-1] == "" and len(pieces) == stats.n_gen  # the marker's tokens arrived, empty
+
+
+def test_a_format_picked_for_one_request_and_an_unknown_one(bare_engine: SyncEngine) -> None:
+    question = (p.ChatMessage("user", "Hi"),)
+    _, as_loaded = collect(bare_engine, bare_engine.client.generate(question, 4, GREEDY))
+    _, as_llama3 = collect(bare_engine, bare_engine.client.generate(question, 4, GREEDY, chat_format="llama3"))
+    assert as_llama3.n_prompt > as_loaded.n_prompt  # Llama 3's markers are plain text to this vocabulary
+    request = bare_engine.client.generate(question, 4, GREEDY, chat_format="klingon")
+    event = bare_engine.next_event(60)
+    assert isinstance(event, p.GenerateFailed) and event.request_id == request
+    assert event.kind == "template" and "unknown chat format 'klingon'" in event.error

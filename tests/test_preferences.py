@@ -1,4 +1,5 @@
-"""What the window remembers between runs: sampling presets, the margin, each model's last load settings."""
+"""What the window remembers between runs: sampling presets, the margin, each model's last load settings and
+chat format."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from PySide6.QtCore import Qt
 from window_kit import open_window
 
 from gui.core.load_state import Phase
-from gui.core.preferences import LAST_SETTINGS
+from gui.core.preferences import CHAT_FORMATS, LAST_SETTINGS
 from gui.services.history import HistoryStore
 from gui.services.settings_store import SettingsStore
 from gui.ui.main_window import MainWindow
@@ -106,6 +107,63 @@ def test_the_load_that_was_sent_is_the_one_remembered(qtbot, demo_model: Path, t
         stored = again.load(summary.id).turns[-1]
     assert stored.model_file == model.name and stored.settings is not None
     assert stored.settings["n_ctx"] == 2048 and stored.settings["n_batch"] == 512
+
+
+def test_the_chat_format_picked_for_a_model_comes_back_after_a_restart(
+    qtbot, demo_model: Path, tmp_path: Path
+) -> None:
+    folder = tmp_path / "models"
+    folder.mkdir()
+    model = folder / demo_model.name
+    model.symlink_to(demo_model)
+    other = write_small_model(folder / "Other-Q4_K.gguf", name="Other")
+
+    def start(engine: FakeEngine) -> MainWindow:
+        win = open_window(
+            qtbot,
+            folder,
+            model,
+            engine=engine,
+            history=HistoryStore(tmp_path / "h.sqlite3"),
+            store=SettingsStore(tmp_path / "settings.json"),
+        )
+        win.plan_panel.select_target("cpu")
+        return win
+
+    def load_and_ask(win: MainWindow, path: Path) -> None:
+        assert win.picker.select_path(path)
+        with qtbot.waitSignal(win.model_loaded, timeout=TIMEOUT):
+            win.load_selected()
+        win.chat.input.setPlainText("Hello?")
+        with qtbot.waitSignal(win.chat.reply_finished, timeout=TIMEOUT):
+            win.chat.send()
+
+    engine = FakeEngine()
+    win = start(engine)
+    assert not win.chat.format_box.isEnabled()  # nothing loaded, nothing to pick a format for
+    load_and_ask(win, model)
+    assert win.chat.format_box.currentText() == "From the model" and engine.requests[-1].chat_format == ""
+    assert win.chat.format_note.isHidden()  # the model's own template: nothing to explain
+    win.chat.format_box.setCurrentIndex(win.chat.format_box.findData("gemma"))
+    win.chat.input.setPlainText("And now?")
+    with qtbot.waitSignal(win.chat.reply_finished, timeout=TIMEOUT):
+        win.chat.send()
+    assert engine.requests[-1].chat_format == "gemma"  # at the next reply, without a reload
+    assert len(engine.loads) == 1
+    load_and_ask(win, other)  # another file has a choice of its own
+    assert win.chat.chat_format == "" and engine.requests[-1].chat_format == ""
+    win.close()
+
+    engine = FakeEngine()
+    again = start(engine)
+    load_and_ask(again, model)
+    assert again.chat.format_box.currentText() == "Gemma" and engine.requests[-1].chat_format == "gemma"
+    assert "chat format: Gemma (your choice)." in again.load_status.text()
+    again.chat.format_box.setCurrentIndex(0)  # the engine's choice again: nothing left to remember
+    assert again.store.read(CHAT_FORMATS) == {}
+    load_and_ask(again, other)
+    assert "chat format: the model's own." in again.load_status.text()
+    again.close()
 
 
 def test_a_worker_that_does_not_answer_unload_is_ended(

@@ -9,13 +9,14 @@ import pytest
 
 from gui.core import protocol as p
 from gui.core import template_sandbox
+from gui.core.chat_formats import CHATML, MODEL_FORMAT
 from gui.core.chat_template import (
-    CHATML_TEMPLATE,
     ChatTemplateError,
     ChosenTemplate,
     Limits,
     choose_template,
     render_chat,
+    stand_in,
 )
 from gui.core.protocol import ChatMessage
 from gui.services.engine_worker import Engine
@@ -69,7 +70,7 @@ def test_compiling_evaluates_no_hostile_constant(payload: Payload):
         tracemalloc.stop()
     assert peak < 64 << 20
     if chosen.is_fallback:  # too long or too deeply nested to compile at all
-        assert payload.guard is not None and payload.guard in chosen.note
+        assert payload.guard is not None and payload.guard in chosen.reason
     else:
         with pytest.raises(ChatTemplateError, match=payload.guard):
             render(text, limits=template_sandbox.DEFAULT_LIMITS)
@@ -101,17 +102,17 @@ def test_memory_and_recursion_errors_become_template_errors(monkeypatch: pytest.
         render("{{ exhausted() }}")
     monkeypatch.setattr(template_sandbox._ChatSandbox, "_parse", exhausted)
     chosen = choose_template("{{ 'compiled under a parser that runs out of memory' }}")
-    assert chosen.is_fallback and "ran out of memory" in chosen.note
+    assert chosen.is_fallback and "ran out of memory" in chosen.reason
 
 
-def test_the_engine_formats_as_chatml_when_the_template_exceeds_its_budget():
+def test_the_engine_formats_as_the_stand_in_when_the_template_exceeds_its_budget():
     sent: list[object] = []
     hostile = PAYLOADS[[p.name for p in PAYLOADS].index("center")].text(10_000_000)
-    engine = SimpleNamespace(
-        template=ChosenTemplate(hostile, "model", ""), bos_text="<s>", eos_text="</s>", send=sent.append
-    )
-    prompt = Engine.apply_template(engine, 7, (USER,))  # type: ignore[arg-type]
-    assert prompt == render(CHATML_TEMPLATE)
+    chatml = stand_in("The model's chat template failed", None)
+    engine = SimpleNamespace(fallback=chatml, bos_text="<s>", eos_text="</s>", send=sent.append)
+    own = ChosenTemplate(hostile, MODEL_FORMAT)
+    prompt, used = Engine.apply_template(engine, 7, (USER,), own)  # type: ignore[arg-type]
+    assert prompt == render(CHATML.template) and used is chatml
     (notice,) = sent
     assert isinstance(notice, p.Notice) and notice.request_id == 7
     assert "longer than the limit" in notice.text and "formatted as ChatML" in notice.text

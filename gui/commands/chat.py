@@ -71,7 +71,8 @@ def run_chat(args: argparse.Namespace, settings: LoadSettings) -> int:
             "engine_decode_tok_s": round(stats.engine_decode_tok_s, 3),
             "finish_reason": stats.finish_reason,
             "n_ctx": loaded.n_ctx,
-            "chat_template": loaded.chat_template,
+            "chat_format": loaded.chat_format,
+            "chat_format_reason": loaded.chat_format_reason,
             "settings": settings.to_dict(),
             "engine": {
                 "backend": build.backend if build else None,

@@ -1,4 +1,5 @@
-"""Formatting a conversation with the model's own Jinja chat template.
+"""Formatting a conversation: with the model's own Jinja chat template, or with a named format when its
+file has none that can be used.
 
 GGUF files carry the Hugging Face chat template (``tokenizer.chat_template``). llama.cpp's built-in
 formatter only recognises a fixed list of templates by heuristics; rendering the Jinja text itself, the
@@ -7,17 +8,33 @@ way transformers and llama.cpp's ``--jinja`` path do, formats any model as its a
 The template is untrusted input from a downloaded file, so it compiles and renders in a sandbox
 (gui/core/template_sandbox.py) that bounds every loop step, every value it makes, the memory all of
 them add up to and the time it runs: a hostile or broken template fails with a ChatTemplateError
-instead of hanging or exhausting memory, and the caller falls back to ChatML.
+instead of hanging or exhausting memory.
+
+Without a usable template, :func:`choose_template` follows llama.cpp's own choice (``common_chat_templates_init``
+in its common/chat.cpp): the built-in format ``llama_model_chat_template`` names for a file without a
+template (it does for Mistral Small 3.1, whose files ship without one), else the file's tool-use template.
+Where llama.cpp would then take ChatML whatever the model, the vocabulary is asked first: a model trained
+on Gemma's or Llama 3's turns has their markers as special tokens (gui/core/chat_formats.py). ChatML is the
+last resort.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
 import jinja2
 
+from gui.core.chat_formats import (
+    CHATML,
+    FORMATS,
+    MODEL_FORMAT,
+    ChatFormat,
+    detect_format,
+    format_label,
+    parse_format_name,
+)
 from gui.core.protocol import ChatMessage
 from gui.core.template_sandbox import (
     DEFAULT_LIMITS,
@@ -29,27 +46,14 @@ from gui.core.template_sandbox import (
 )
 
 __all__ = [
-    "CHATML_TEMPLATE",
-    "FALLBACK_NOTE",
     "ChatTemplateError",
     "ChosenTemplate",
     "Limits",
     "choose_template",
     "render_chat",
+    "stand_in",
+    "template_for",
 ]
-
-# Our own ChatML: the format most instruction-tuned models without a template were trained on.
-CHATML_TEMPLATE = (
-    "{% for m in messages %}"
-    "{{ '<|im_start|>' ~ m['role'] ~ '\\n' ~ m['content'] ~ '<|im_end|>\\n' }}"
-    "{% endfor %}"
-    "{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}"
-)
-
-FALLBACK_NOTE = (
-    "This model has no chat template, so Tightfit formats the conversation as ChatML. "
-    "A model trained on another format may answer poorly or not stop."
-)
 
 
 class ChatTemplateError(Exception):
@@ -63,31 +67,95 @@ class ChatTemplateError(Exception):
 @dataclass(frozen=True)
 class ChosenTemplate:
     text: str  # the Jinja source to render
-    source: str  # "model" or "fallback"
-    note: str  # empty for the model's own template; otherwise why the fallback is used, for the UI
+    format: str  # MODEL_FORMAT for a template from the file, else the name of a format in FORMATS
+    reason: str = ""  # why this one, for the user; empty when the file's own template is used as it is
+    stops: tuple[str, ...] = ()  # text that ends a reply in this format, however the model writes it
 
     @property
     def is_fallback(self) -> bool:
-        return self.source != "model"
+        return self.format != MODEL_FORMAT
+
+    @property
+    def label(self) -> str:
+        return format_label(self.format)
 
 
-def choose_template(header_template: str | None) -> ChosenTemplate:
-    """The model's template when it has a usable one, else ChatML with a note saying why.
+def choose_template(
+    header_template: str | None,
+    *,
+    tool_use: str | None = None,
+    vocab_format: ChatFormat | None = None,
+    builtin_names: Collection[str] = (),
+) -> ChosenTemplate:
+    """How to format a model's conversations, and why, from what llama.cpp reports about it.
 
-    Only parse errors fall back: a template that parses but refuses a conversation at render time
-    (e.g. roles out of order) is reporting something the user should see, not something to paper over.
+    ``header_template``: ``llama_model_chat_template(model, NULL)``, the file's template or the name of the
+    built-in format llama.cpp picks for it; ``tool_use``: the file's named ``tool_use`` template;
+    ``vocab_format``: the format whose turn markers the vocabulary has (``gui.core.chat_formats.format_from_vocab``);
+    ``builtin_names``: ``llama_chat_builtin_templates``, to tell a name from a template.
+
+    Only parse errors make a template unusable here: one that parses but refuses a conversation at render
+    time (e.g. roles out of order) is reporting something the user should see for that reply.
     """
-    if not isinstance(header_template, str) or not header_template.strip():
-        return ChosenTemplate(CHATML_TEMPLATE, "fallback", FALLBACK_NOTE)
-    try:
-        _compile(header_template)
-    except ChatTemplateError as e:
-        note = (
-            f"The model's chat template cannot be used ({e.reason}), so Tightfit formats the "
-            "conversation as ChatML. Replies may be worse than with the model's own format."
+    text = header_template if isinstance(header_template, str) and header_template.strip() else None
+    if text is None:
+        if isinstance(tool_use, str) and tool_use.strip() and _compiles(tool_use) is None:
+            why = "This file has no general chat template: formatting with its tool-use template, as llama.cpp does."
+            return _own(tool_use, why)
+        return stand_in("No chat template in this file", vocab_format)
+    name = text.strip()
+    if name in FORMATS:
+        chat_format = FORMATS[name]
+        why = (
+            f"This file has no chat template of its own: formatting as {chat_format.label}, "
+            "the format llama.cpp picks for this model."
         )
-        return ChosenTemplate(CHATML_TEMPLATE, "fallback", note)
-    return ChosenTemplate(header_template, "model", "")
+        return _from_format(chat_format, why)
+    if name in builtin_names:
+        why = f"This file names llama.cpp's built-in chat format '{name}', which Tightfit does not have"
+        return stand_in(why, vocab_format)
+    error = _compiles(text)
+    if error is not None:
+        return stand_in(f"The model's chat template cannot be used ({error.reason})", vocab_format)
+    return _own(text, "")
+
+
+def stand_in(why: str, vocab_format: ChatFormat | None) -> ChosenTemplate:
+    """The named format that stands in for a missing or unusable template, and the reason: ``why``, then
+    the format and what it was chosen by (the vocabulary's turn markers, or nothing better than ChatML)."""
+    if vocab_format is not None:
+        label = vocab_format.label
+        return _from_format(vocab_format, f"{why}: formatting as {label} (the vocabulary has {label}'s turn markers).")
+    reason = (
+        f"{why}: formatting as ChatML, the most common format (the vocabulary has none of the turn markers "
+        "Tightfit knows). A model trained on another format may answer poorly or not stop: pick its format "
+        "under Chat format."
+    )
+    return _from_format(CHATML, reason)
+
+
+def template_for(name: str) -> ChosenTemplate:
+    """The format the user picked by name; ValueError for a name Tightfit does not know."""
+    return _from_format(FORMATS[parse_format_name(name)], "")
+
+
+def _from_format(chat_format: ChatFormat, reason: str) -> ChosenTemplate:
+    return ChosenTemplate(chat_format.template, chat_format.name, reason, (chat_format.end_of_turn,))
+
+
+def _own(template: str, reason: str) -> ChosenTemplate:
+    """A template from the file, stopping where the family it belongs to ends a turn (if it is one we know)."""
+    family = detect_format(template)
+    return ChosenTemplate(template, MODEL_FORMAT, reason, (family.end_of_turn,) if family is not None else ())
+
+
+def _compiles(template: str) -> ChatTemplateError | None:
+    """None when the template compiles, else why not."""
+    try:
+        _compile(template)
+    except ChatTemplateError as e:
+        return e
+    return None
 
 
 def render_chat(

@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
+from gui.core.chat_formats import parse_format_name
 from gui.core.params import MARGIN, LoadSettings
 from gui.core.presets import DEFAULT_PRESET, sampling_from_dict, sampling_to_dict
 from gui.core.protocol import Sampling
@@ -22,6 +23,7 @@ __all__ = [
     "ALERT_TEMPERATURE",
     "ALL_PREFERENCES",
     "CAP_WATTS",
+    "CHAT_FORMATS",
     "INTERVAL_S",
     "LAST_SETTINGS",
     "MARGIN_MIB",
@@ -137,8 +139,11 @@ LAST_SETTINGS: Preference[dict[str, LoadSettings]] = Preference(
     _table(lambda data: LoadSettings.from_dict(data).validated()),
     _dump_table(LoadSettings.to_dict),
 )
+# Per model file name: the chat format the user picked for it (a name in gui.core.chat_formats.FORMATS). A model
+# without an entry is formatted as the engine chose at load.
+CHAT_FORMATS: Preference[dict[str, str]] = Preference("chat_formats", {}, _table(parse_format_name))
 
 ALL_PREFERENCES: Mapping[str, Preference[Any]] = {
     p.key: p
     for p in (MODEL_FOLDERS, SAMPLING_PRESETS, SAMPLING_PRESET, MARGIN_MIB, CAP_WATTS, ALERT_C, INTERVAL_S)
-} | {LAST_SETTINGS.key: LAST_SETTINGS}
+} | {LAST_SETTINGS.key: LAST_SETTINGS, CHAT_FORMATS.key: CHAT_FORMATS}

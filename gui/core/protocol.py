@@ -11,7 +11,7 @@ from typing import Any
 
 from gui.core.specs import FloatSpec, IntSpec, specs_of
 
-PROTOCOL_VERSION = 4
+PROTOCOL_VERSION = 5
 
 
 @dataclass(frozen=True)
@@ -125,7 +125,10 @@ class Generate:
     messages: tuple[ChatMessage, ...]
     max_tokens: int = MAX_TOKENS.default
     sampling: Sampling = field(default_factory=Sampling)
-    ignore_eos: bool = False  # benchmarks only: generate exactly max_tokens
+    ignore_eos: bool = False  # benchmarks only: generate exactly max_tokens (no end of turn, no stop text)
+    # The chat format to lay the conversation out in (a name in gui.core.chat_formats.FORMATS); empty: the one
+    # chosen at load. Per request, so that picking another takes effect at the next reply, without a reload.
+    chat_format: str = ""
 
 
 @dataclass(frozen=True)
@@ -188,7 +191,10 @@ class Loaded:
     n_layer: int
     n_gpu_layers: int
     load_ms: float
-    chat_template: str  # "model" (from the GGUF) or "chatml (fallback)"
+    # How replies are formatted unless a request says otherwise: "model" (the file's own template) or the
+    # name of a format in gui.core.chat_formats.FORMATS.
+    chat_format: str
+    chat_format_reason: str = ""  # why, in words for the user; empty when the file's template is used as it is
 
 
 @dataclass(frozen=True)
@@ -205,7 +211,9 @@ class Unloaded:
 @dataclass(frozen=True)
 class Token:
     request_id: int
-    text: str  # complete UTF-8 text; a character split across tokens arrives with its last token
+    # Complete UTF-8 text: a character split across tokens arrives with its last token, and text that may be
+    # the start of the format's end-of-turn marker arrives once it is known not to be (may be empty).
+    text: str
     index: int  # 0-based position of this token in the reply
 
 

@@ -183,9 +183,10 @@ class EngineClient:
         max_tokens: int = 512,
         sampling: p.Sampling | None = None,
         ignore_eos: bool = False,
+        chat_format: str = "",
     ) -> int:
         request_id = next(self._request_ids)
-        self._send(p.Generate(request_id, messages, max_tokens, sampling or p.Sampling(), ignore_eos))
+        self._send(p.Generate(request_id, messages, max_tokens, sampling or p.Sampling(), ignore_eos, chat_format))
         return request_id
 
     def dry_run(self, model_path: str | os.PathLike[str], settings: LoadSettings) -> int:

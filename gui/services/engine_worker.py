@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import codecs
 import ctypes
+import functools
 import os
 import queue
 import sys
@@ -21,10 +22,19 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from gui.core import protocol as p
-from gui.core.chat_template import CHATML_TEMPLATE, ChatTemplateError, ChosenTemplate, choose_template, render_chat
+from gui.core.chat_formats import format_from_vocab
+from gui.core.chat_template import (
+    ChatTemplateError,
+    ChosenTemplate,
+    choose_template,
+    render_chat,
+    stand_in,
+    template_for,
+)
 from gui.core.ggml_types import GGML_TYPES_BY_NAME
 from gui.core.llama_log import explain_failure, parse_dry_run
 from gui.core.params import LoadSettings, llama_gpu_layers
+from gui.core.stop_text import StopText
 
 # Imported in run_worker() so that importing this module stays cheap and side-effect free.
 llama: Any = None
@@ -95,7 +105,8 @@ class Engine:
         self.model: Any = None
         self.ctx: Any = None
         self.vocab: Any = None
-        self.template: ChosenTemplate | None = None
+        self.template: ChosenTemplate | None = None  # how replies are formatted unless a request says otherwise
+        self.fallback: ChosenTemplate | None = None  # for a reply the model's own template fails on
         self.bos_text = ""
         self.eos_text = ""
         self.model_path = ""
@@ -250,10 +261,10 @@ class Engine:
         # What one conversation can use: with parallel slots the KV cache is split between sequences.
         self.n_ctx = int(llama.llama_n_ctx_seq(ctx))
         self.n_batch = settings.n_batch
-        raw = llama.llama_model_chat_template(model, None)
-        self.template = choose_template(raw.decode("utf-8", "replace") if raw else None)
+        self.choose_format()
         self.bos_text = self.special_text(llama.llama_vocab_bos(self.vocab))
         self.eos_text = self.special_text(llama.llama_vocab_eos(self.vocab))
+        assert self.template is not None
         self.send(
             p.Loaded(
                 model_path=command.model_path,
@@ -261,7 +272,8 @@ class Engine:
                 n_layer=n_layer,
                 n_gpu_layers=settings.n_gpu_layers,
                 load_ms=(time.perf_counter() - started) * 1000,
-                chat_template="model" if not self.template.is_fallback else f"ChatML. {self.template.note}",
+                chat_format=self.template.format,
+                chat_format_reason=self.template.reason,
             )
         )
 
@@ -345,16 +357,46 @@ class Engine:
         n = llama.llama_token_to_piece(self.vocab, token, buf, len(buf), 0, True)
         return buf.raw[: max(n, 0)].decode("utf-8", "replace")
 
-    def apply_template(self, rid: int, messages: tuple[p.ChatMessage, ...]) -> str:
-        """The model's own Jinja template; if it fails on this conversation, ChatML, and the user is told."""
-        assert self.template is not None
+    def choose_format(self) -> None:
+        """How this model's replies are formatted: what llama.cpp says of its template, else the format
+        whose turn markers its vocabulary has, else ChatML (gui.core.chat_template.choose_template)."""
+        vocab_format = format_from_vocab(self.is_special_token)
+        self.template = choose_template(
+            _text(llama.llama_model_chat_template(self.model, None)),
+            tool_use=_text(llama.llama_model_chat_template(self.model, b"tool_use")),
+            vocab_format=vocab_format,
+            builtin_names=_builtin_template_names(),
+        )
+        self.fallback = stand_in("The model's chat template failed", vocab_format)
+
+    def is_special_token(self, text: str) -> bool:
+        """Whether ``text`` is one control or user-defined token of the vocabulary. Tokenizing it alone,
+        special tokens parsed, into room for a few tokens: bounded whatever the vocabulary's size."""
+        raw = text.encode()
+        room = 4
+        tokens = (llama.llama_token * room)()
+        n = llama.llama_tokenize(self.vocab, raw, len(raw), tokens, room, False, True)
+        if n != 1:  # several tokens (or more than there was room for: negative) is ordinary text
+            return False
+        token = tokens[0]
+        special = llama.LLAMA_TOKEN_ATTR_CONTROL | llama.LLAMA_TOKEN_ATTR_USER_DEFINED
+        return bool(llama.llama_vocab_get_attr(self.vocab, token) & special) and (
+            llama.llama_vocab_get_text(self.vocab, token) == raw
+        )
+
+    def apply_template(
+        self, rid: int, messages: tuple[p.ChatMessage, ...], chosen: ChosenTemplate
+    ) -> tuple[str, ChosenTemplate]:
+        """The prompt, and the format it is in. If the model's own template fails on this conversation, the
+        format that stands in for it (the vocabulary's, else ChatML) is used, and the user is told."""
         try:
-            return render_chat(self.template.text, messages, bos_token=self.bos_text, eos_token=self.eos_text)
+            return render_chat(chosen.text, messages, bos_token=self.bos_text, eos_token=self.eos_text), chosen
         except ChatTemplateError as exc:
-            if self.template.is_fallback:
+            fallback = self.fallback
+            if chosen.is_fallback or fallback is None:
                 raise
-            self.send(p.Notice(rid, f"{exc} This reply was formatted as ChatML instead."))
-            return render_chat(CHATML_TEMPLATE, messages, bos_token=self.bos_text, eos_token=self.eos_text)
+            self.send(p.Notice(rid, f"{exc} This reply was formatted as {fallback.label} instead."))
+            return render_chat(fallback.text, messages, bos_token=self.bos_text, eos_token=self.eos_text), fallback
 
     def tokenize(self, text: str) -> list[int]:
         raw = text.encode()
@@ -441,10 +483,17 @@ class Engine:
             self.send(p.GenerateFailed(rid, "no model is loaded"))
             return
         try:
-            prompt = self.tokenize(self.apply_template(rid, command.messages))
+            chosen = self.template if not command.chat_format else template_for(command.chat_format)
+        except ValueError as exc:
+            self.send(p.GenerateFailed(rid, str(exc), kind="template"))
+            return
+        assert chosen is not None
+        try:
+            rendered, chosen = self.apply_template(rid, command.messages, chosen)
         except ChatTemplateError as exc:
             self.send(p.GenerateFailed(rid, str(exc), kind="template"))
             return
+        prompt = self.tokenize(rendered)
         if len(prompt) >= self.n_ctx:
             self.send(self._context_full(rid, len(prompt)))
             return
@@ -474,6 +523,8 @@ class Engine:
         self._count_perf()  # the prompt's share; the decode rate below counts generated tokens only
         llama.llama_perf_context_reset(self.ctx)
         decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        # The format's end-of-turn text ends the reply too, for a model that writes it as ordinary tokens.
+        stop_text = StopText(() if command.ignore_eos else chosen.stops)
         n_gen = 0
         first = last = prompt_done
         finish = "length"
@@ -487,12 +538,15 @@ class Engine:
                 if not command.ignore_eos and llama.llama_vocab_is_eog(self.vocab, token):
                     finish = "stop"
                     break
-                text = decoder.decode(self.piece(token))
+                text = stop_text.feed(decoder.decode(self.piece(token)))
                 last = time.perf_counter()
                 if n_gen == 0:
                     first = last
                 self.send(p.Token(rid, text, n_gen))
                 n_gen += 1
+                if stop_text.stopped:
+                    finish = "stop"
+                    break
                 if self.stop_requested(rid):
                     finish = "cancelled"
                     break
@@ -507,7 +561,8 @@ class Engine:
                     finish = "context" if status == 1 else f"error (llama_decode status {status})"
                     break
                 self.cached.append(token)
-            tail = decoder.decode(b"", final=True)
+            # Text held back as the possible start of a stop text was not one: it belongs to the reply.
+            tail = stop_text.feed(decoder.decode(b"", final=True)) + stop_text.flush()
             if tail:
                 self.send(p.Token(rid, tail, n_gen))
         finally:
@@ -541,6 +596,23 @@ class Engine:
             engine_decode_tok_s=decode_rate,
             finish_reason=finish,
         )
+
+
+def _text(raw: bytes | None) -> str | None:
+    return raw.decode("utf-8", "replace") if raw else None
+
+
+@functools.cache
+def _builtin_template_names() -> frozenset[str]:
+    """The names of llama.cpp's built-in chat formats: what ``llama_model_chat_template`` may return instead
+    of a template. Asked once, for as many names as llama.cpp says it has."""
+    room = 128
+    while True:
+        names = (ctypes.c_char_p * room)()
+        n = int(llama.llama_chat_builtin_templates(names, room))
+        if n <= room:
+            return frozenset(name.decode() for name in names[: max(n, 0)] if name)
+        room = n
 
 
 def _in_words(failed: str, log_lines: list[str]) -> str:

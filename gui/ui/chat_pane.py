@@ -1,4 +1,4 @@
-"""The chat pane: transcript, input, Send/Stop, sampling, context meter and per-reply speed figures."""
+"""The chat pane: transcript, input, Send/Stop, sampling, chat format, context meter and per-reply speed figures."""
 
 from __future__ import annotations
 
@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
 
 from gui.core import protocol as p
 from gui.core.chat import Conversation, Turn, format_stats
+from gui.core.chat_formats import FORMATS, MODEL_FORMAT, format_label
 from gui.core.load_state import LoadState, Phase
 from gui.core.markdown_render import plain_blocks, render_markdown, render_markdown_blocks, settled_length
 from gui.core.presets import BUILTIN_PRESETS, DEFAULT_PRESET, sampling_to_dict
@@ -35,7 +36,7 @@ from gui.services.engine_client import EngineUnavailable
 from gui.ui.background import Background
 from gui.ui.engine_bridge import ACK_S, FINISH_S, EngineBridge
 from gui.ui.load_session import LoadSession
-from gui.ui.plain import open_link, plain_label
+from gui.ui.plain import open_link, plain_label, plain_tip
 from gui.ui.spec_widgets import float_box, int_box
 from gui.ui.transcript import Transcript, TurnView
 
@@ -175,6 +176,7 @@ class ChatPane(QWidget):
     conversation_changed = Signal()  # a turn was added, finished, edited or removed
     new_chat_requested = Signal()
     live_rate = Signal(object)  # tokens/s as the pane receives them while streaming; 0.0 when a reply ends
+    chat_format_chosen = Signal(str)  # the user picked a chat format for the loaded model; "": the engine's choice
 
     def __init__(self, bridge: EngineBridge, session: LoadSession, parent: QWidget | None = None) -> None:
         """``session``: the load the pane follows (whether it takes messages, the context, and what each
@@ -236,10 +238,28 @@ class ChatPane(QWidget):
         self.context_meter.setAccessibleName("Context used")
         self.context_meter.setFormat("context: —")
         self.context_meter.setTextVisible(True)
+        # How the conversation is laid out for the loaded model: as the engine chose at load, or as picked here.
+        self.format_box = QComboBox(self)
+        self.format_box.setAccessibleName("Chat format")
+        self.format_box.addItem("From the model", "")
+        for chat_format in FORMATS.values():
+            self.format_box.addItem(chat_format.label, chat_format.name)
+        self.format_box.setEnabled(False)
+        # Which format the engine chose and why, when it is not the model's own template as it is.
+        self.format_note = plain_label(parent=self, wrap=True)  # may quote a template's error: text from the file
+        self.format_note.setAccessibleName("Chat format in use")
+        self.format_note.setStyleSheet("QLabel { color: #6a4f00; }")
+        self.format_note.hide()
         top = QHBoxLayout()
         top.addWidget(self.new_button)
         top.addWidget(self.sampling_toggle)
         top.addWidget(self.context_meter, 1)
+        # A row of its own, under the top one: at the window's usual width the top row has no room left for
+        # it, and the reason reads best beside the choice it explains.
+        format_row = QHBoxLayout()
+        format_row.addWidget(plain_label("Chat format:", self))
+        format_row.addWidget(self.format_box)
+        format_row.addWidget(self.format_note, 1)
 
         self.input = QPlainTextEdit(self)
         self.input.setPlaceholderText("Type a message. Ctrl+Enter sends, Esc stops the reply.")
@@ -272,6 +292,7 @@ class ChatPane(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(top)
+        layout.addLayout(format_row)
         layout.addWidget(self.sampling_panel)
         layout.addWidget(self.system_prompt)
         layout.addWidget(self.notice_box)
@@ -287,6 +308,7 @@ class ChatPane(QWidget):
         self.copy_button.clicked.connect(self.copy_reply)
         self.new_button.clicked.connect(self.new_chat_requested)
         self.sampling_toggle.toggled.connect(self.sampling_panel.setVisible)
+        self.format_box.currentIndexChanged.connect(self._format_chosen)
         self.notice_button.clicked.connect(self._run_notice_action)
         self.notice_dismiss.clicked.connect(lambda: self.show_notice(""))
         self.system_prompt.textChanged.connect(self._system_prompt_edited)
@@ -320,6 +342,34 @@ class ChatPane(QWidget):
     @sampling.setter
     def sampling(self, value: p.Sampling) -> None:
         self.sampling_panel.set_sampling(value)
+
+    @property
+    def chat_format(self) -> str:
+        """The format the next reply is asked in: a name in FORMATS, or "" for the one chosen at load."""
+        return str(self.format_box.currentData() or "")
+
+    def set_chat_format(self, name: str) -> None:
+        """Show the format remembered for the loaded model ("" or a name not known: the engine's choice)."""
+        self.format_box.blockSignals(True)
+        self.format_box.setCurrentIndex(max(self.format_box.findData(name), 0))
+        self.format_box.blockSignals(False)
+        self._show_format()
+
+    def _format_chosen(self, _index: int) -> None:
+        self._show_format()
+        self.chat_format_chosen.emit(self.chat_format)
+
+    def _show_format(self) -> None:
+        """Say which format replies are in when the engine chose one in place of the model's own template."""
+        loaded = self.session.state.loaded if self._ready else None
+        note = loaded.chat_format_reason if loaded is not None and not self.chat_format else ""
+        self.format_note.setText(note)
+        self.format_note.setVisible(bool(note))
+        tip = "How the conversation is laid out for the model, remembered per model file."
+        if loaded is not None:
+            own = loaded.chat_format == MODEL_FORMAT
+            tip += f" From the model: {'its own chat template' if own else format_label(loaded.chat_format)}."
+        self.format_box.setToolTip(plain_tip(tip))
 
     # ---- state ----------------------------------------------------------------------------
 
@@ -418,7 +468,7 @@ class ChatPane(QWidget):
         self._reply.sampling = sampling_to_dict(sampling)
         try:
             self._request = self.bridge.client.generate(
-                self.conversation.messages(), self.max_tokens, sampling, self.ignore_eos
+                self.conversation.messages(), self.max_tokens, sampling, self.ignore_eos, self.chat_format
             )
         except EngineUnavailable as exc:
             self.conversation.turns.pop()
@@ -594,6 +644,8 @@ class ChatPane(QWidget):
             self.show_notice("")
         if state.ready != before.ready and not self.conversation.turns:
             self.show_conversation()  # the hint under an empty chat follows whether a model is loaded
+        self.format_box.setEnabled(state.ready)  # a choice is remembered for the model it was made on
+        self._show_format()
         self._update_meter()
         self._update_buttons()
 

@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
 from gui import __version__
 from gui.core import protocol as p
 from gui.core.chat import Conversation
+from gui.core.chat_formats import format_label
 from gui.core.llama_log import Failure
 from gui.core.load_state import LoadState, Phase
 from gui.core.params import LoadSettings, changes, describe, llama_gpu_layers
@@ -39,6 +40,7 @@ from gui.core.planner import Plan, Verdict, auto_fit, plan
 from gui.core.preferences import (
     ALERT_C,
     CAP_WATTS,
+    CHAT_FORMATS,
     INTERVAL_S,
     LAST_SETTINGS,
     MARGIN_MIB,
@@ -256,6 +258,7 @@ class MainWindow(QMainWindow):
         self.history.can_switch = lambda: not self.chat.streaming
         self.history.failed.connect(lambda message: self.statusBar().showMessage(message, 15000))
         self.chat.sampling_panel.preset_saved.connect(self._preset_saved)
+        self.chat.chat_format_chosen.connect(self._chat_format_chosen)
         self.chat.live_rate.connect(self.monitor.set_engine_rate)
         self.chat.reply_finished.connect(self._hint_speed)
         self._hinted: LoadState | None = None  # the load a speed hint was given for: once is enough
@@ -408,6 +411,18 @@ class MainWindow(QMainWindow):
 
     def _preset_saved(self, name: str, sampling: p.Sampling) -> None:
         self.store.write(SAMPLING_PRESETS, self.store.read(SAMPLING_PRESETS) | {name: sampling})
+
+    def _chat_format_chosen(self, name: str) -> None:
+        """Remember the format picked for the loaded model's file; the engine's own choice needs no entry."""
+        model = self.session.state.model if self.session.state.ready else None
+        if model is None:
+            return
+        formats = self.store.read(CHAT_FORMATS)
+        if name:
+            formats[model.name] = name
+        else:
+            formats.pop(model.name, None)
+        self.store.write(CHAT_FORMATS, formats)
 
     def _remember_load(self, model: Path, settings: LoadSettings) -> None:
         self.store.write(LAST_SETTINGS, self.store.read(LAST_SETTINGS) | {model.name: settings})
@@ -615,9 +630,12 @@ class MainWindow(QMainWindow):
         if self._after_failure:
             offload += f" ({self._after_failure})"
             self._after_failure = ""
+        picked = self.store.read(CHAT_FORMATS).get(state.model.name, "")
+        self.chat.set_chat_format(picked)
+        chat_format = f"{format_label(picked)} (your choice)" if picked else format_label(event.chat_format)
         self.load_status.setText(
             f"Loaded {state.model.name} in {event.load_ms / 1000:.1f} s: context {event.n_ctx:,}, "
-            f"{_layers_words(state, event)}, chat template: {event.chat_template}.{offload}"
+            f"{_layers_words(state, event)}, chat format: {chat_format}.{offload}"
         )
         # What was sent with the load, not what the sliders show now: they may have moved since.
         self._remember_load(state.model, state.settings)
