@@ -311,9 +311,10 @@ def test_suggestions_say_what_each_change_frees(headers: dict[str, GGUFHeader]) 
     assert f"\u2212{gpu_kv * (1 - 34 / 64):,.0f} MiB" in kv
     assert "Context 4096 (--ctx 4096)" in text
     outputs = text["Room for one output per slot (--n-outputs-max 1)"]
-    freed = p.devices[0].compute_mib - plan(h, s.with_values(n_gpu_layers=ngl, n_outputs_max=1), [v100()]).devices[
-        0
-    ].compute_mib
+    freed = (
+        p.devices[0].compute_mib
+        - plan(h, s.with_values(n_gpu_layers=ngl, n_outputs_max=1), [v100()]).devices[0].compute_mib
+    )
     assert f"\u2212{freed:,.0f} MiB" in outputs and "layers fit" in outputs
     assert freed > 300
 

@@ -1077,6 +1077,7 @@ def plan_to_json(p: Plan) -> dict[str, Any]:
             "needed_mib": _r(h.total),
         },
         "layers_on_gpu": p.layers_on_gpu,
+        "cpu_expert_layers": p.cpu_expert_layers,
         "n_layer": p.n_layer,
         "fits": p.fits,
         "verdict": p.verdict,
