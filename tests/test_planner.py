@@ -367,6 +367,14 @@ def test_experts_of_the_first_blocks_stay_in_host_memory(headers: dict[str, GGUF
     assert plan(h, LoadSettings(n_ctx=4096, cpu_moe=True), [big]).host.weights_mib * MiB == (
         shape.embd_bytes + sum(experts.values())
     )
+    # over two cards each keeps the rest of its own blocks: 49 slots cut at 3/4, blocks 0-36 on the first
+    a, b = Device("a", 24_000, 24_000, 900), Device("b", 24_000, 8_000, 900)
+    two = plan(h, LoadSettings(n_ctx=4096, n_cpu_moe=40), [a, b])
+    assert (two.devices[0].layers, two.devices[1].layers) == (37, 11)
+    assert two.devices[0].weights_mib * MiB == sum(shape.layer_bytes[:37]) - sum(experts[il] for il in range(37))
+    assert two.devices[1].weights_mib * MiB == (
+        sum(shape.layer_bytes[37:]) - sum(experts[il] for il in range(37, 40)) + shape.output_bytes
+    )
     # blocks already on the CPU (-ngl) have their experts there anyway: n_cpu_moe adds the GPU ones only
     both = plan(h, LoadSettings(n_ctx=4096, n_gpu_layers=30, n_cpu_moe=24), [big])
     assert both.cpu_expert_layers == 24 - (49 - 30)

@@ -223,6 +223,51 @@ class ModelShape:
         # Asked several times per plan; a file at llama.cpp's 512 blocks would walk them each time.
         return any(swa for _, _, _, swa in self.kv_layers)
 
+    @cached_property
+    def has_full_attention(self) -> bool:
+        return any(not swa for _, _, _, swa in self.kv_layers)
+
+    @cached_property
+    def sums(self) -> _BlockSums:
+        return _BlockSums.of(self)
+
+
+def _prefix(values: Sequence[float]) -> list[float]:
+    out = [0.0]
+    for v in values:
+        out.append(out[-1] + v)
+    return out
+
+
+@dataclass(frozen=True)
+class _BlockSums:
+    """Running totals over the blocks, so that what a range of blocks holds costs a subtraction
+    whatever the block count (a plan asks for a few ranges, a search for dozens of plans)."""
+
+    weights: list[float]
+    read: list[float]
+    experts: list[float]
+    experts_read: list[float]
+    recurrent: list[float]
+    # attention layers counted per (K elements, V elements, sliding-window) kind
+    kv_kinds: dict[tuple[int, int, bool], list[float]]
+
+    @staticmethod
+    def of(shape: ModelShape) -> _BlockSums:
+        n = shape.n_layer
+        rec = set(shape.rec_layers)
+        kinds: dict[tuple[int, int, bool], list[float]] = {}
+        for il, k, v, swa in shape.kv_layers:
+            kinds.setdefault((k, v, swa), [0.0] * n)[il] = 1.0
+        return _BlockSums(
+            weights=_prefix(shape.layer_bytes),
+            read=_prefix(shape.layer_read_bytes),
+            experts=_prefix(shape.expert_bytes),
+            experts_read=_prefix(shape.expert_read_bytes),
+            recurrent=_prefix([1.0 if il in rec else 0.0 for il in range(n)]),
+            kv_kinds={kind: _prefix(marks) for kind, marks in kinds.items()},
+        )
+
 
 _SHAPES: dict[int, tuple[weakref.ref[GGUFHeader], ModelShape]] = {}
 
@@ -474,14 +519,17 @@ def _context(shape: ModelShape, s: LoadSettings) -> _Context:
     return _Context(n_seq, n_stream, cells, swa_cells, n_ubatch, min(n_ubatch, outputs_max), fa, cast_k, cast_v)
 
 
-def _layer_kv_bytes(shape: ModelShape, c: _Context, s: LoadSettings) -> dict[int, int]:
-    out: dict[int, int] = {}
-    for il, k, v, swa in shape.kv_layers:
-        cells = (c.swa_cells if swa else c.cells) * c.n_stream
-        # Without flash attention V is stored transposed and padded to the widest layer.
-        v_width = shape.v_max if (not c.flash_attn and shape.v_variable) else v
-        out[il] = (_row_bytes(s.cache_type_k, k) + _row_bytes(s.cache_type_v, v_width)) * cells
-    return out
+def _kv_bytes(shape: ModelShape, c: _Context, s: LoadSettings, lo: int, hi: int) -> int:
+    """The KV cache of the attention layers among blocks lo..hi-1."""
+    total = 0
+    for (k, v, swa), counts in shape.sums.kv_kinds.items():
+        n = int(counts[hi] - counts[lo])
+        if n:
+            cells = (c.swa_cells if swa else c.cells) * c.n_stream
+            # Without flash attention V is stored transposed and padded to the widest layer.
+            v_width = shape.v_max if (not c.flash_attn and shape.v_variable) else v
+            total += n * (_row_bytes(s.cache_type_k, k) + _row_bytes(s.cache_type_v, v_width)) * cells
+    return total
 
 
 def _rs_bytes_per_layer(shape: ModelShape, c: _Context) -> int:
@@ -503,7 +551,7 @@ def _compute_bytes(shape: ModelShape, c: _Context, *, with_output: bool, with_la
     h = shape.n_embd * ub * _F32
     q = shape.q_dim_max * ub * _F32
     mask_elt = 2 if c.flash_attn else 4
-    has_full = any(not swa for _, _, _, swa in shape.kv_layers)
+    has_full = shape.has_full_attention
     n_kv_max = c.cells if has_full else c.swa_cells
     masks = 0
     if shape.kv_layers:
@@ -580,14 +628,16 @@ def _gpu_layers(settings: LoadSettings, n_layer: int, n_devices: int) -> int:
 
 
 def _placement(n_layer: int, ngl: int, devices: Sequence[Device]) -> list[int]:
-    """Device index for every block and, last, for the output layer; -1 is the host.
+    """Where each GPU's slots begin: slots are the blocks 0..n_layer-1 and, last, the output layer
+    (slot n_layer); device d holds slots [first[d], first[d + 1]), the host those before first[0]
+    (first has len(devices) + 1 entries, the last n_layer + 1).
 
     llama.cpp: i_gpu_start = max(n_layer + 1 - ngl, 0); blocks from there and the output layer
     are spread over the GPUs in proportion to their free memory.
     """
-    where = [-1] * (n_layer + 1)
+    end = n_layer + 1
     if ngl <= 0 or not devices:
-        return where
+        return [end] * (len(devices) + 1)
     start = max(n_layer + 1 - ngl, 0)
     act = min(ngl, n_layer + 1)
     free = [max(d.free_mib, 0.0) for d in devices]
@@ -597,10 +647,21 @@ def _placement(n_layer: int, ngl: int, devices: Sequence[Device]) -> list[int]:
     for f in free if sum(free) else [1.0] * len(devices):
         run += f
         cum.append(run / total)
-    for il in range(start, n_layer + 1):
-        idx = bisect.bisect_right(cum, (il - start) / act)
-        where[il] = min(idx, len(devices) - 1)
-    return where
+
+    def device_of(slot: int) -> int:
+        return min(bisect.bisect_right(cum, (slot - start) / act), len(devices) - 1)
+
+    first = [start]
+    for d in range(1, len(devices)):
+        lo, hi = first[-1], end  # the first slot at device d or later: the device only grows with the slot
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if device_of(mid) >= d:
+                hi = mid
+            else:
+                lo = mid + 1
+        first.append(lo)
+    return [*first, end]
 
 
 # ---- the plan -------------------------------------------------------------------------------
@@ -623,42 +684,45 @@ class _Tally:
 def _tally(shape: ModelShape, s: LoadSettings, devices: Sequence[Device]) -> tuple[list[_Tally], _Tally, _Context]:
     c = _context(shape, s)
     n = shape.n_layer
-    ngl = _gpu_layers(s, n, len(devices))
-    where = _placement(n, ngl, devices)
+    sums = shape.sums
+    first = _placement(n, _gpu_layers(s, n, len(devices)), devices)
     gpus = [_Tally() for _ in devices]
     host = _Tally()
-
-    def slot(idx: int) -> _Tally:
-        return host if idx < 0 else gpus[idx]
-
-    kv = _layer_kv_bytes(shape, c, s)
     rs_layer = _rs_bytes_per_layer(shape, c)
-    rec = set(shape.rec_layers)
     cpu_experts = s.cpu_expert_layers(n)
-    for il in range(n):
-        t = slot(where[il])
-        weights, read = shape.layer_bytes[il], shape.layer_read_bytes[il]
-        if il < cpu_experts and where[il] >= 0:
-            # --n-cpu-moe / --cpu-moe: the block's expert tensors stay in host memory, the rest
-            # (attention, router, shared experts, norms) goes to the block's GPU.
-            weights -= shape.expert_bytes[il]
-            read -= shape.expert_read_bytes[il]
-            host.weights += shape.expert_bytes[il]
-            host.read_bytes += shape.expert_read_bytes[il]
-            host.expert_layers += 1
-            host.expert_bytes += shape.expert_bytes[il]
-        t.weights += weights
-        t.read_bytes += read
-        t.kv += kv.get(il, 0)
-        if il in rec:
-            t.rs += rs_layer
-        if where[il] >= 0:
-            t.layers += 1
-    out = slot(where[n])
+
+    def take(t: _Tally, lo: int, hi: int) -> None:
+        """Blocks lo..hi-1 onto ``t``."""
+        t.weights += int(sums.weights[hi] - sums.weights[lo])
+        t.read_bytes += sums.read[hi] - sums.read[lo]
+        t.kv += _kv_bytes(shape, c, s, lo, hi)
+        t.rs += int(sums.recurrent[hi] - sums.recurrent[lo]) * rs_layer
+
+    take(host, 0, min(first[0], n))
+    for d, t in enumerate(gpus):
+        lo, hi = first[d], min(first[d + 1], n)
+        if lo >= hi:
+            continue
+        take(t, lo, hi)
+        t.layers = hi - lo
+        moved = min(hi, cpu_experts)
+        if lo < moved:
+            # --n-cpu-moe / --cpu-moe: these blocks' expert tensors stay in host memory; the rest
+            # (attention, router, shared experts, norms) is on the blocks' GPU.
+            experts = int(sums.experts[moved] - sums.experts[lo])
+            read = sums.experts_read[moved] - sums.experts_read[lo]
+            t.weights -= experts
+            t.read_bytes -= read
+            host.weights += experts
+            host.read_bytes += read
+            host.expert_layers += moved - lo
+            host.expert_bytes += experts
+    on_gpu = first[0] <= n
+    out = gpus[bisect.bisect_right(first, n) - 1] if on_gpu else host
     out.has_output = True
     out.weights += shape.output_bytes
     out.read_bytes += shape.output_bytes
-    if where[n] >= 0:
+    if on_gpu:
         # A tied output matrix is token_embd, duplicated onto the GPU; on the host it is shared.
         out.weights += shape.tied_output_bytes
     out.read_bytes += shape.tied_output_bytes
@@ -674,7 +738,7 @@ def _tally(shape: ModelShape, s: LoadSettings, devices: Sequence[Device]) -> tup
             # holds the logits. With no layers at all it still gets the offloaded big matmuls.
             t.compute = _compute_bytes(shape, c, with_output=t.has_output, with_layers=True)
         host.compute = _host_compute_with_gpu(shape, c)
-        if host.layers or any(where[il] < 0 for il in range(n)) or host.has_output:
+        if first[0] > 0:  # blocks, or the output layer, computed on the CPU
             host.compute = max(
                 host.compute,
                 _compute_bytes(shape, c, with_output=host.has_output, with_layers=True),
