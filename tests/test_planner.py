@@ -281,8 +281,15 @@ def test_auto_fit_keeps_attention_on_the_gpu_and_moves_experts_first(headers: di
     fit = auto_fit(h, at_8k, [v100()], pinned=frozenset({"n_ctx"}))
     k = fit.n_cpu_moe
     assert fit.n_gpu_layers == ALL_LAYERS and 0 < k < 48 and not fit.cpu_moe
-    assert plan(h, fit, [v100()]).fits
+    placed = plan(h, fit, [v100()])
+    assert placed.fits and placed.partial
     assert not plan(h, fit.with_values(n_cpu_moe=k - 1), [v100()]).fits
+    # what buys room then is said in experts: a q8_0 cache frees 360 MiB of KV on the card
+    q8 = next(line for line in placed.suggestions if line.startswith("q8_0 KV cache"))
+    assert "\u2212360 MiB, then only" in q8 and "blocks' experts need host memory" in q8
+    # too many experts in host memory: the suggestion is the fewest that fit
+    roomy = plan(h, fit.with_values(n_cpu_moe=30), [v100()])
+    assert f"(--n-cpu-moe {k})" in roomy.suggestions[0]
     # context unpinned: the fewest host experts at the smallest context, then the most context
     free = auto_fit(h, at_8k, [v100()])
     assert free.n_cpu_moe <= k and plan(h, free, [v100()]).fits

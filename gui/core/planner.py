@@ -980,6 +980,10 @@ def _suggestions(
     short = not current.fits
     fullest = min(range(len(devices)), key=lambda i: current.devices[i].free_after_mib)
     before = current.devices[fullest].free_after_mib
+    movable = _experts_movable(shape, s)
+    # Every layer on the GPUs with the fewest blocks' experts in host memory, as auto-fit places a MoE model.
+    placed = _fit_experts(shape, s, devices, margin) if movable else s
+    experts_now = placed.cpu_expert_layers(shape.n_layer)
 
     def ceiling(alt: LoadSettings) -> str:
         p = _plan(shape, alt, tuple(devices), margin, ram_bw, with_suggestions=False)
@@ -991,10 +995,15 @@ def _suggestions(
         if freed < 1:
             return
         if all(f >= margin for f in free):
-            layers = _max_gpu_layers(shape, alt, devices, margin) if ngl < n_all else ngl
             then = "fits" if short else ""
-            if layers > ngl:
-                then = f"then {'all' if layers >= n_all else layers} of {n_all} layers fit"
+            if ngl < n_all:
+                layers = _max_gpu_layers(shape, alt, devices, margin)
+                if layers > ngl:
+                    then = f"then {'all' if layers >= n_all else layers} of {n_all} layers fit"
+            elif movable and current.cpu_expert_layers:
+                fewer = _fit_experts(shape, alt, devices, margin).cpu_expert_layers(shape.n_layer)
+                if fewer < experts_now:
+                    then = f"then only {fewer} blocks' experts need host memory"
         else:
             then = "not enough on its own" if short else ""
         out.append(f"{what}: \u2212{freed:,.0f} MiB" + (f", {then}" if then else ""))
@@ -1004,18 +1013,17 @@ def _suggestions(
         if 0 <= best < ngl:
             fewer = s.with_values(n_gpu_layers=best)
             out.append(f"Put {best} of {n_all} layers on the GPU (--ngl {best}) to keep the margin{ceiling(fewer)}")
-    if _experts_movable(shape, s):
-        moved = _fit_experts(shape, s, devices, margin)
-        k = moved.cpu_expert_layers(shape.n_layer)
-        if (
-            k > s.cpu_expert_layers(shape.n_layer)
-            and moved.n_gpu_layers >= ALL_LAYERS
-            and _fits(shape, moved, devices, margin)
-        ):
-            flags = f"--n-cpu-moe {k}" + ("" if ngl >= n_all else f" --ngl {n_all}")
-            out.append(
-                f"Every layer on the GPU with the experts of {k} blocks in host memory ({flags}){ceiling(moved)}"
-            )
+    if (
+        movable
+        and experts_now != s.cpu_expert_layers(shape.n_layer)
+        and placed.n_gpu_layers >= ALL_LAYERS
+        and _fits(shape, placed, devices, margin)
+    ):
+        # More experts in host memory to fit, or fewer when there is room (and every layer back on
+        # the GPU when some are not).
+        flags = f"--n-cpu-moe {experts_now}" + ("" if ngl >= n_all else f" --ngl {n_all}")
+        where = f"the experts of {experts_now} blocks in host memory" if experts_now else "every expert"
+        out.append(f"Every layer on the GPU with {where} ({flags}){ceiling(placed)}")
     if short:
         ctx = _max_ctx(shape, s, devices, margin, min(s.n_ctx, shape.ctx_train or s.n_ctx) - 1)
     else:
