@@ -22,8 +22,9 @@ OUTPUTS_PER_SLOT = -1
 
 # KV cache element types llama.cpp accepts for --cache-type-k / --cache-type-v.
 CACHE_TYPES: tuple[str, ...] = ("f16", "bf16", "f32", "q8_0", "q5_1", "q5_0", "q4_1", "q4_0", "iq4_nl")
-# V cache types that work without flash attention.
-_PLAIN_V_TYPES = ("f16", "bf16", "f32")
+# The cache types that are not quantized: a V cache needs flash attention otherwise, and q8_0 makes
+# either cache smaller.
+FLOAT_CACHE_TYPES = ("f16", "bf16", "f32")
 
 
 @dataclass(frozen=True)
@@ -170,7 +171,7 @@ class LoadSettings:
             spec.check(getattr(self, spec.key))
         if self.n_ubatch > self.n_batch:
             raise ValueError(f"Micro-batch ({self.n_ubatch}) cannot exceed batch ({self.n_batch})")
-        if self.cache_type_v not in _PLAIN_V_TYPES and self.flash_attn == "off":
+        if self.cache_type_v not in FLOAT_CACHE_TYPES and self.flash_attn == "off":
             raise ValueError(f"a {self.cache_type_v} V cache needs flash attention: set it to on or auto")
         if 0 < self.n_outputs_max < self.n_parallel:
             # llama.cpp reserves one output per sequence and aborts if that is past n_outputs_max.

@@ -1,7 +1,8 @@
 """Memory planner: where every MiB of each card goes for a load, before the load.
 
 Everything here follows the arithmetic of the llama.cpp vendored in llama-cpp-python 0.3.36
-(see docs/memory-model.md): layer placement (``llama-model.cpp: load_tensors``), KV cells and
+(see docs/memory-model.md): layer placement (``llama-model.cpp: load_tensors``) with the experts
+that --cpu-moe / --n-cpu-moe keep in host memory (``common/common.h``), KV cells and
 padding (``llama-context.cpp``, ``llama-kv-cache.cpp``, ``llama-kv-cache-iswa.cpp``), recurrent
 state (``llama-memory-recurrent.cpp``, ``llama-hparams.cpp: n_embd_r/n_embd_s``) and the output
 buffer (``llama_context::output_reserve``). The compute buffer has no closed form in llama.cpp (it
@@ -34,7 +35,7 @@ from typing import Any
 
 from gui.core.ggml_types import GGML_TYPES_BY_NAME
 from gui.core.gguf_reader import ArraySummary, GGUFHeader, check_hparams
-from gui.core.params import ALL_LAYERS, CONTEXT, MARGIN, LoadSettings
+from gui.core.params import ALL_LAYERS, CONTEXT, FLOAT_CACHE_TYPES, MARGIN, LoadSettings
 
 __all__ = [
     "Breakdown",
@@ -1030,7 +1031,7 @@ def _suggestions(
         ctx = s.n_ctx // 2 // CONTEXT.step * CONTEXT.step
     if ctx is not None and CONTEXT.minimum <= ctx < s.n_ctx:
         offer(f"Context {ctx} (--ctx {ctx})", s.with_values(n_ctx=ctx))
-    if s.cache_type_k in _WIDE_KV or s.cache_type_v in _WIDE_KV:
+    if s.cache_type_k in FLOAT_CACHE_TYPES or s.cache_type_v in FLOAT_CACHE_TYPES:
         fa = " --flash-attn on" if s.flash_attn == "off" else ""
         q8 = s.with_values(cache_type_k="q8_0", cache_type_v="q8_0", flash_attn="on" if fa else s.flash_attn)
         offer(f"q8_0 KV cache (--cache-type-k q8_0 --cache-type-v q8_0{fa})", q8)
@@ -1049,10 +1050,6 @@ def _suggestions(
                 "fully offloaded at these settings"
             )
     return tuple(out)
-
-
-# KV cache types a q8_0 cache makes smaller.
-_WIDE_KV = ("f16", "bf16", "f32")
 
 
 def auto_fit(
