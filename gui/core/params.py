@@ -142,10 +142,10 @@ class LoadSettings:
         minimum=OUTPUTS_PER_SLOT,
         maximum=8192,
         default=OUTPUTS_PER_SLOT,
-        panel=False,  # the default is what chat needs; the flag is for scripts that read more outputs
+        panel=False,  # the default is what the engine reads; the flag also plans loads made elsewhere
         help="Tokens per micro-batch whose next-token scores the compute buffer has room for, each n_vocab "
         "floats (about 1 MiB for a 248k vocabulary). -1 (the default): one per parallel slot, which is "
-        "what chat and the API read; 0: a whole batch, llama.cpp's own default.",
+        "all chat reads; 0: a whole batch, llama.cpp's own default.",
     ).field()
     kv_unified: bool = BoolSpec(
         label="One KV cache for all slots",
