@@ -186,9 +186,14 @@ def shape_tensors(s: ModelShape) -> list[TensorSpec]:
                 out += [_norm(f"{b}.attn_v.bias", kv_dim)]
             if s.arch in ("qwen3", "qwen3moe", "qwen35", "gemma3"):
                 out += [_norm(f"{b}.attn_q_norm.weight", hd), _norm(f"{b}.attn_k_norm.weight", hd)]
-        if s.arch in ("gemma2", "gemma3", "qwen35"):
+            if s.arch == "gpt-oss":
+                # Biases on every projection, and one attention sink per head.
+                out += [_norm(f"{b}.attn_q.bias", q_dim), _norm(f"{b}.attn_k.bias", kv_dim)]
+                out += [_norm(f"{b}.attn_v.bias", kv_dim), _norm(f"{b}.attn_output.bias", e)]
+                out.append(_norm(f"{b}.attn_sinks.weight", s.n_head))
+        if s.arch in ("gemma2", "gemma3", "qwen35", "gpt-oss"):
             out.append(_norm(f"{b}.post_attention_norm.weight", e))
-        if s.arch != "qwen35":
+        if s.arch not in ("qwen35", "gpt-oss"):
             out.append(_norm(f"{b}.ffn_norm.weight", e))
         if s.n_expert:
             f = s.n_ff_exp
@@ -198,6 +203,10 @@ def shape_tensors(s: ModelShape) -> list[TensorSpec]:
                 (f"{b}.ffn_up_exps.weight", (e, f, s.n_expert), s.q("ffn_up")),
                 (f"{b}.ffn_down_exps.weight", (f, e, s.n_expert), s.q("ffn_down")),
             ]
+            if s.arch == "gpt-oss":
+                out += [_norm(f"{b}.ffn_gate_inp.bias", s.n_expert)]
+                out += [(f"{b}.ffn_{r}_exps.bias", (n, s.n_expert), "F32") for r, n in (("gate", f), ("up", f))]
+                out.append((f"{b}.ffn_down_exps.bias", (e, s.n_expert), "F32"))
         else:
             out += [
                 (f"{b}.ffn_gate.weight", (e, s.n_ff), s.q("ffn_gate")),
@@ -319,6 +328,29 @@ SHAPES: dict[str, ModelShape] = {
         n_expert_used=8,
         n_ff_exp=768,
         quant="Q4_0",
+    ),
+    # Mixtral-8x7B: llama blocks whose FFN is 8 experts, 2 active per token.
+    "mixtral-8x7b": ModelShape(
+        "llama", "Mixtral-8x7B-shaped", 32, 4096, 32, 8, 14336, 32000, n_expert=8, n_expert_used=2, n_ff_exp=14336
+    ),
+    # gpt-oss-20b: MXFP4 experts (32, 4 active), every other block a 128-token sliding window, a 201k vocabulary.
+    "gpt-oss-20b": ModelShape(
+        "gpt-oss",
+        "gpt-oss-20b-shaped",
+        24,
+        2880,
+        64,
+        8,
+        2880,
+        201088,
+        head_dim=64,
+        n_expert=32,
+        n_expert_used=4,
+        n_ff_exp=2880,
+        n_swa=128,
+        ctx=131072,
+        quant="Q8_0",
+        quant_mix={"ffn_gate": "MXFP4", "ffn_up": "MXFP4", "ffn_down": "MXFP4"},
     ),
     "qwen35-27b": QWEN35_27B_Q4_K_M,
     "qwen35-27b-q3ks": QWEN35_27B_Q3_K_S,

@@ -13,14 +13,20 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLineEdit
 from window_kit import open_window
 
+from gui.core.cards import find_card
+from gui.core.gguf_reader import read_model
 from gui.core.params import LoadSettings
 from gui.core.planner import Verdict
+from gui.services.devices import device_from_card
 from gui.services.download import DownloadProgress
 from gui.services.history import HistoryStore
 from gui.services.hub import HubClient
+from gui.services.quant_table import quant_rows
 from gui.services.settings_store import SettingsStore
 from gui.ui.main_window import MainWindow
+from gui.ui.models_tab import COLUMNS, QuantTable
 from gui.ui.plain import plain_tip
+from gui.ui.vram_bar import VERDICT_COLOURS
 
 TIMEOUT = 60_000
 REPO = "someone/Qwen3.5-27B-GGUF"
@@ -285,3 +291,16 @@ def test_names_and_messages_from_the_hub_are_shown_as_plain_text(qtbot, folder: 
 
 def test_a_tooltip_shows_markup_as_text() -> None:
     assert plain_tip("<b>x</b> & y\n\ntwo") == "<p style='white-space:pre-wrap'>&lt;b&gt;x&lt;/b&gt; &amp; y\n\ntwo</p>"
+
+
+def test_a_moe_row_says_how_many_layers_experts_stay_on_the_cpu(qtbot, tmp_path: Path) -> None:
+    header = read_model(write_shape(tmp_path / "Qwen3-30B-A3B-Q4_0.gguf", SHAPES["qwen3moe-30b"]))
+    (row,) = quant_rows([header], LoadSettings(n_ctx=8192), [device_from_card(find_card("v100-16gb"))])
+    table = QuantTable()
+    qtbot.addWidget(table)
+    table.show_rows([row])
+    fits = table.item(0, COLUMNS.index("Fits"))
+    assert fits is not None and fits.text() == f"with {row.cpu_expert_layers} layers' experts on the CPU"
+    assert fits.foreground().color().name() == VERDICT_COLOURS[Verdict.FITS]
+    layers = table.item(0, COLUMNS.index("GPU layers"))
+    assert layers is not None and layers.text() == "all"

@@ -75,10 +75,12 @@ def test_the_engine_applies_every_declared_load_setting() -> None:
     """A new setting is a declaration plus the engine line that applies it; forgetting the line fails here."""
     from gui.services.engine_worker import CONTEXT_FIELDS, MODEL_FIELDS
 
+    def followed(fields: dict) -> set[str]:
+        return {key for keys, _ in fields.values() for key in keys}
+
     declared = {spec.key for spec in LOAD_SPECS}
-    applied = set(MODEL_FIELDS) | set(CONTEXT_FIELDS)
-    assert applied == declared
-    assert not set(MODEL_FIELDS) & set(CONTEXT_FIELDS)
+    assert followed(MODEL_FIELDS) | followed(CONTEXT_FIELDS) == declared
+    assert not followed(MODEL_FIELDS) & followed(CONTEXT_FIELDS)
 
 
 def test_every_declaration_has_a_flag_a_label_and_a_valid_default() -> None:
@@ -133,3 +135,43 @@ def test_cli_flags_come_from_the_declarations() -> None:
     assert settings.n_threads == 3
     flags = {a.option_strings[0] for a in parser._actions if a.option_strings and a.dest != "help"}
     assert flags == {spec.flag for spec in LOAD_SPECS}
+
+
+def test_expert_pattern_names_exactly_the_first_blocks_experts() -> None:
+    import re
+
+    from gui.services.engine_worker import expert_pattern
+
+    experts = [f"ffn_{role}_{kind}" for role in ("up", "down", "gate", "gate_up") for kind in ("exps", "chexps")]
+    names = [f"blk.{i}.{t}.{w}" for i in range(512) for t in experts for w in ("weight", "bias")]
+    others = ["blk.3.ffn_up_shexp.weight", "blk.3.ffn_gate_inp.weight", "blk.3.attn_q.weight", "token_embd.weight"]
+    for n in (1, 9, 10, 11, 48, 100, 512):
+        pattern = expert_pattern(LoadSettings(n_cpu_moe=n))
+        assert pattern is not None
+        moved = {name for name in names + others if re.search(pattern, name)}
+        assert moved == {name for name in names if int(name.split(".")[1]) < n}, n
+    assert expert_pattern(LoadSettings()) is None
+    every = expert_pattern(LoadSettings(cpu_moe=True, n_cpu_moe=3))
+    assert every is not None and {name for name in names + others if re.search(every, name)} == set(names)
+
+
+def test_the_engine_struct_fields_follow_the_settings(monkeypatch: pytest.MonkeyPatch) -> None:
+    import ctypes
+
+    import llama_cpp
+
+    from gui.services import engine_worker
+
+    monkeypatch.setattr(engine_worker, "llama", llama_cpp)
+    s = LoadSettings(n_parallel=3, kv_unified=True, op_offload=False)
+    ctx = engine_worker.context_params(s)
+    assert (ctx.n_outputs_max, ctx.n_seq_max, ctx.kv_unified, ctx.op_offload) == (3, 3, True, False)
+    assert engine_worker.context_params(s.with_values(n_outputs_max=0)).n_outputs_max == 0  # llama.cpp's n_batch
+    assert engine_worker.model_params(s).tensor_buft_overrides is None
+    model = engine_worker.model_params(s.with_values(n_cpu_moe=4))
+    overrides = ctypes.cast(model.tensor_buft_overrides, ctypes.POINTER(engine_worker._BufferTypeOverride))
+    assert overrides[0].pattern.decode() == engine_worker.expert_pattern(s.with_values(n_cpu_moe=4))
+    # the CPU buffer type of the ggml that libllama itself uses, then the NULL that ends the list
+    own = llama_cpp.llama_cpp._lib.ggml_backend_cpu_buffer_type
+    own.restype = ctypes.c_void_p
+    assert overrides[0].buft == own() and overrides[1].pattern is None

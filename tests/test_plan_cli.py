@@ -68,6 +68,26 @@ def test_the_users_case_q4_k_m_at_8k_does_not_fit_a_v100(q4km: Path) -> None:
     assert "will not fit" in result.stdout and "--ngl" in result.stdout
 
 
+def test_the_users_partial_offload_says_what_each_change_frees(q4km: Path) -> None:
+    # llama.cpp's own output reserve (a whole batch) with the 56 layers that then fit
+    args = ("plan", str(q4km), "--gpu", "v100-16gb", "--ctx", "8192", "--ngl", "56", "--ram-gbs", "50")
+    result = tightfit(*args, "--n-outputs-max", "0")
+    assert result.returncode == 0, result.stderr
+    lines = [line.strip() for line in result.stdout.splitlines() if line.strip().startswith("more on the GPU:")]
+    assert any(line.startswith("more on the GPU: q8_0 KV cache") and "\u2212210 MiB" in line for line in lines)
+    assert any("(--n-outputs-max 1): \u2212373 MiB, then 57 of 65 layers fit" in line for line in lines), result.stdout
+    # the default, one output per slot, is that saving already made
+    default = json.loads(tightfit(*args, "--json").stdout)
+    whole = json.loads(tightfit(*args, "--n-outputs-max", "0", "--json").stdout)
+    assert whole["devices"][0]["compute_mib"] - default["devices"][0]["compute_mib"] == pytest.approx(373.0)
+
+
+def test_the_new_load_settings_are_flags() -> None:
+    text = tightfit("plan", "--help").stdout
+    for flag in ("--n-outputs-max", "--n-cpu-moe", "--cpu-moe", "--kv-unified", "--no-op-offload"):
+        assert flag in text, flag
+
+
 def test_gpu_none_plans_a_cpu_only_load(q3ks: Path) -> None:
     data = json.loads(tightfit("plan", str(q3ks), "--gpu", "none", "--ctx", "4096", "--json").stdout)
     assert data["devices"] == [] and data["layers_on_gpu"] == 0

@@ -19,6 +19,7 @@ from gui.core.cards import find_card
 from gui.core.params import LoadSettings
 from gui.services.nvml import Nvml
 from gui.ui.main_window import MainWindow
+from gui.ui.param_panel import ParamPanel
 from gui.ui.vram_bar import SEGMENTS
 
 TIMEOUT = 120_000
@@ -96,6 +97,35 @@ def test_auto_fit_keeps_pins_and_the_margin(qtbot, models: Path) -> None:
     win.close()
 
 
+def test_the_users_partial_offload_shows_every_term_and_what_buys_room(qtbot, models: Path) -> None:
+    # Q4_K_M at 8k on a V100 with the layers that fit: auto-fit with the context pinned.
+    win = open_plan_window(qtbot, models, models / "Qwen3.5-27B-Q4_K_M.gguf")
+    win.params.rows["n_ctx"].pin.setChecked(True)
+    with qtbot.waitSignal(win.planned, timeout=5000):
+        qtbot.mouseClick(win.plan_panel.auto_fit_button, Qt.MouseButton.LeftButton)
+    plan = win.plan
+    assert plan is not None and plan.fits and plan.partial
+    panel = win.plan_panel
+    bar = panel.bars[0]
+    bar.resize(800, bar.height())
+    bar.grab()  # paint, which lays out the spans the tooltips come from
+    shown = {text.split(":")[0] for _, _, text in bar._spans}
+    device = plan.devices[0]
+    for seg in SEGMENTS:
+        if getattr(device, seg.key) >= 1:
+            assert seg.label in shown, seg.label
+    assert {"Weights", "KV cache", "Recurrent state", "Compute buffer", "CUDA context and runtime"} <= shown
+    # host memory names its own terms: the blocks left there keep their KV and recurrent state
+    host = panel.host_label.text()
+    for word in ("weights", "KV", "recurrent state", "compute", "output"):
+        assert word in host, word
+    assert f"{plan.layers_on_gpu} of 65 layers on the GPU" in host
+    verdict = panel.verdict_label.text()
+    assert "To put more on the GPU" in verdict
+    assert "q8_0 KV cache" in verdict and "\u2212" in verdict and "layers fit" in verdict
+    win.close()
+
+
 def test_measured_gpus_are_planned_with_their_free_memory(qtbot, models: Path) -> None:
     fake = FakeNvml([FakeGpu(total_mib=16160.0, used_mib=2048.0)])
     win = open_plan_window(qtbot, models, models / "Qwen3.5-27B-Q3_K_S.gguf", nvml=Nvml(fake))
@@ -135,7 +165,7 @@ def test_verify_shows_llama_cpp_figures_beside_the_estimate(qtbot, models: Path)
 
 @pytest.mark.engine
 def test_a_load_that_will_not_fit_is_stopped_with_a_way_out(qtbot, models: Path, demo_model: Path) -> None:
-    # A card in this machine with 640 MiB free: the demo model needs about 775 MiB at 8k context.
+    # A card in this machine with 640 MiB free: the demo model needs about 695 MiB at 8k context.
     fake = FakeNvml([FakeGpu(name="Small GPU", total_mib=1024.0, used_mib=384.0)])
     win = open_plan_window(qtbot, models, models / demo_model.name, real_engine=True, nvml=Nvml(fake))
     panel = win.plan_panel
@@ -247,3 +277,21 @@ def test_a_card_the_machine_does_not_have_never_stops_a_load(qtbot, models: Path
         qtbot.mouseClick(win.load_button, Qt.MouseButton.LeftButton)
     assert win.overcommit_dialog is None and [path for path, _ in engine.loads] == [str(models / demo_model.name)]
     win.close()
+
+
+def test_the_experts_settings_show_for_a_mixture_of_experts_model_only(qtbot) -> None:
+    settings = LoadSettings(n_threads=2, n_outputs_max=0, kv_unified=True, op_offload=False)
+    panel = ParamPanel(settings)
+    qtbot.addWidget(panel)
+    panel.show()
+    experts = panel.rows["n_cpu_moe"]
+    # the settings most users never touch are flags and stored values, not widgets
+    assert not {"n_outputs_max", "kv_unified", "op_offload"} & (set(panel.rows) | set(panel.switches))
+    panel.set_model_limits(24, 32768, n_expert=0)
+    assert not experts.spin.isVisible() and not panel.switches["cpu_moe"].isVisible()
+    panel.set_model_limits(48, 32768, n_expert=128)
+    assert experts.spin.isVisible() and panel.switches["cpu_moe"].isVisible()
+    experts.set_value(60)
+    assert experts.value() == 48  # no more blocks than the model has
+    got = panel.settings()
+    assert (got.n_cpu_moe, got.n_outputs_max, got.kv_unified, got.op_offload) == (48, 0, True, False)

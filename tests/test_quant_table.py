@@ -85,7 +85,7 @@ def test_partial_offload_speed_needs_and_uses_the_ram_bandwidth(qwen27b: list[Mo
 def test_tight_when_only_the_margin_is_eaten(qwen27b: list[ModelEntry]) -> None:
     q3 = qwen27b[1]
     (row,) = quant_rows([q3], AT_8K, [V100])
-    card = Device("squeezed V100", V100.total_mib, row.needed_mib + 300, V100.bandwidth_gbs, V100.sm_count)
+    card = Device("squeezed V100", V100.total_mib, row.needed_mib + 600, V100.bandwidth_gbs, V100.sm_count)
     (tight,) = quant_rows([q3], AT_8K, [card], margin_mib=1024)
     assert tight.fits is Verdict.TIGHT
     assert tight.max_ctx_full_offload is not None and tight.max_ctx_full_offload < 8192
@@ -162,3 +162,22 @@ def test_quant_names_are_normalised(name: str, expected: str) -> None:
 def test_unknown_quants_have_no_rank() -> None:
     assert quality_of("MXFP4_MOE") is None
     assert quality_of(None) is None
+
+
+def test_a_moe_model_fits_with_some_layers_experts_on_the_cpu(tmp_path: Path) -> None:
+    s = SHAPES["qwen3moe-30b"]  # 15.8 GiB of Q4_0: every layer's attention fits a V100, not every expert
+    path = write_gguf(tmp_path / "Qwen3-30B-A3B-Q4_0.gguf", s.arch, shape_metadata(s), shape_tensors(s), True)
+    entry = describe_file(path)
+    (row,) = quant_rows([entry], AT_8K, [V100], ram_bandwidth_gbs=50.0)
+    assert row.fits is Verdict.WONT_FIT and row.all_layers
+    k = row.cpu_expert_layers
+    assert 0 < k < 48 and row.fits_with_experts_on_cpu
+    assert row.fit_words == f"with {k} layers' experts on the CPU"
+    chosen = AT_8K.with_values(n_cpu_moe=k)
+    assert plan(entry.header, chosen, [V100]).fits
+    assert not plan(entry.header, chosen.with_values(n_cpu_moe=k - 1), [V100]).fits
+    # the ceiling is that placement's: the active experts of k blocks read from RAM at 50 GB/s
+    assert row.tok_s == pytest.approx(plan(entry.header, chosen, [V100], ram_bandwidth_gbs=50.0).predicted_tg_tok_s)
+    # the window's own experts setting for one file does not change the table's answer
+    (same,) = quant_rows([entry], AT_8K.with_values(cpu_moe=True), [V100], ram_bandwidth_gbs=50.0)
+    assert (same.fits, same.cpu_expert_layers, same.tok_s) == (row.fits, k, row.tok_s)

@@ -138,6 +138,7 @@ def format_plan(result: Plan, model: str, source: str) -> str:
     if result.predicted_tg_tok_s:
         lines.append(f"  decode ceiling: {result.predicted_tg_tok_s:.1f} tok/s (memory bandwidth bound)")
     lines += [f"  note: {n}" for n in result.notes]
-    if result.verdict is not Verdict.FITS:
-        lines += [f"  to fit: {s}" for s in result.suggestions]
+    # Suggestions come when it does not fit, or when it fits with part of the model in host memory.
+    lead = "to fit" if result.verdict is not Verdict.FITS else "more on the GPU"
+    lines += [f"  {lead}: {s}" for s in result.suggestions]
     return "\n".join(lines)

@@ -17,10 +17,14 @@ from gui.core.specs import BoolSpec, ChoiceSpec, IntSpec, Spec, parse_fields, sp
 # shows it as that count.
 ALL_LAYERS = 999
 
+# n_outputs_max's default: reserve one output per parallel slot (llama.cpp's own 0 means a whole batch).
+OUTPUTS_PER_SLOT = -1
+
 # KV cache element types llama.cpp accepts for --cache-type-k / --cache-type-v.
 CACHE_TYPES: tuple[str, ...] = ("f16", "bf16", "f32", "q8_0", "q5_1", "q5_0", "q4_1", "q4_0", "iq4_nl")
-# V cache types that work without flash attention.
-_PLAIN_V_TYPES = ("f16", "bf16", "f32")
+# The cache types that are not quantized: a V cache needs flash attention otherwise, and q8_0 makes
+# either cache smaller.
+FLOAT_CACHE_TYPES = ("f16", "bf16", "f32")
 
 
 @dataclass(frozen=True)
@@ -115,6 +119,51 @@ class LoadSettings:
         help="Give sliding-window layers a cache as long as the context (more memory; lets the prompt cache "
         "be reused on models such as Gemma 3).",
     ).field()
+    n_cpu_moe: int = IntSpec(
+        label="Experts on the CPU",
+        flag="--n-cpu-moe",
+        minimum=0,
+        maximum=ALL_LAYERS,
+        default=0,
+        help="Mixture-of-experts models: keep the expert weights of the first N blocks in host memory. Their "
+        "attention stays on the GPU; each token reads only its few active experts from RAM, so this costs far "
+        "less speed than leaving whole layers on the CPU.",
+    ).field()
+    cpu_moe: bool = BoolSpec(
+        label="All experts on the CPU",
+        flag="--cpu-moe",
+        default=False,
+        help="Mixture-of-experts models: keep every block's expert weights in host memory, the attention and "
+        "dense weights on the GPU.",
+    ).field()
+    n_outputs_max: int = IntSpec(
+        label="Outputs reserved",
+        flag="--n-outputs-max",
+        minimum=OUTPUTS_PER_SLOT,
+        maximum=8192,
+        default=OUTPUTS_PER_SLOT,
+        panel=False,  # the default is what the engine reads; the flag also plans loads made elsewhere
+        help="Tokens per micro-batch whose next-token scores the compute buffer has room for, each n_vocab "
+        "floats (about 1 MiB for a 248k vocabulary). -1 (the default): one per parallel slot, which is "
+        "all chat reads; 0: a whole batch, llama.cpp's own default.",
+    ).field()
+    kv_unified: bool = BoolSpec(
+        label="One KV cache for all slots",
+        flag="--kv-unified",
+        default=False,
+        panel=False,  # only matters with several parallel slots
+        help="Parallel slots share one KV cache instead of a slice each: a slot can use the whole context "
+        "while the others are idle.",
+    ).field()
+    op_offload: bool = BoolSpec(
+        label="Offload host operations to the GPU",
+        flag="--op-offload",
+        default=True,
+        panel=False,
+        help="With layers or experts kept on the CPU, prompt processing copies their weights to the GPU, "
+        "batch by batch, and computes there. --no-op-offload computes them on the CPU instead: no room "
+        "for those copies in the GPU's compute buffer, but much slower prompt processing.",
+    ).field()
 
     def validated(self) -> LoadSettings:
         """Check every field; raise ValueError naming the first bad one."""
@@ -122,9 +171,23 @@ class LoadSettings:
             spec.check(getattr(self, spec.key))
         if self.n_ubatch > self.n_batch:
             raise ValueError(f"Micro-batch ({self.n_ubatch}) cannot exceed batch ({self.n_batch})")
-        if self.cache_type_v not in _PLAIN_V_TYPES and self.flash_attn == "off":
+        if self.cache_type_v not in FLOAT_CACHE_TYPES and self.flash_attn == "off":
             raise ValueError(f"a {self.cache_type_v} V cache needs flash attention: set it to on or auto")
+        if 0 < self.n_outputs_max < self.n_parallel:
+            # llama.cpp reserves one output per sequence and aborts if that is past n_outputs_max.
+            raise ValueError(
+                f"Outputs reserved ({self.n_outputs_max}) must be at least the parallel slots ({self.n_parallel})"
+            )
         return self
+
+    @property
+    def outputs_max(self) -> int:
+        """llama.cpp's n_outputs_max for these settings: the one-per-slot default resolved (0 stays 0)."""
+        return self.n_parallel if self.n_outputs_max == OUTPUTS_PER_SLOT else self.n_outputs_max
+
+    def cpu_expert_layers(self, n_layer: int) -> int:
+        """How many leading blocks keep their experts in host memory (all of them with --cpu-moe)."""
+        return n_layer if self.cpu_moe else min(self.n_cpu_moe, n_layer)
 
     def with_values(self, **values: Any) -> LoadSettings:
         return replace(self, **values)
@@ -140,7 +203,8 @@ class LoadSettings:
 
 LOAD_SPECS: tuple[Spec[Any], ...] = specs_of(LoadSettings)
 SPECS_BY_KEY: Mapping[str, Spec[Any]] = {s.key: s for s in LOAD_SPECS}
-SIZING_PARAMS: tuple[IntSpec, ...] = tuple(s for s in LOAD_SPECS if isinstance(s, IntSpec))
+# The numbers the settings panel shows as sliders.
+SIZING_PARAMS: tuple[IntSpec, ...] = tuple(s for s in LOAD_SPECS if isinstance(s, IntSpec) and s.panel)
 
 GPU_LAYERS = cast(IntSpec, SPECS_BY_KEY["n_gpu_layers"])
 CONTEXT = cast(IntSpec, SPECS_BY_KEY["n_ctx"])
@@ -148,6 +212,7 @@ BATCH = cast(IntSpec, SPECS_BY_KEY["n_batch"])
 UBATCH = cast(IntSpec, SPECS_BY_KEY["n_ubatch"])
 THREADS = cast(IntSpec, SPECS_BY_KEY["n_threads"])
 PARALLEL = cast(IntSpec, SPECS_BY_KEY["n_parallel"])
+CPU_MOE_LAYERS = cast(IntSpec, SPECS_BY_KEY["n_cpu_moe"])
 FLASH_ATTN_MODES = cast(ChoiceSpec, SPECS_BY_KEY["flash_attn"]).choices
 
 # Memory kept free on every GPU: llama.cpp's --fit keeps 1024 MiB by default.
@@ -190,4 +255,6 @@ def changes(before: LoadSettings, after: LoadSettings) -> str:
 
 
 def describe(settings: LoadSettings, specs: Iterable[IntSpec] = SIZING_PARAMS) -> str:
-    return ", ".join(f"{s.label.lower()} {getattr(settings, s.key)}" for s in specs)
+    # An option that is off by default (no experts on the CPU) is named only when it is on.
+    shown = (s for s in specs if s.default != 0 or getattr(settings, s.key))
+    return ", ".join(f"{s.label.lower()} {getattr(settings, s.key)}" for s in shown)

@@ -1,7 +1,8 @@
 """Memory planner: where every MiB of each card goes for a load, before the load.
 
 Everything here follows the arithmetic of the llama.cpp vendored in llama-cpp-python 0.3.36
-(see docs/memory-model.md): layer placement (``llama-model.cpp: load_tensors``), KV cells and
+(see docs/memory-model.md): layer placement (``llama-model.cpp: load_tensors``) with the experts
+that --cpu-moe / --n-cpu-moe keep in host memory (``common/common.h``), KV cells and
 padding (``llama-context.cpp``, ``llama-kv-cache.cpp``, ``llama-kv-cache-iswa.cpp``), recurrent
 state (``llama-memory-recurrent.cpp``, ``llama-hparams.cpp: n_embd_r/n_embd_s``) and the output
 buffer (``llama_context::output_reserve``). The compute buffer has no closed form in llama.cpp (it
@@ -34,7 +35,7 @@ from typing import Any
 
 from gui.core.ggml_types import GGML_TYPES_BY_NAME
 from gui.core.gguf_reader import ArraySummary, GGUFHeader, check_hparams
-from gui.core.params import ALL_LAYERS, CONTEXT, MARGIN, LoadSettings
+from gui.core.params import ALL_LAYERS, CONTEXT, FLOAT_CACHE_TYPES, MARGIN, LoadSettings
 
 __all__ = [
     "Breakdown",
@@ -75,6 +76,9 @@ _SWA_DEFAULTS: dict[str, tuple[int, bool, int]] = {
 _FULL_ATTN_INTERVAL_DEFAULT = 4
 
 _BLOCK = re.compile(r"^blk\.(\d+)\.(.+)$")
+# A block's expert tensors, as llama.cpp's --cpu-moe / --n-cpu-moe select them (common/common.h:
+# LLM_FFN_EXPS_REGEX); matched against the name after "blk.N.".
+_EXPERTS = re.compile(r"ffn_(up|down|gate|gate_up)_(ch|)exps")
 _ATTN_TENSORS = ("attn_k.", "attn_qkv.", "attn_kv_a_mqa.", "attn_k_b.")
 
 
@@ -164,6 +168,12 @@ class Plan:
     suggestions: tuple[str, ...]
     weights_bytes: int  # exact bytes of all placed weights (a tied output copied to a GPU counts twice)
     settings: LoadSettings
+    cpu_expert_layers: int = 0  # blocks on a GPU whose expert tensors stay in host memory
+
+    @property
+    def partial(self) -> bool:
+        """Some of the model that could be on the GPUs is in host memory (layers, or experts)."""
+        return bool(self.devices) and (self.layers_on_gpu < self.n_layer + 1 or self.cpu_expert_layers > 0)
 
     @property
     def output_mib(self) -> float:
@@ -190,6 +200,8 @@ class ModelShape:
     n_ff_exp: int
     layer_bytes: tuple[int, ...]
     layer_read_bytes: tuple[float, ...]  # bytes one decoded token reads (only the active experts)
+    expert_bytes: tuple[int, ...]  # per block: its expert tensors (part of layer_bytes)
+    expert_read_bytes: tuple[float, ...]  # per block: what a token reads of them (part of layer_read_bytes)
     embd_bytes: int
     embd_row_bytes: int
     output_bytes: int  # output + output_norm (+ token_embd when tied and placed on a GPU)
@@ -198,16 +210,64 @@ class ModelShape:
     total_bytes: int
     # (block, K elements per cell, V elements per cell, sliding-window)
     kv_layers: tuple[tuple[int, int, int, bool], ...]
+    k_max: int  # K elements per cell of the widest attention layer
     v_max: int
     v_variable: bool
     n_swa: int
     rec_layers: tuple[int, ...]
     rs_floats: int  # n_embd_r + n_embd_s: F32 values of recurrent state per layer per row
+    rs_state_floats: int  # n_embd_s of those
+    rs_conv_dim: int  # channels of the recurrent blocks' convolution (d_inner + 2 n_group d_state)
 
     @cached_property
     def has_swa(self) -> bool:
         # Asked several times per plan; a file at llama.cpp's 512 blocks would walk them each time.
         return any(swa for _, _, _, swa in self.kv_layers)
+
+    @cached_property
+    def has_full_attention(self) -> bool:
+        return any(not swa for _, _, _, swa in self.kv_layers)
+
+    @cached_property
+    def sums(self) -> _BlockSums:
+        return _BlockSums.of(self)
+
+
+def _prefix(values: Sequence[float]) -> list[float]:
+    out = [0.0]
+    for v in values:
+        out.append(out[-1] + v)
+    return out
+
+
+@dataclass(frozen=True)
+class _BlockSums:
+    """Running totals over the blocks, so that what a range of blocks holds costs a subtraction
+    whatever the block count (a plan asks for a few ranges, a search for dozens of plans)."""
+
+    weights: list[float]
+    read: list[float]
+    experts: list[float]
+    experts_read: list[float]
+    recurrent: list[float]
+    # attention layers counted per (K elements, V elements, sliding-window) kind
+    kv_kinds: dict[tuple[int, int, bool], list[float]]
+
+    @staticmethod
+    def of(shape: ModelShape) -> _BlockSums:
+        n = shape.n_layer
+        rec = set(shape.rec_layers)
+        kinds: dict[tuple[int, int, bool], list[float]] = {}
+        for il, k, v, swa in shape.kv_layers:
+            kinds.setdefault((k, v, swa), [0.0] * n)[il] = 1.0
+        return _BlockSums(
+            weights=_prefix(shape.layer_bytes),
+            read=_prefix(shape.layer_read_bytes),
+            experts=_prefix(shape.expert_bytes),
+            experts_read=_prefix(shape.expert_read_bytes),
+            recurrent=_prefix([1.0 if il in rec else 0.0 for il in range(n)]),
+            kv_kinds={kind: _prefix(marks) for kind, marks in kinds.items()},
+        )
 
 
 _SHAPES: dict[int, tuple[weakref.ref[GGUFHeader], ModelShape]] = {}
@@ -276,6 +336,8 @@ def _derive_shape(h: GGUFHeader) -> ModelShape:
     # Which tensors sit in which block.
     layer_bytes = [0] * n_layer
     layer_read = [0.0] * n_layer
+    expert_bytes = [0] * n_layer
+    expert_read = [0.0] * n_layer
     has_attn = [False] * n_layer
     has_ssm = [False] * n_layer
     n_expert = _int(h.arch_value("expert_count"))
@@ -289,9 +351,12 @@ def _derive_shape(h: GGUFHeader) -> ModelShape:
         if m is not None and int(m.group(1)) < n_layer:
             il, rest = int(m.group(1)), m.group(2)
             layer_bytes[il] += nbytes
-            # A token reads only its experts' slices of the merged expert tensors.
-            if "_exps." in rest and n_expert:
-                layer_read[il] += nbytes * n_expert_used / n_expert
+            if _EXPERTS.match(rest):
+                # A token reads only its experts' slices of the merged expert tensors.
+                share = n_expert_used / n_expert if n_expert else 1.0
+                expert_bytes[il] += nbytes
+                expert_read[il] += nbytes * share
+                layer_read[il] += nbytes * share
             else:
                 layer_read[il] += nbytes
             if rest.startswith("ssm_"):
@@ -365,7 +430,8 @@ def _derive_shape(h: GGUFHeader) -> ModelShape:
     d_inner = _int(h.arch_value("ssm.inner_size"))
     d_state = _int(h.arch_value("ssm.state_size"))
     n_group = _int(h.arch_value("ssm.group_count"))
-    n_embd_r = (d_conv - 1 if d_conv > 0 else 0) * (d_inner + 2 * n_group * d_state)
+    conv_dim = d_inner + 2 * n_group * d_state
+    n_embd_r = (d_conv - 1 if d_conv > 0 else 0) * conv_dim
     n_embd_s = d_state * d_inner
 
     q_dims = [n_head[il] * hd(il)[0] for il in range(n_layer)]
@@ -383,6 +449,8 @@ def _derive_shape(h: GGUFHeader) -> ModelShape:
         n_ff_exp=_int(h.arch_value("expert_feed_forward_length")),
         layer_bytes=tuple(layer_bytes),
         layer_read_bytes=tuple(layer_read),
+        expert_bytes=tuple(expert_bytes),
+        expert_read_bytes=tuple(expert_read),
         embd_bytes=embd_bytes,
         embd_row_bytes=embd_row,
         output_bytes=output_bytes,
@@ -390,11 +458,14 @@ def _derive_shape(h: GGUFHeader) -> ModelShape:
         other_bytes=other_bytes,
         total_bytes=h.tensor_bytes,
         kv_layers=tuple(kv_layers),
+        k_max=max((k for _, k, _, _ in kv_layers), default=0),
         v_max=v_max,
         v_variable=v_variable,
         n_swa=n_swa,
         rec_layers=tuple(rec),
         rs_floats=n_embd_r + n_embd_s,
+        rs_state_floats=n_embd_s,
+        rs_conv_dim=conv_dim if rec else 0,
     )
 
 
@@ -420,7 +491,10 @@ class _Context:
     cells: int  # per stream, full-attention layers
     swa_cells: int  # per stream, sliding-window layers
     n_ubatch: int
+    n_outputs: int  # outputs of the worst-case micro-batch the compute buffer is reserved for
     flash_attn: bool
+    cast_k: bool  # an F32 K cache that flash attention converts to F16
+    cast_v: bool
 
 
 def _context(shape: ModelShape, s: LoadSettings) -> _Context:
@@ -429,23 +503,34 @@ def _context(shape: ModelShape, s: LoadSettings) -> _Context:
     n_batch = min(n_ctx, s.n_batch)  # causal attention: a batch never exceeds the context
     n_ubatch = min(n_batch, s.n_ubatch)
     n_ctx = _pad(n_ctx)
-    # kv_unified is llama.cpp's default (false): one stream per sequence, each padded to 256.
-    cells = _pad(n_ctx // n_seq)
-    swa_cells = cells if s.swa_full else min(cells, _pad(shape.n_swa + n_ubatch))
+    if s.kv_unified:
+        # One stream that every sequence shares; a sliding window keeps each sequence's window.
+        n_stream, cells, window = 1, n_ctx, shape.n_swa * n_seq
+    else:
+        # One stream per sequence, each padded to 256.
+        n_stream, cells, window = n_seq, _pad(n_ctx // n_seq), shape.n_swa
+    swa_cells = cells if s.swa_full else min(cells, _pad(window + n_ubatch))
+    # The prompt graph is reserved for min(n_ubatch, n_outputs_max) outputs, where llama.cpp reads
+    # 0 as the batch size (llama-context.cpp: sched_reserve).
+    outputs_max = s.outputs_max or n_batch
     # "auto" resolves to on wherever the backend has the kernel; both CPU and CUDA do for the
     # head sizes of the families covered, and a quantized V cache forces it on.
     fa = s.flash_attn != "off"
-    return _Context(n_seq, n_seq, cells, swa_cells, n_ubatch, fa)
+    cast_k, cast_v = fa and s.cache_type_k == "f32", fa and s.cache_type_v == "f32"
+    return _Context(n_seq, n_stream, cells, swa_cells, n_ubatch, min(n_ubatch, outputs_max), fa, cast_k, cast_v)
 
 
-def _layer_kv_bytes(shape: ModelShape, c: _Context, s: LoadSettings) -> dict[int, int]:
-    out: dict[int, int] = {}
-    for il, k, v, swa in shape.kv_layers:
-        cells = (c.swa_cells if swa else c.cells) * c.n_stream
-        # Without flash attention V is stored transposed and padded to the widest layer.
-        v_width = shape.v_max if (not c.flash_attn and shape.v_variable) else v
-        out[il] = (_row_bytes(s.cache_type_k, k) + _row_bytes(s.cache_type_v, v_width)) * cells
-    return out
+def _kv_bytes(shape: ModelShape, c: _Context, s: LoadSettings, lo: int, hi: int) -> int:
+    """The KV cache of the attention layers among blocks lo..hi-1."""
+    total = 0
+    for (k, v, swa), counts in shape.sums.kv_kinds.items():
+        n = int(counts[hi] - counts[lo])
+        if n:
+            cells = (c.swa_cells if swa else c.cells) * c.n_stream
+            # Without flash attention V is stored transposed and padded to the widest layer.
+            v_width = shape.v_max if (not c.flash_attn and shape.v_variable) else v
+            total += n * (_row_bytes(s.cache_type_k, k) + _row_bytes(s.cache_type_v, v_width)) * cells
+    return total
 
 
 def _rs_bytes_per_layer(shape: ModelShape, c: _Context) -> int:
@@ -457,15 +542,17 @@ def _compute_bytes(shape: ModelShape, c: _Context, *, with_output: bool, with_la
     """The compute buffer: the peak of the tensors live at once during the worst-case ubatch.
 
     Calibrated against the installed llama.cpp's dry runs (CPU) and published CUDA logs; see
-    docs/memory-model.md. Terms: H the hidden state, Q the query, L the logits (the reserve pass
-    asks for an output per token), M the attention masks (F16 with flash attention, F32
-    without), KQ the attention scores without flash attention.
+    docs/memory-model.md. Per micro-batch: H the hidden state, Q the query, F one FFN projection,
+    L the logits (one row per output the reserve pass asks for: n_outputs_max, at most the
+    micro-batch), M the attention masks (F16 with flash attention, F32 without), KQ the attention
+    scores without flash attention; for MoE, X one projection of the active experts and E the
+    experts' outputs before they are summed.
     """
     ub = c.n_ubatch
     h = shape.n_embd * ub * _F32
-    q = max(shape.q_dim_max, shape.n_embd) * ub * _F32
+    q = shape.q_dim_max * ub * _F32
     mask_elt = 2 if c.flash_attn else 4
-    has_full = any(not swa for _, _, _, swa in shape.kv_layers)
+    has_full = shape.has_full_attention
     n_kv_max = c.cells if has_full else c.swa_cells
     masks = 0
     if shape.kv_layers:
@@ -474,17 +561,37 @@ def _compute_bytes(shape: ModelShape, c: _Context, *, with_output: bool, with_la
     moe = shape.n_expert_used * shape.n_ff_exp * ub * _F32 if shape.n_expert else 0
     peak = 0.0
     if with_output:
-        logits = shape.n_vocab * ub * _F32
-        # Interleaved sliding-window models keep two more hidden-sized tensors live here
-        # (measured on gemma2/gemma3 shapes).
+        logits = shape.n_vocab * c.n_outputs * _F32
+        # After the last block only the output rows go on: the tensors there shrink with them.
+        # Interleaved sliding-window models keep two more hidden-sized tensors live here.
         swa_extra = 2 * h if shape.has_swa else 0
-        peak = logits + 2 * q + (0.5 if c.flash_attn else 1.0) * masks + moe + swa_extra
+        rows = (2 * q + moe + swa_extra) * c.n_outputs / ub
+        peak = logits + rows + (0.5 if c.flash_attn else 1.0) * masks
     if with_layers:
-        ffn = 3 * shape.n_ff_max * ub * _F32 + 2 * h if not shape.n_expert else 3 * moe + 4 * h
+        if shape.n_expert:
+            # Up, gate and their product live at once; or the experts' outputs, weighted, with the
+            # product they came from.
+            e = shape.n_embd * shape.n_expert_used * ub * _F32
+            ffn = max(3 * moe + 4 * h, 2 * e + moe + h + q)
+        else:
+            # A query-sized tensor of the attention is still live in blocks that have attention;
+            # without flash attention interleaved sliding-window models keep three more.
+            live_q = 0 if shape.rec_layers else 4 if shape.has_swa and not c.flash_attn else 1
+            ffn = 3 * shape.n_ff_max * ub * _F32 + 3 * h + live_q * q
         peak = max(peak, ffn + masks)
+        if shape.rec_layers and ub <= 64 * c.n_seq:
+            # Recurrent blocks with at most 64 tokens per sequence (measured on qwen35 shapes): the
+            # convolution's input and output, and each sequence's state, read and written.
+            per_token = 3 * shape.rs_conv_dim + 3 * shape.n_embd
+            per_seq = 1.8 * shape.rs_state_floats + 2 * (shape.rs_floats - shape.rs_state_floats)
+            peak = max(peak, (per_token * ub + per_seq * c.n_seq) * _F32 + masks)
         if not c.flash_attn and shape.kv_layers:
             kq = n_kv_max * ub * shape.n_head_max * _F32
-            peak = max(peak, kq + masks + 2 * h + 3 * q)
+            peak = max(peak, kq + masks + 2 * h + 3 * q + (3 * h if shape.has_swa else 0))
+        elif (c.cast_k or c.cast_v) and shape.kv_layers:
+            # Flash attention reads F16: an F32 cache is converted, every cell of the widest layer.
+            width = (shape.k_max if c.cast_k else 0) + (shape.v_max if c.cast_v else 0)
+            peak = max(peak, n_kv_max * c.n_stream * width * 2 + masks + 2 * h + 2 * q)
     return peak
 
 
@@ -522,14 +629,16 @@ def _gpu_layers(settings: LoadSettings, n_layer: int, n_devices: int) -> int:
 
 
 def _placement(n_layer: int, ngl: int, devices: Sequence[Device]) -> list[int]:
-    """Device index for every block and, last, for the output layer; -1 is the host.
+    """Where each GPU's slots begin: slots are the blocks 0..n_layer-1 and, last, the output layer
+    (slot n_layer); device d holds slots [first[d], first[d + 1]), the host those before first[0]
+    (first has len(devices) + 1 entries, the last n_layer + 1).
 
     llama.cpp: i_gpu_start = max(n_layer + 1 - ngl, 0); blocks from there and the output layer
     are spread over the GPUs in proportion to their free memory.
     """
-    where = [-1] * (n_layer + 1)
+    end = n_layer + 1
     if ngl <= 0 or not devices:
-        return where
+        return [end] * (len(devices) + 1)
     start = max(n_layer + 1 - ngl, 0)
     act = min(ngl, n_layer + 1)
     free = [max(d.free_mib, 0.0) for d in devices]
@@ -539,10 +648,21 @@ def _placement(n_layer: int, ngl: int, devices: Sequence[Device]) -> list[int]:
     for f in free if sum(free) else [1.0] * len(devices):
         run += f
         cum.append(run / total)
-    for il in range(start, n_layer + 1):
-        idx = bisect.bisect_right(cum, (il - start) / act)
-        where[il] = min(idx, len(devices) - 1)
-    return where
+
+    def device_of(slot: int) -> int:
+        return min(bisect.bisect_right(cum, (slot - start) / act), len(devices) - 1)
+
+    first = [start]
+    for d in range(1, len(devices)):
+        lo, hi = first[-1], end  # the first slot at device d or later: the device only grows with the slot
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if device_of(mid) >= d:
+                hi = mid
+            else:
+                lo = mid + 1
+        first.append(lo)
+    return [*first, end]
 
 
 # ---- the plan -------------------------------------------------------------------------------
@@ -558,36 +678,52 @@ class _Tally:
     layers: int = 0
     has_output: bool = False
     read_bytes: float = 0.0
+    expert_layers: int = 0  # host: blocks on a GPU whose experts stay here
+    expert_bytes: int = 0
 
 
 def _tally(shape: ModelShape, s: LoadSettings, devices: Sequence[Device]) -> tuple[list[_Tally], _Tally, _Context]:
     c = _context(shape, s)
     n = shape.n_layer
-    ngl = _gpu_layers(s, n, len(devices))
-    where = _placement(n, ngl, devices)
+    sums = shape.sums
+    first = _placement(n, _gpu_layers(s, n, len(devices)), devices)
     gpus = [_Tally() for _ in devices]
     host = _Tally()
-
-    def slot(idx: int) -> _Tally:
-        return host if idx < 0 else gpus[idx]
-
-    kv = _layer_kv_bytes(shape, c, s)
     rs_layer = _rs_bytes_per_layer(shape, c)
-    rec = set(shape.rec_layers)
-    for il in range(n):
-        t = slot(where[il])
-        t.weights += shape.layer_bytes[il]
-        t.read_bytes += shape.layer_read_bytes[il]
-        t.kv += kv.get(il, 0)
-        if il in rec:
-            t.rs += rs_layer
-        if where[il] >= 0:
-            t.layers += 1
-    out = slot(where[n])
+    cpu_experts = s.cpu_expert_layers(n)
+
+    def take(t: _Tally, lo: int, hi: int) -> None:
+        """Blocks lo..hi-1 onto ``t``."""
+        t.weights += int(sums.weights[hi] - sums.weights[lo])
+        t.read_bytes += sums.read[hi] - sums.read[lo]
+        t.kv += _kv_bytes(shape, c, s, lo, hi)
+        t.rs += int(sums.recurrent[hi] - sums.recurrent[lo]) * rs_layer
+
+    take(host, 0, min(first[0], n))
+    for d, t in enumerate(gpus):
+        lo, hi = first[d], min(first[d + 1], n)
+        if lo >= hi:
+            continue
+        take(t, lo, hi)
+        t.layers = hi - lo
+        moved = min(hi, cpu_experts)
+        if lo < moved:
+            # --n-cpu-moe / --cpu-moe: these blocks' expert tensors stay in host memory; the rest
+            # (attention, router, shared experts, norms) is on the blocks' GPU.
+            experts = int(sums.experts[moved] - sums.experts[lo])
+            read = sums.experts_read[moved] - sums.experts_read[lo]
+            t.weights -= experts
+            t.read_bytes -= read
+            host.weights += experts
+            host.read_bytes += read
+            host.expert_layers += moved - lo
+            host.expert_bytes += experts
+    on_gpu = first[0] <= n
+    out = gpus[bisect.bisect_right(first, n) - 1] if on_gpu else host
     out.has_output = True
     out.weights += shape.output_bytes
     out.read_bytes += shape.output_bytes
-    if where[n] >= 0:
+    if on_gpu:
         # A tied output matrix is token_embd, duplicated onto the GPU; on the host it is shared.
         out.weights += shape.tied_output_bytes
     out.read_bytes += shape.tied_output_bytes
@@ -603,7 +739,7 @@ def _tally(shape: ModelShape, s: LoadSettings, devices: Sequence[Device]) -> tup
             # holds the logits. With no layers at all it still gets the offloaded big matmuls.
             t.compute = _compute_bytes(shape, c, with_output=t.has_output, with_layers=True)
         host.compute = _host_compute_with_gpu(shape, c)
-        if host.layers or any(where[il] < 0 for il in range(n)) or host.has_output:
+        if first[0] > 0:  # blocks, or the output layer, computed on the CPU
             host.compute = max(
                 host.compute,
                 _compute_bytes(shape, c, with_output=host.has_output, with_layers=True),
@@ -661,10 +797,15 @@ def plan(
     *,
     margin_mib: float = MARGIN.default,
     ram_bandwidth_gbs: float | None = None,
+    suggest: bool = True,
 ) -> Plan:
-    """Where every MiB goes for ``settings`` on ``devices`` (empty: a CPU-only load)."""
+    """Where every MiB goes for ``settings`` on ``devices`` (empty: a CPU-only load).
+
+    With ``suggest``, a plan that does not fit, or fits with part of the model in host memory,
+    comes with the changes that would help (searching them costs a few dozen more evaluations).
+    """
     shape = model_shape(header)
-    return _plan(shape, settings, tuple(devices), margin_mib, ram_bandwidth_gbs, with_suggestions=True)
+    return _plan(shape, settings, tuple(devices), margin_mib, ram_bandwidth_gbs, with_suggestions=suggest)
 
 
 def _plan(
@@ -712,7 +853,7 @@ def _plan(
     verdict = max((p.verdict for p in dplans), key=lambda v: v.rank, default=Verdict.FITS)
     fits = verdict is Verdict.FITS
     all_t = [*gpus, host]
-    notes = _notes(shape, s, c, devices, gpus)
+    notes = _notes(shape, s, c, devices, gpus, host)
     p = Plan(
         devices=tuple(dplans),
         host=hb,
@@ -729,14 +870,15 @@ def _plan(
         suggestions=(),
         weights_bytes=sum(t.weights for t in all_t),
         settings=s,
+        cpu_expert_layers=host.expert_layers,
     )
-    if with_suggestions and not fits and devices:
+    if with_suggestions and devices and (not fits or p.partial):
         p = replace(p, suggestions=_suggestions(shape, s, devices, margin, ram_bw, p))
     return p
 
 
 def _notes(
-    shape: ModelShape, s: LoadSettings, c: _Context, devices: Sequence[Device], gpus: list[_Tally]
+    shape: ModelShape, s: LoadSettings, c: _Context, devices: Sequence[Device], gpus: list[_Tally], host: _Tally
 ) -> tuple[str, ...]:
     notes: list[str] = []
     if shape.rec_layers:
@@ -746,8 +888,15 @@ def _notes(
         )
     if shape.has_swa and not s.swa_full:
         notes.append(f"sliding-window layers keep {c.swa_cells} cells (window {shape.n_swa})")
-    if c.n_seq > 1:
+    if c.n_seq > 1 and s.kv_unified:
+        notes.append(f"{c.n_seq} parallel slots share one cache of {c.cells} cells")
+    elif c.n_seq > 1:
         notes.append(f"{c.n_seq} parallel slots: each sequence gets {c.cells} cells of context")
+    if host.expert_layers:
+        notes.append(
+            f"the experts of {host.expert_layers} blocks stay in host memory "
+            f"({host.expert_bytes / (1 << 30):.2f} GiB); their attention is on the GPU"
+        )
     if shape.tied_output_bytes and any(t.has_output for t in gpus):
         notes.append("the output layer shares token_embd; the GPU holds its own copy of it")
     if not devices:
@@ -789,6 +938,33 @@ def _max_ctx(shape: ModelShape, s: LoadSettings, devices: Sequence[Device], marg
     return lo * step
 
 
+def _experts_movable(shape: ModelShape, s: LoadSettings, pinned: frozenset[str] = frozenset()) -> bool:
+    """Whether a search may choose how many blocks keep their experts in host memory."""
+    return any(shape.expert_bytes) and not s.cpu_moe and "n_cpu_moe" not in pinned
+
+
+def _fit_experts(shape: ModelShape, s: LoadSettings, devices: Sequence[Device], margin: float) -> LoadSettings:
+    """llama.cpp's --fit order for MoE models (common/fit.cpp): attention and dense weights of every
+    layer on the GPUs first, with all experts in host memory; then as many blocks' experts back on
+    the GPUs as fit. When not even the dense weights of every layer fit, the most layers that do,
+    with their experts in host memory. Returns the settings with n_gpu_layers and n_cpu_moe chosen."""
+    n = shape.n_layer
+    every = s.with_values(n_gpu_layers=ALL_LAYERS)
+    if _fits(shape, every.with_values(n_cpu_moe=0), devices, margin):
+        return every.with_values(n_cpu_moe=0)
+    if not _fits(shape, every.with_values(n_cpu_moe=n), devices, margin):
+        dense = s.with_values(n_cpu_moe=n)
+        return dense.with_values(n_gpu_layers=max(_max_gpu_layers(shape, dense, devices, margin), 0))
+    lo, hi = 1, n  # fewest leading blocks whose experts go to host memory: fitting grows with it
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if _fits(shape, every.with_values(n_cpu_moe=mid), devices, margin):
+            hi = mid
+        else:
+            lo = mid + 1
+    return every.with_values(n_cpu_moe=lo)
+
+
 def _suggestions(
     shape: ModelShape,
     s: LoadSettings,
@@ -797,27 +973,75 @@ def _suggestions(
     ram_bw: float | None,
     current: Plan,
 ) -> tuple[str, ...]:
+    """What would make the plan fit or, when it fits with part of the model in host memory, put more
+    on the GPU: each change with the MiB it frees on the fullest card and what that then allows."""
     out: list[str] = []
     n_all = shape.n_layer + 1
     ngl = _gpu_layers(s, shape.n_layer, len(devices))
-    best = _max_gpu_layers(shape, s, devices, margin)
-    if 0 <= best < ngl:
-        p = _plan(shape, s.with_values(n_gpu_layers=best), tuple(devices), margin, ram_bw, with_suggestions=False)
-        speed = f", decode ceiling ~{p.predicted_tg_tok_s:.0f} tok/s" if p.predicted_tg_tok_s else ""
-        out.append(f"Put {best} of {n_all} layers on the GPU (--ngl {best}) to keep the margin{speed}")
-    ctx = _max_ctx(shape, s, devices, margin, min(s.n_ctx, shape.ctx_train or s.n_ctx) - 1)
-    if ctx is not None and ctx < s.n_ctx:
-        out.append(f"Lower the context to {ctx} (--ctx {ctx}) with everything else unchanged")
-    if s.cache_type_k in ("f16", "bf16", "f32") or s.cache_type_v in ("f16", "bf16", "f32"):
-        q8 = s.with_values(
-            cache_type_k="q8_0", cache_type_v="q8_0", flash_attn="on" if s.flash_attn == "off" else s.flash_attn
-        )
-        if _fits(shape, q8, devices, margin):
-            out.append("Use a q8_0 K/V cache (--cache-type-k q8_0 --cache-type-v q8_0; needs flash attention)")
-    if s.n_parallel > 1 and _fits(shape, s.with_values(n_parallel=1), devices, margin):
-        out.append(f"Serve one sequence instead of {s.n_parallel} (--parallel 1)")
+    short = not current.fits
+    fullest = min(range(len(devices)), key=lambda i: current.devices[i].free_after_mib)
+    before = current.devices[fullest].free_after_mib
+    movable = _experts_movable(shape, s)
+    # Every layer on the GPUs with the fewest blocks' experts in host memory, as auto-fit places a MoE model.
+    placed = _fit_experts(shape, s, devices, margin) if movable else s
+    experts_now = placed.cpu_expert_layers(shape.n_layer)
+
+    def ceiling(alt: LoadSettings) -> str:
+        p = _plan(shape, alt, tuple(devices), margin, ram_bw, with_suggestions=False)
+        return f", decode ceiling ~{p.predicted_tg_tok_s:.0f} tok/s" if p.predicted_tg_tok_s else ""
+
+    def offer(what: str, alt: LoadSettings) -> None:
+        free = _evaluate(shape, alt, devices, margin)
+        freed = free[fullest] - before
+        if freed < 1:
+            return
+        if all(f >= margin for f in free):
+            then = "fits" if short else ""
+            if ngl < n_all:
+                layers = _max_gpu_layers(shape, alt, devices, margin)
+                if layers > ngl:
+                    then = f"then {'all' if layers >= n_all else layers} of {n_all} layers fit"
+            elif movable and current.cpu_expert_layers:
+                fewer = _fit_experts(shape, alt, devices, margin).cpu_expert_layers(shape.n_layer)
+                if fewer < experts_now:
+                    then = f"then only {fewer} blocks' experts need host memory"
+        else:
+            then = "not enough on its own" if short else ""
+        out.append(f"{what}: \u2212{freed:,.0f} MiB" + (f", {then}" if then else ""))
+
+    if short:
+        best = _max_gpu_layers(shape, s, devices, margin)
+        if 0 <= best < ngl:
+            fewer = s.with_values(n_gpu_layers=best)
+            out.append(f"Put {best} of {n_all} layers on the GPU (--ngl {best}) to keep the margin{ceiling(fewer)}")
+    if (
+        movable
+        and experts_now != s.cpu_expert_layers(shape.n_layer)
+        and placed.n_gpu_layers >= ALL_LAYERS
+        and _fits(shape, placed, devices, margin)
+    ):
+        # More experts in host memory to fit, or fewer when there is room (and every layer back on
+        # the GPU when some are not).
+        flags = f"--n-cpu-moe {experts_now}" + ("" if ngl >= n_all else f" --ngl {n_all}")
+        where = f"the experts of {experts_now} blocks in host memory" if experts_now else "every expert"
+        out.append(f"Every layer on the GPU with {where} ({flags}){ceiling(placed)}")
+    if short:
+        ctx = _max_ctx(shape, s, devices, margin, min(s.n_ctx, shape.ctx_train or s.n_ctx) - 1)
+    else:
+        ctx = s.n_ctx // 2 // CONTEXT.step * CONTEXT.step
+    if ctx is not None and CONTEXT.minimum <= ctx < s.n_ctx:
+        offer(f"Context {ctx} (--ctx {ctx})", s.with_values(n_ctx=ctx))
+    if s.cache_type_k in FLOAT_CACHE_TYPES or s.cache_type_v in FLOAT_CACHE_TYPES:
+        fa = " --flash-attn on" if s.flash_attn == "off" else ""
+        q8 = s.with_values(cache_type_k="q8_0", cache_type_v="q8_0", flash_attn="on" if fa else s.flash_attn)
+        offer(f"q8_0 KV cache (--cache-type-k q8_0 --cache-type-v q8_0{fa})", q8)
+    if s.outputs_max == 0 or s.outputs_max > s.n_parallel:
+        one = s.with_values(n_outputs_max=s.n_parallel)
+        offer(f"Room for one output per slot (--n-outputs-max {s.n_parallel})", one)
+    if s.n_parallel > 1:
+        offer(f"One sequence instead of {s.n_parallel} (--parallel 1)", s.with_values(n_parallel=1))
     worst = min(d.free_after_mib - margin for d in current.devices)
-    if worst < 0:
+    if short and worst < 0:
         total_gib = shape.total_bytes / (1 << 30)
         target = total_gib + worst / 1024
         if target > 0:
@@ -837,11 +1061,14 @@ def auto_fit(
     margin_mib: float = MARGIN.default,
     max_ctx: int | None = None,
 ) -> LoadSettings:
-    """The most GPU layers, then the largest context (steps of 256), that keep the margin.
+    """The most of the model on the GPUs, then the largest context (steps of 256), that keep the margin.
 
-    Fields named in ``pinned`` are left as given. Context never goes past ``max_ctx`` or the
-    trained context. If nothing fits, the result is the least demanding setting (no GPU layers,
-    the smallest context) so the caller can show why.
+    "Most of the model" is the most GPU layers; for a mixture-of-experts model, llama.cpp's own
+    order: every layer's attention and dense weights first, then as many blocks' experts as fit
+    (the rest stay in host memory, --n-cpu-moe). Fields named in ``pinned`` are left as given
+    (with n_cpu_moe pinned, or --cpu-moe set, only the layers are searched). Context never goes
+    past ``max_ctx`` or the trained context. If nothing fits, the result is the least demanding
+    setting (no GPU layers, the smallest context) so the caller can show why.
     """
     shape = model_shape(header)
     devs = tuple(devices)
@@ -856,7 +1083,12 @@ def auto_fit(
         return s
     if "n_gpu_layers" not in pinned:
         probe = s if "n_ctx" in pinned else s.with_values(n_ctx=CONTEXT.minimum)
-        best = _max_gpu_layers(shape, probe, devs, margin_mib)
+        if _experts_movable(shape, s, pinned):
+            fitted = _fit_experts(shape, probe, devs, margin_mib)
+            s = s.with_values(n_cpu_moe=fitted.n_cpu_moe)
+            best = _gpu_layers(fitted, shape.n_layer, len(devs))
+        else:
+            best = _max_gpu_layers(shape, probe, devs, margin_mib)
         n_all = shape.n_layer + 1
         s = s.with_values(n_gpu_layers=ALL_LAYERS if best >= n_all else max(best, 0))
     if "n_ctx" not in pinned:
@@ -914,6 +1146,7 @@ def plan_to_json(p: Plan) -> dict[str, Any]:
             "needed_mib": _r(h.total),
         },
         "layers_on_gpu": p.layers_on_gpu,
+        "cpu_expert_layers": p.cpu_expert_layers,
         "n_layer": p.n_layer,
         "fits": p.fits,
         "verdict": p.verdict,

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from gui.core.gguf_reader import GGUFHeader
-from gui.core.params import CONTEXT, LoadSettings, llama_gpu_layers
+from gui.core.params import CONTEXT, FLOAT_CACHE_TYPES, LoadSettings, llama_gpu_layers
 from gui.core.planner import Device, auto_fit, plan
 
 EXTRA_MARGIN_MIB = 512.0  # the estimate was not enough last time: leave more room on each GPU
@@ -45,7 +45,7 @@ def safer_settings(
             )
     if not settings.use_mmap:
         return SaferLoad(settings.with_values(use_mmap=True), "the file memory-mapped instead of read into RAM")
-    if settings.cache_type_k in _WIDE_KV or settings.cache_type_v in _WIDE_KV:
+    if settings.cache_type_k in FLOAT_CACHE_TYPES or settings.cache_type_v in FLOAT_CACHE_TYPES:
         # A quantised V cache needs flash attention; with it off, only K can shrink.
         v = "q8_0" if settings.flash_attn != "off" else settings.cache_type_v
         was = settings.cache_type_k if settings.cache_type_k == settings.cache_type_v else "the current"
@@ -54,7 +54,3 @@ def safer_settings(
     if smaller < settings.n_ctx:
         return SaferLoad(settings.with_values(n_ctx=smaller), f"context {smaller:,} instead of {settings.n_ctx:,}")
     return SaferLoad(settings.with_values(n_ubatch=max(32, settings.n_ubatch // 2)), "a smaller micro-batch")
-
-
-# KV cache types a q8_0 cache halves (or better).
-_WIDE_KV = ("f16", "bf16", "f32")

@@ -19,6 +19,7 @@ import threading
 import time
 from collections.abc import Callable
 from multiprocessing.connection import Connection
+from pathlib import Path
 from typing import Any
 
 from gui.core import protocol as p
@@ -631,6 +632,68 @@ def _rss_bytes() -> int:
         return 0
 
 
+# The expert tensors of a mixture-of-experts block, as llama.cpp's --cpu-moe and --n-cpu-moe name them
+# (common/common.h: LLM_FFN_EXPS_REGEX); llama.cpp searches each tensor's name for it.
+EXPERT_TENSORS = r"\.ffn_(up|down|gate|gate_up)_(ch|)exps"
+
+
+def _numbers_below(n: int) -> str:
+    """A regular expression matching exactly the decimal numbers 0 .. n-1, one alternative per ten."""
+    tens: dict[str, int] = {}
+    for i in range(n):
+        prefix, last = divmod(i, 10)
+        key = str(prefix) if prefix else ""
+        tens[key] = last
+    return "|".join(f"{p}[0-{last}]" for p, last in tens.items())
+
+
+def expert_pattern(settings: LoadSettings) -> str | None:
+    """The tensor-name pattern whose tensors stay in host memory, or None when none do.
+
+    llama.cpp's --n-cpu-moe N adds one pattern per block; one pattern naming the N block numbers keeps
+    the same tensors on the CPU while llama.cpp compiles one regular expression per tensor, not N.
+    """
+    if settings.cpu_moe:
+        return EXPERT_TENSORS
+    if settings.n_cpu_moe > 0:
+        return rf"^blk\.({_numbers_below(settings.n_cpu_moe)}){EXPERT_TENSORS}"
+    return None
+
+
+class _BufferTypeOverride(ctypes.Structure):
+    # llama.h: struct llama_model_tensor_buft_override (llama-cpp-python declares the field, not the type)
+    _fields_ = (("pattern", ctypes.c_char_p), ("buft", ctypes.c_void_p))
+
+
+def _cpu_buffer_type() -> int:
+    """ggml's CPU buffer type, which llama-cpp-python does not bind.
+
+    llama.cpp recognises it by its address, so it must come from the ggml that libllama uses. The
+    wheel's library files are copies rather than links, so opening libggml-base under another file
+    name would load a second ggml; the symbol is looked up through libllama's own handle instead,
+    which also searches the libraries it was linked with (where a platform does not, the library is
+    opened by the name the wheel gives it beside libllama).
+    """
+    try:
+        function = llama.llama_cpp._lib.ggml_backend_cpu_buffer_type
+    except AttributeError:
+        from llama_cpp._ctypes_extensions import load_shared_library
+
+        lib_dir = Path(llama.__file__).parent / "lib"
+        function = load_shared_library("ggml-base", lib_dir).ggml_backend_cpu_buffer_type
+    function.argtypes = []
+    function.restype = ctypes.c_void_p
+    return int(function())
+
+
+def _expert_overrides(settings: LoadSettings) -> Any:
+    pattern = expert_pattern(settings)
+    if pattern is None:
+        return None
+    # NULL-terminated, as llama.cpp walks it until a pattern is NULL.
+    return (_BufferTypeOverride * 2)(_BufferTypeOverride(pattern.encode(), _cpu_buffer_type()))
+
+
 def _load_mode(use_mmap: bool) -> int:
     return int(llama.LLAMA_LOAD_MODE_MMAP if use_mmap else llama.LLAMA_LOAD_MODE_NONE)
 
@@ -639,28 +702,47 @@ def _ggml_type(name: str) -> int:
     return GGML_TYPES_BY_NAME[name.upper()].type_id
 
 
-# How each declared load setting (gui.core.params) reaches llama.cpp: the parameter struct field it
-# sets, and how its value is translated. tests/test_params.py checks that every setting is here.
-MODEL_FIELDS: dict[str, tuple[str, Callable[[Any], Any]]] = {
-    "n_gpu_layers": ("n_gpu_layers", lambda v: llama_gpu_layers(v, None)),
-    "use_mmap": ("load_mode", _load_mode),
+# How each declared load setting (gui.core.params) reaches llama.cpp: for each field of llama.cpp's
+# parameter structs, the settings it follows and its value for given settings. tests/test_params.py
+# checks that every declared setting is followed by some field.
+Rule = tuple[tuple[str, ...], Callable[[LoadSettings], Any]]
+
+
+def _from(key: str, translate: Callable[[Any], Any] = int) -> Rule:
+    """A field that follows one setting: that setting's value, translated."""
+    return (key,), lambda settings: translate(getattr(settings, key))
+
+
+MODEL_FIELDS: dict[str, Rule] = {
+    "n_gpu_layers": _from("n_gpu_layers", lambda v: llama_gpu_layers(v, None)),
+    "load_mode": _from("use_mmap", _load_mode),
+    "tensor_buft_overrides": (("n_cpu_moe", "cpu_moe"), _expert_overrides),
 }
-CONTEXT_FIELDS: dict[str, tuple[str, Callable[[Any], Any]]] = {
-    "n_ctx": ("n_ctx", int),
-    "n_batch": ("n_batch", int),
-    "n_ubatch": ("n_ubatch", int),
-    "n_parallel": ("n_seq_max", int),
-    "n_threads": ("n_threads", int),
-    "flash_attn": ("flash_attn_type", FLASH_ATTN.__getitem__),
-    "cache_type_k": ("type_k", _ggml_type),
-    "cache_type_v": ("type_v", _ggml_type),
-    "swa_full": ("swa_full", bool),
+CONTEXT_FIELDS: dict[str, Rule] = {
+    "n_ctx": _from("n_ctx"),
+    "n_batch": _from("n_batch"),
+    "n_ubatch": _from("n_ubatch"),
+    "n_seq_max": _from("n_parallel"),
+    "n_threads": _from("n_threads"),
+    "n_threads_batch": _from("n_threads"),  # prompt processing uses the same threads
+    "flash_attn_type": _from("flash_attn", FLASH_ATTN.__getitem__),
+    "type_k": _from("cache_type_k", _ggml_type),
+    "type_v": _from("cache_type_v", _ggml_type),
+    "swa_full": _from("swa_full", bool),
+    "kv_unified": _from("kv_unified", bool),
+    "op_offload": _from("op_offload", bool),
+    "n_outputs_max": (("n_outputs_max", "n_parallel"), lambda settings: settings.outputs_max),
 }
 
 
-def _apply(params: Any, fields: dict[str, tuple[str, Callable[[Any], Any]]], settings: LoadSettings) -> Any:
-    for key, (field, translate) in fields.items():
-        setattr(params, field, translate(getattr(settings, key)))
+def _apply(params: Any, fields: dict[str, Rule], settings: LoadSettings) -> Any:
+    for field, (_, value_of) in fields.items():
+        value = value_of(settings)
+        if isinstance(value, ctypes.Array):
+            # A pointer field: llama.cpp reads the array while it loads, so the struct holds on to it.
+            setattr(params, f"_{field}_array", value)
+            value = ctypes.addressof(value)
+        setattr(params, field, value)
     return params
 
 
@@ -670,7 +752,6 @@ def model_params(settings: LoadSettings) -> Any:
 
 def context_params(settings: LoadSettings) -> Any:
     params = _apply(llama.llama_context_default_params(), CONTEXT_FIELDS, settings)
-    params.n_threads_batch = settings.n_threads  # prompt processing uses the same threads
     params.no_perf = False
     return params
 

@@ -8,9 +8,12 @@ local file, a header read over HTTP and a sparse test file are judged alike:
 - ``max_ctx_full_offload``: the largest context (steps of 256, at most the trained context) that
   keeps the margin with every layer on the GPU; None when even the smallest does not.
 - ``gpu_layers``: the most layers (llama.cpp's count, output layer included) that keep the margin
-  at the settings' context; ``n_layer + 1`` means all.
+  at the settings' context; ``n_layer + 1`` means all. For a mixture-of-experts model this is
+  auto-fit's answer, which keeps every layer's attention on the GPU before any whole layer leaves:
+  ``cpu_expert_layers`` says how many blocks then keep their experts in host memory.
 - ``tok_s``: the planner's decode ceiling for the configuration the row recommends (everything
-  on the GPU when it fits, else ``gpu_layers``); None when a bandwidth it needs is unknown.
+  on the GPU when it fits, else ``gpu_layers`` and ``cpu_expert_layers``); None when a bandwidth
+  it needs is unknown.
 
 With no GPU (``devices`` empty) nothing can be offloaded: ``fits`` is "no" and the ceiling is the
 host's, from ``ram_bandwidth_gbs``.
@@ -55,6 +58,7 @@ class QuantRow:
     gpu_layers: int  # llama.cpp count that keeps the margin at ``ctx``; n_layer + 1 is all
     n_layer: int
     tok_s: float | None  # decode ceiling for the recommended configuration
+    cpu_expert_layers: int  # MoE: blocks whose experts stay in host memory in that configuration
     needed_mib: float  # GPU memory a full offload at ``ctx`` needs (first device); 0 without GPU
     quality_rank: int | None  # 1 is the best; None for a type the ranking does not know
     quality_level: str
@@ -67,6 +71,18 @@ class QuantRow:
     @property
     def all_layers(self) -> bool:
         return self.gpu_layers >= self.n_layer + 1
+
+    @property
+    def fits_with_experts_on_cpu(self) -> bool:
+        """A MoE model that does not fit whole, but does with every layer's attention on the GPU."""
+        return self.fits is Verdict.WONT_FIT and self.all_layers and self.cpu_expert_layers > 0
+
+    @property
+    def fit_words(self) -> str:
+        """The Fits column: yes / tight / no for everything on the GPU, or how a MoE model fits."""
+        if self.fits_with_experts_on_cpu:
+            return f"with {self.cpu_expert_layers} layers' experts on the CPU"
+        return self.fits.answer
 
 
 def _unpack(item: Any) -> tuple[str, GGUFHeader | None, Path | None, str | None, str | None]:
@@ -95,6 +111,7 @@ def _error_row(label: str, message: str, path: Path | None, url: str | None, ite
         gpu_layers=0,
         n_layer=0,
         tok_s=None,
+        cpu_expert_layers=0,
         needed_mib=0.0,
         quality_rank=None,
         quality_level="",
@@ -123,29 +140,30 @@ def _row(
     if trained:
         ctx = min(ctx, trained)
     ctx = max(CONTEXT.minimum, ctx)
-    at_ctx = settings.with_values(n_ctx=ctx)
+    # Where the experts go is the table's answer for each quant, not the window's setting for one file.
+    at_ctx = settings.with_values(n_ctx=ctx, n_cpu_moe=0, cpu_moe=False)
     full = at_ctx.with_values(n_gpu_layers=ALL_LAYERS)
 
     if devices:
-        full_plan = plan(header, full, devices, margin_mib=margin, ram_bandwidth_gbs=ram_bw)
+        full_plan = plan(header, full, devices, margin_mib=margin, ram_bandwidth_gbs=ram_bw, suggest=False)
         fits = full_plan.verdict
         needed = full_plan.devices[0].needed_mib
         # The largest context at full offload: auto_fit searches it (never past the trained one);
         # it answers the minimum when nothing fits, so check that the minimum really does.
-        smallest = plan(header, full.with_values(n_ctx=CONTEXT.minimum), devices, margin_mib=margin)
+        smallest = plan(header, full.with_values(n_ctx=CONTEXT.minimum), devices, margin_mib=margin, suggest=False)
         max_ctx: int | None = None
         if smallest.verdict is Verdict.FITS:
             max_ctx = auto_fit(header, full, devices, pinned=frozenset({"n_gpu_layers"}), margin_mib=margin).n_ctx
-        best = auto_fit(header, at_ctx, devices, pinned=frozenset({"n_ctx"}), margin_mib=margin).n_gpu_layers
-        gpu_layers = n_layer + 1 if best >= ALL_LAYERS else best
-        if fits is not Verdict.WONT_FIT:
-            tok_s = full_plan.predicted_tg_tok_s
-        else:
-            part = plan(header, at_ctx.with_values(n_gpu_layers=gpu_layers), devices, ram_bandwidth_gbs=ram_bw)
-            tok_s = part.predicted_tg_tok_s
+        # What auto-fit chooses at this context: the most layers or, for a MoE model, every layer's
+        # attention with as many blocks' experts as fit.
+        best = auto_fit(header, at_ctx, devices, pinned=frozenset({"n_ctx"}), margin_mib=margin)
+        part = plan(header, best, devices, margin_mib=margin, ram_bandwidth_gbs=ram_bw, suggest=False)
+        gpu_layers, experts = part.layers_on_gpu, part.cpu_expert_layers
+        tok_s = full_plan.predicted_tg_tok_s if fits is not Verdict.WONT_FIT else part.predicted_tg_tok_s
     else:
-        fits, needed, max_ctx, gpu_layers = Verdict.WONT_FIT, 0.0, None, 0
-        tok_s = plan(header, at_ctx.with_values(n_gpu_layers=0), (), ram_bandwidth_gbs=ram_bw).predicted_tg_tok_s
+        fits, needed, max_ctx, gpu_layers, experts = Verdict.WONT_FIT, 0.0, None, 0, 0
+        cpu_only = plan(header, at_ctx.with_values(n_gpu_layers=0), (), ram_bandwidth_gbs=ram_bw, suggest=False)
+        tok_s = cpu_only.predicted_tg_tok_s
 
     quality = quality_of(header.quant_name)
     return QuantRow(
@@ -159,6 +177,7 @@ def _row(
         gpu_layers=gpu_layers,
         n_layer=n_layer,
         tok_s=tok_s,
+        cpu_expert_layers=experts,
         needed_mib=needed,
         quality_rank=quality.rank if quality else None,
         quality_level=quality.level if quality else "",

@@ -33,7 +33,7 @@ from PySide6.QtWidgets import (
 )
 
 from gui.core.params import LoadSettings
-from gui.core.planner import Device
+from gui.core.planner import Device, Verdict
 from gui.core.quant_quality import SOURCE as QUALITY_SOURCE
 from gui.services.download import Download, DownloadProgress, pending_downloads
 from gui.services.hub import HubClient, HubListing, parse_repo_id
@@ -50,7 +50,8 @@ HEADER_TIPS = (
     "Quant type, from the file type and the mix of tensor types",
     "File size",
     "Bits per weight",
-    "Whether every layer fits on the card at the current context, keeping the margin",
+    "Whether every layer fits on the card at the current context, keeping the margin; for a mixture-of-experts "
+    "model, how many layers' experts must stay in host memory for every layer's attention to be on the card",
     "The largest context that still fits with every layer on the card",
     "GPU layers that fit at the current context",
     "Decode ceiling from memory bandwidth (tok/s) for that placement",
@@ -93,7 +94,7 @@ class QuantTable(QTableWidget):
                     row.quant,
                     human_size(row.size_bytes),
                     f"{row.bits_per_weight:.2f}",
-                    row.fits.answer,
+                    row.fit_words,
                     f"{row.max_ctx_full_offload:,}" if row.max_ctx_full_offload else "—",
                     "all" if row.all_layers else f"{row.gpu_layers} of {row.n_layer + 1}",
                     f"{row.tok_s:.0f}" if row.tok_s else "n/a",
@@ -102,7 +103,9 @@ class QuantTable(QTableWidget):
             for c, text in enumerate(cells):
                 item = QTableWidgetItem(text)
                 if c == 4:
-                    item.setForeground(QColor(VERDICT_COLOURS[row.fits]))
+                    # Every layer on the card with some experts in host memory keeps the margin: it fits.
+                    shown = Verdict.FITS if row.fits_with_experts_on_cpu else row.fits
+                    item.setForeground(QColor(VERDICT_COLOURS[shown]))
                 if c == 8:
                     item.setToolTip(plain_tip(f"{row.quality_hint}\n\nSource: {QUALITY_SOURCE}"))
                 if c == 0:

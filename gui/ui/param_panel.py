@@ -15,7 +15,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gui.core.params import CONTEXT, GPU_LAYERS, LOAD_SPECS, LoadSettings
+from gui.core.params import CONTEXT, CPU_MOE_LAYERS, GPU_LAYERS, LOAD_SPECS, LoadSettings
 from gui.core.specs import BoolSpec, ChoiceSpec, IntSpec
 from gui.ui.plain import plain_label
 from gui.ui.spec_widgets import ClampSpinBox, check_box, choice_box
@@ -151,8 +151,10 @@ class ParamPanel(QWidget):
         grid.addWidget(self.note, n_rows, 0, 1, 4)
         self.set_settings(settings)
 
-    def set_model_limits(self, n_layer: int | None, context_length: int | None) -> None:
-        """Narrow the ranges to the selected model: layers + output layer, trained context."""
+    def set_model_limits(self, n_layer: int | None, context_length: int | None, n_expert: int | None = None) -> None:
+        """Narrow the ranges to the selected model: layers + output layer, trained context, and its blocks
+        for the experts setting. The experts settings show only for a mixture-of-experts model
+        (``n_expert`` > 0); None (not known) leaves them shown."""
         layers = self.rows[GPU_LAYERS.key]
         if n_layer:
             was_all = layers.value() >= layers.maximum
@@ -160,6 +162,11 @@ class ParamPanel(QWidget):
             layers.spin.setSuffix(f" of {n_layer + 1}")
             if was_all:
                 layers.set_value(n_layer + 1)
+            self.rows[CPU_MOE_LAYERS.key].set_maximum(n_layer)
+        if n_expert is not None:
+            experts = self.rows[CPU_MOE_LAYERS.key]
+            for widget in (experts.label, experts.slider, experts.spin, experts.pin, self.switches["cpu_moe"]):
+                widget.setVisible(n_expert > 0)
         if context_length:
             context = self.rows[CONTEXT.key]
             context.set_maximum(context_length)

@@ -70,6 +70,26 @@ def format_verify(result: p.DryRunResult, plan: Plan | None, note: str = "") -> 
     return f"{text}. {note}" if note else text
 
 
+def describe_host(plan: Plan) -> str:
+    """Host memory in words: every term that is not zero, then where the layers are."""
+    host = plan.host
+    terms = [f"weights {host.weights_mib / 1024:.2f} GiB"]
+    terms += [
+        f"{name} {mib:,.0f} MiB"
+        for name, mib in (
+            ("KV", host.kv_mib),
+            ("recurrent state", host.recurrent_mib),
+            ("compute", host.compute_mib),
+            ("output", host.output_mib),
+        )
+        if mib >= 0.5
+    ]
+    where = f"{plan.layers_on_gpu} of {plan.n_layer + 1} layers on the GPU"
+    if plan.cpu_expert_layers:
+        where += f", the experts of {plan.cpu_expert_layers} of them in host memory"
+    return f"Host RAM: {', '.join(terms)} — {host.total / 1024:.2f} GiB in all. {where}."
+
+
 class PlanPanel(QWidget):
     target_changed = Signal()
     auto_fit_requested = Signal()
@@ -246,12 +266,7 @@ class PlanPanel(QWidget):
             self.verdict_label.setText(html.escape(problem or "Select a model to see its memory plan."))
             return
         lead = f"{html.escape(problem)}<br>" if problem else ""  # e.g. an auto-fit that failed
-        host = plan.host
-        self.host_label.setText(
-            f"Host RAM: weights {host.weights_mib / 1024:.2f} GiB, KV {host.kv_mib:,.0f} MiB, "
-            f"compute {host.compute_mib:,.0f} MiB — {host.total / 1024:.2f} GiB in all. "
-            f"{plan.layers_on_gpu} of {plan.n_layer + 1} layers on the GPU."
-        )
+        self.host_label.setText(describe_host(plan))
         colour = VERDICT_COLOURS[plan.verdict]
         speed = (
             f" Decode ceiling ≈ <b>{plan.predicted_tg_tok_s:.0f} tok/s</b> (memory bandwidth bound)."
@@ -259,8 +274,10 @@ class PlanPanel(QWidget):
             else ""
         )
         text = f'{lead}<b style="color:{colour}">{plan.verdict.capitalize()}.</b>{speed}'
-        if plan.suggestions and plan.verdict is not Verdict.FITS:
-            text += "<br>To make it fit: " + html.escape("; ".join(plan.suggestions)) + "."
+        if plan.suggestions:
+            # Without a fit: what would make one. With part of the model in host memory: what buys room.
+            lead = "To make it fit" if plan.verdict is not Verdict.FITS else "To put more on the GPU"
+            text += f"<br>{lead}: " + html.escape("; ".join(plan.suggestions)) + "."
         self.verdict_label.setText(text)
 
     def show_verify(
