@@ -250,9 +250,7 @@ def write_split_gguf(
     return _finish(writer, sparse)
 
 
-def copy_gguf(
-    source: str | os.PathLike[str], path: str | os.PathLike[str], *, drop: Iterable[str] = ()
-) -> Path:
+def copy_gguf(source: str | os.PathLike[str], path: str | os.PathLike[str], *, drop: Iterable[str] = ()) -> Path:
     """Write ``path`` as a copy of the GGUF file ``source`` without the metadata keys in ``drop``: every other
     key with its own type, and every tensor with its type, shape and bytes, in the same order."""
     reader = GGUFReader(source)

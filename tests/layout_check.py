@@ -76,12 +76,13 @@ def main() -> None:
 
     window = MainWindow(build_services(models, engine=FakeEngine()), LoadSettings(n_threads=2, n_ctx=8192))
     window.show()
-    window.start(select=next(models.glob("*Q4_K_M*.gguf"), None))
+    window.start(select=min(models.glob("*.gguf"), default=None))
     settle(app, 2.0)
     window.plan_panel.select_target("v100-16gb")  # a plan with a bar, a verdict and advice
     window.resize(width, height)
     settle(app, 1.0)
     window.grab().save(png)
+    window.params.grab().save(png.removesuffix(".png") + "-settings.png")  # the part that scrolls, whole
     problems = []
     for widget in window.findChildren(QWidget):
         if not widget.isVisible() or widget.window() is not window:

@@ -351,6 +351,7 @@ SHAPES: dict[str, ModelShape] = {
         ctx=131072,
         quant="Q8_0",
         quant_mix={"ffn_gate": "MXFP4", "ffn_up": "MXFP4", "ffn_down": "MXFP4"},
+        file_type="MXFP4_MOE",  # as the published files say
     ),
     "qwen35-27b": QWEN35_27B_Q4_K_M,
     "qwen35-27b-q3ks": QWEN35_27B_Q3_K_S,

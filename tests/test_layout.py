@@ -13,17 +13,21 @@ from pathlib import Path
 
 import pytest
 
-from tests.model_shapes import QWEN35_27B_Q3_K_S, QWEN35_27B_Q4_K_M, write_shape
+from tests.model_shapes import QWEN35_27B_Q3_K_S, QWEN35_27B_Q4_K_M, SHAPES, write_shape
 
 ROOT = Path(__file__).resolve().parent.parent
 SHOTS = ROOT / "build" / "layout"
 
 
-@pytest.fixture(scope="module")
-def library(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    folder = tmp_path_factory.mktemp("layout-models")
-    write_shape(folder / "Qwen3.5-27B-Q4_K_M.gguf", QWEN35_27B_Q4_K_M)
-    write_shape(folder / "Qwen3.5-27B-Q3_K_S.gguf", QWEN35_27B_Q3_K_S)
+@pytest.fixture(scope="module", params=["dense", "moe"])
+def library(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Two quants of a dense model, or a mixture-of-experts model (its expert settings show)."""
+    folder = tmp_path_factory.mktemp(f"layout-{request.param}")
+    if request.param == "dense":
+        write_shape(folder / "Qwen3.5-27B-Q4_K_M.gguf", QWEN35_27B_Q4_K_M)
+        write_shape(folder / "Qwen3.5-27B-Q3_K_S.gguf", QWEN35_27B_Q3_K_S)
+    else:
+        write_shape(folder / "gpt-oss-20b-MXFP4.gguf", SHAPES["gpt-oss-20b"])
     return folder
 
 
@@ -34,7 +38,7 @@ def library(tmp_path_factory: pytest.TempPathFactory) -> Path:
 )
 def test_nothing_is_cut_off_or_out_of_reach(library: Path, tmp_path: Path, scale: int, width: int, height: int) -> None:
     SHOTS.mkdir(parents=True, exist_ok=True)
-    png = SHOTS / f"window-{width}x{height}@{scale}x.png"
+    png = SHOTS / f"window-{library.name.split('-')[1]}-{width}x{height}@{scale}x.png"
     report = tmp_path / "report.json"
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen", QT_SCALE_FACTOR=str(scale))
     done = subprocess.run(

@@ -109,9 +109,7 @@ def test_the_load_that_was_sent_is_the_one_remembered(qtbot, demo_model: Path, t
     assert stored.settings["n_ctx"] == 2048 and stored.settings["n_batch"] == 512
 
 
-def test_the_chat_format_picked_for_a_model_comes_back_after_a_restart(
-    qtbot, demo_model: Path, tmp_path: Path
-) -> None:
+def test_the_chat_format_picked_for_a_model_comes_back_after_a_restart(qtbot, demo_model: Path, tmp_path: Path) -> None:
     folder = tmp_path / "models"
     folder.mkdir()
     model = folder / demo_model.name

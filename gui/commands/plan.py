@@ -31,9 +31,7 @@ def add_plan_parser(sub: Any, add_sizing_flags: Any) -> None:
     )
     parser.add_argument("--vram-mib", type=float, default=None, metavar="N", help="card memory, overriding --gpu")
     parser.add_argument("--bandwidth-gbs", type=float, default=None, metavar="N", help="card bandwidth for --vram-mib")
-    parser.add_argument(
-        MARGIN.flag, type=float, default=float(MARGIN.default), metavar="N", help=MARGIN.help
-    )
+    parser.add_argument(MARGIN.flag, type=float, default=float(MARGIN.default), metavar="N", help=MARGIN.help)
     parser.add_argument(
         "--ram-gbs",
         type=float,

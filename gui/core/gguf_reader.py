@@ -309,6 +309,11 @@ class GGUFHeader:
         return _as_int(self.arch_value("context_length"))
 
     @property
+    def n_expert(self) -> int:
+        """Experts per mixture-of-experts layer; 0 for a dense model."""
+        return _as_int(self.arch_value("expert_count")) or 0
+
+    @property
     def file_type(self) -> int | None:
         return _as_int(self.metadata.get("general.file_type"))
 

@@ -320,8 +320,7 @@ def _assertion(lines: list[str]) -> tuple[Failure, int] | None:
 
 
 _RAM_ADVICE = (
-    "Keep memory mapping on, lower the context, offload more layers to the GPU if it has room, or close "
-    "other programs."
+    "Keep memory mapping on, lower the context, offload more layers to the GPU if it has room, or close other programs."
 )
 
 

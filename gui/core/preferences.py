@@ -144,6 +144,5 @@ LAST_SETTINGS: Preference[dict[str, LoadSettings]] = Preference(
 CHAT_FORMATS: Preference[dict[str, str]] = Preference("chat_formats", {}, _table(parse_format_name))
 
 ALL_PREFERENCES: Mapping[str, Preference[Any]] = {
-    p.key: p
-    for p in (MODEL_FOLDERS, SAMPLING_PRESETS, SAMPLING_PRESET, MARGIN_MIB, CAP_WATTS, ALERT_C, INTERVAL_S)
+    p.key: p for p in (MODEL_FOLDERS, SAMPLING_PRESETS, SAMPLING_PRESET, MARGIN_MIB, CAP_WATTS, ALERT_C, INTERVAL_S)
 } | {LAST_SETTINGS.key: LAST_SETTINGS, CHAT_FORMATS.key: CHAT_FORMATS}

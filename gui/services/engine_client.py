@@ -33,6 +33,7 @@ log = logging.getLogger(__name__)
 
 Listener = Callable[[Any], None]
 
+
 @dataclass(frozen=True)
 class WorkerExited:
     """Not a wire message: the client synthesises it when the worker's pipe closes."""

@@ -473,7 +473,8 @@ class MainWindow(QMainWindow):
         changed = entry is not None and entry.path != self._selected_path
         self._selected_path = entry.path if entry is not None else None
         if entry is not None:
-            self.params.set_model_limits(entry.n_layer, entry.context_length)
+            n_expert = entry.header.n_expert if entry.header is not None else None
+            self.params.set_model_limits(entry.n_layer, entry.context_length, n_expert)
             remembered = self._last_settings_for(entry) if changed else None
             if remembered is not None:  # the settings this model last loaded with
                 self.params.set_settings(remembered)

@@ -164,7 +164,8 @@ class ModelsTab(QWidget):
         )
         self.token_status = plain_label(
             "Gated or private repositories need a token: HF_TOKEN, your huggingface_hub login, or one entered here.",
-            self, wrap=True,
+            self,
+            wrap=True,
         )
         self.hub_status = plain_label(
             "Headers are read with HTTP range requests: nothing is downloaded to compare.", self, wrap=True

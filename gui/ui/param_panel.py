@@ -28,6 +28,7 @@ class ParamRow:
         self.spec = spec
         self.maximum = spec.maximum
         self.label = QLabel(spec.label, parent)
+        self.label.setWordWrap(True)  # a narrow window wraps a long name onto two lines
         self.slider = QSlider(Qt.Orientation.Horizontal, parent)
         self.spin = ClampSpinBox(parent)
         self.spin.setSingleStep(spec.step)
@@ -131,7 +132,7 @@ class ParamPanel(QWidget):
                 combo = choice_box(spec, self)
                 label = QLabel(spec.label, self)
                 label.setToolTip(spec.help)
-                label.setWordWrap(True)  # a narrow window wraps "Flash attention" rather than cutting it
+                label.setWordWrap(True)
                 grid.addWidget(label, n_rows, 0)
                 grid.addWidget(combo, n_rows, 1, 1, 3)
                 combo.currentTextChanged.connect(self._emit)
