@@ -68,6 +68,26 @@ def test_the_users_case_q4_k_m_at_8k_does_not_fit_a_v100(q4km: Path) -> None:
     assert "will not fit" in result.stdout and "--ngl" in result.stdout
 
 
+def test_the_advice_to_fit_gives_the_ceiling_of_the_layers_that_fit(q4km: Path) -> None:
+    """The partial-offload ceiling the window's plan shows, in the CLI's advice too."""
+    from gui.core.cards import find_card
+    from gui.core.gguf_reader import read_model
+    from gui.core.params import LoadSettings
+    from gui.core.planner import plan
+    from gui.services.devices import device_from_card
+
+    result = tightfit("plan", str(q4km), "--gpu", "v100-16gb", "--ctx", "8192", "--ram-gbs", "50")
+    (advice,) = [line for line in result.stdout.splitlines() if "layers on the GPU (--ngl" in line]
+    v100 = device_from_card(find_card("v100-16gb"))
+    full = plan(read_model(q4km), LoadSettings(n_ctx=8192), [v100], ram_bandwidth_gbs=50.0)
+    (same,) = [s for s in full.suggestions if "layers on the GPU (--ngl" in s]  # the window's words
+    assert advice.strip() == f"to fit: {same}"
+    ngl = int(same.split("--ngl ")[1].split(")")[0])
+    partial = plan(read_model(q4km), LoadSettings(n_ctx=8192, n_gpu_layers=ngl), [v100], ram_bandwidth_gbs=50.0)
+    assert partial.predicted_tg_tok_s is not None
+    assert f"decode ceiling ~{partial.predicted_tg_tok_s:.0f} tok/s" in advice
+
+
 def test_the_users_partial_offload_says_what_each_change_frees(q4km: Path) -> None:
     # llama.cpp's own output reserve (a whole batch) with the 56 layers that then fit
     args = ("plan", str(q4km), "--gpu", "v100-16gb", "--ctx", "8192", "--ngl", "56", "--ram-gbs", "50")

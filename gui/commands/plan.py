@@ -99,8 +99,10 @@ def run_plan(args: argparse.Namespace, settings: LoadSettings) -> int:
         raise fail(f"--margin-mib cannot be negative (got {args.margin_mib:g})")
     try:
         result = plan(header, settings, devices, margin_mib=args.margin_mib, ram_bandwidth_gbs=args.ram_gbs)
-        if result.predicted_tg_tok_s is None and result.host.weights_mib > 0 and args.ram_gbs is None:
-            # Weights read from host memory: the ceiling needs its bandwidth; measure it (~0.5 s).
+        host_read = result.host.weights_mib > 0 or result.verdict is not Verdict.FITS  # now, or as advised
+        if host_read and args.ram_gbs is None:
+            # Weights read from host memory, now or in the advice to fit (fewer layers, experts in RAM): their
+            # decode ceiling needs its bandwidth, as the window's plan has it; measure it (~0.5 s).
             from gui.services.system import measure_ram_bandwidth_gbs
 
             ram = measure_ram_bandwidth_gbs()

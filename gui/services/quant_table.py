@@ -12,7 +12,8 @@ local file, a header read over HTTP and a sparse test file are judged alike:
   auto-fit's answer, which keeps every layer's attention on the GPU before any whole layer leaves:
   ``cpu_expert_layers`` says how many blocks then keep their experts in host memory.
 - ``tok_s``: the planner's decode ceiling for the configuration the row recommends (everything
-  on the GPU when it fits, else ``gpu_layers`` and ``cpu_expert_layers``); None when a bandwidth
+  on the GPU when it fits with the margin, else ``gpu_layers`` and ``cpu_expert_layers``, also for
+  a tight row); None when a bandwidth
   it needs is unknown.
 
 With no GPU (``devices`` empty) nothing can be offloaded: ``fits`` is "no" and the ceiling is the
@@ -159,7 +160,8 @@ def _row(
         best = auto_fit(header, at_ctx, devices, pinned=frozenset({"n_ctx"}), margin_mib=margin)
         part = plan(header, best, devices, margin_mib=margin, ram_bandwidth_gbs=ram_bw, suggest=False)
         gpu_layers, experts = part.layers_on_gpu, part.cpu_expert_layers
-        tok_s = full_plan.predicted_tg_tok_s if fits is not Verdict.WONT_FIT else part.predicted_tg_tok_s
+        # A tight row is run as recommended: with the layers that keep the margin, at their speed.
+        tok_s = full_plan.predicted_tg_tok_s if fits is Verdict.FITS else part.predicted_tg_tok_s
     else:
         fits, needed, max_ctx, gpu_layers, experts = Verdict.WONT_FIT, 0.0, None, 0, 0
         cpu_only = plan(header, at_ctx.with_values(n_gpu_layers=0), (), ram_bandwidth_gbs=ram_bw, suggest=False)
