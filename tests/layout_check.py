@@ -83,24 +83,33 @@ def main() -> None:
     settle(app, 1.0)
     window.grab().save(png)
     window.params.grab().save(png.removesuffix(".png") + "-settings.png")  # the part that scrolls, whole
-    problems = []
-    for widget in window.findChildren(QWidget):
-        if not widget.isVisible() or widget.window() is not window:
-            continue
-        if (why := clipped(widget)) is not None:
-            name = widget.accessibleName() or widget.objectName() or type(widget).__name__
-            problems.append(f"{name} ({type(widget).__name__}) {widget.text()[:40]!r}: {why}")  # type: ignore[attr-defined]
     plan = window.plan_panel
     report_data = {
         "size": [window.width(), window.height()],
         "minimum": [window.minimumSizeHint().width(), window.minimumSizeHint().height()],
-        "clipped": problems,
         "bar_in_view": bool(plan.bars) and plan.bars[0].isVisible() and inside(plan.bars[0], window),
         "verdict_in_view": plan.verdict_label.isVisible() and inside(plan.verdict_label, window),
-        "buttons_outside": [
-            b.text() for b in window.findChildren(QAbstractButton) if b.isVisible() and not inside(b, window)
-        ],
     }
+    # Every tab, as the user would open it: nothing cut, nothing out of reach, the window no wider.
+    clipped_texts: list[str] = []
+    outside: list[str] = []
+    for index in range(window.tabs.count()):
+        window.tabs.setCurrentIndex(index)
+        settle(app, 1.0)
+        tab = window.tabs.tabText(index).replace("&", "")
+        if index:
+            window.grab().save(png.removesuffix(".png") + f"-{tab.split()[0].lower()}.png")
+        for widget in window.findChildren(QWidget):
+            if not widget.isVisible() or widget.window() is not window:
+                continue
+            if (why := clipped(widget)) is not None:
+                name = widget.accessibleName() or widget.objectName() or type(widget).__name__
+                clipped_texts.append(f"[{tab}] {name} ({type(widget).__name__}) {widget.text()[:40]!r}: {why}")  # type: ignore[attr-defined]
+            if isinstance(widget, QAbstractButton) and not inside(widget, window):
+                outside.append(f"[{tab}] {widget.text()}")
+        if window.width() != width:
+            outside.append(f"[{tab}] the window grew to {window.width()} px")
+    report_data |= {"clipped": sorted(set(clipped_texts)), "buttons_outside": sorted(set(outside))}
     Path(report).write_text(json.dumps(report_data, indent=2))
     window.close()
 

@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QProgressBar,
     QPushButton,
+    QScrollArea,
     QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
@@ -200,9 +201,21 @@ class ModelsTab(QWidget):
         hub_layout.addLayout(download_row)
         hub_layout.addWidget(self.download_status)
 
+        # On a short screen the tab scrolls rather than squeezing the tables and notes into each other.
+        content = QWidget(self)
+        content_layout = QVBoxLayout(content)
+        content_layout.addWidget(local_box, 1)
+        content_layout.addWidget(hub_box, 1)
+        self.local_table.setMinimumHeight(100)
+        self.hub_table.setMinimumHeight(120)
+        scroll = QScrollArea(self)
+        scroll.setWidget(content)
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         layout = QVBoxLayout(self)
-        layout.addWidget(local_box, 1)
-        layout.addWidget(hub_box, 1)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(scroll)
         self.pause_button.setEnabled(False)
         self.cancel_button.setEnabled(False)
         self.download_button.setEnabled(False)

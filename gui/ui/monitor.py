@@ -156,8 +156,8 @@ class MonitorView(QWidget):
         # Header: what is shown, and the controls that pick it.
         self.title_label = plain_label("GPU monitor")  # the card's name, as the driver reports it
         self.title_label.setStyleSheet("font-weight:bold;")
-        # A long card name must not widen the view: it is cut off instead (the tooltip has it whole).
-        self.title_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        # A long card name must not widen the view: it has a line of its own and wraps there.
+        self.title_label.setWordWrap(True)
         self.simulated_label = QLabel("SIMULATED")
         self.simulated_label.setStyleSheet(
             "background:#ffb300; color:#212121; font-weight:bold; padding:1px 6px; border-radius:3px;"
@@ -177,16 +177,19 @@ class MonitorView(QWidget):
         self.log_box = QCheckBox("Log to CSV")
         self.log_box.setToolTip("Append every reading to a CSV file, for long runs")
         self.log_box.clicked.connect(self._on_log_clicked)
+        title_row = QHBoxLayout()
+        title_row.setContentsMargins(0, 0, 0, 0)
+        title_row.addWidget(self.simulated_label)
+        title_row.addWidget(self.title_label, 1)
         header = QHBoxLayout()
         header.setContentsMargins(0, 0, 0, 0)
-        header.addWidget(self.simulated_label)
-        header.addWidget(self.title_label, 1)
         header.addWidget(self.gpu_combo)
         header.addWidget(QLabel("Every"))
         header.addWidget(self.interval_spin)
         header.addWidget(QLabel("Alert at"))
         header.addWidget(self.threshold_spin)
         header.addWidget(self.log_box)
+        header.addStretch(1)
 
         self.status_label = plain_label("waiting for the first reading…")
         self.status_label.setStyleSheet("color:#616161;")
@@ -229,6 +232,7 @@ class MonitorView(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
         layout.setSpacing(4)
+        layout.addLayout(title_row)
         layout.addLayout(header)
         layout.addWidget(self.status_label)
         layout.addWidget(self.banner)
