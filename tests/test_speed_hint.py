@@ -19,6 +19,8 @@ def test_threads_on_every_logical_core_are_named_first() -> None:
     hint = speed_hint(replace(SLOW, threads=16))
     assert hint is not None and hint.startswith("4.0 tok/s is 10% of this load's ceiling (40 tok/s)")
     assert "16 threads use every logical core" in hint and "Try 7 threads" in hint
+    two_cores = speed_hint(replace(SLOW, threads=2, logical_cores=2, physical_cores=2))
+    assert two_cores is not None and "Try 1 thread." in two_cores
 
 
 def test_layers_in_host_memory_and_a_throttled_gpu() -> None:

@@ -47,12 +47,12 @@ def speed_hint(facts: SpeedFacts) -> str | None:
         fewer = max(1, (facts.physical_cores or facts.logical_cores) - 1)
         reasons.append(
             f"{facts.threads} threads use every logical core, and llama.cpp's threads spin: one core busy with "
-            f"something else can cut the speed tenfold. Try {fewer} threads"
+            f"something else can cut the speed tenfold. Try {_threads(fewer)}"
         )
     elif facts.physical_cores and facts.threads > facts.physical_cores:
         reasons.append(
             f"{facts.threads} threads is more than the {facts.physical_cores} physical cores; hyper-threads slow "
-            f"llama.cpp down. Try {facts.physical_cores} threads"
+            f"llama.cpp down. Try {_threads(facts.physical_cores)}"
         )
     if facts.gpu_offload and facts.n_layers and facts.layers_on_gpu < facts.n_layers:
         on_cpu = facts.n_layers - facts.layers_on_gpu
@@ -68,3 +68,7 @@ def speed_hint(facts: SpeedFacts) -> str | None:
     if not reasons:
         return None
     return f"{share}: " + "; ".join(reasons) + "."
+
+
+def _threads(n: int) -> str:
+    return "1 thread" if n == 1 else f"{n} threads"
