@@ -33,3 +33,12 @@ def test_layers_in_host_memory_and_a_throttled_gpu() -> None:
 def test_a_busy_cpu_when_nothing_else_explains_it() -> None:
     assert "other programs keep the CPU busy" in (speed_hint(replace(SLOW, cpu_busy_pct=(99.0, 10.0))) or "")
     assert speed_hint(SLOW) is None  # nothing known to blame: no guess
+
+
+def test_a_small_model_on_the_cpu_alone_is_not_called_slow_at_its_arithmetic_bound() -> None:
+    """The demo model on two idle cores: ~120 tok/s of a ~380 tok/s bandwidth ceiling, and one thread is slower
+    (measured), so no advice to drop a thread; a third of the ceiling on a GPU is still worth a word."""
+    demo = SpeedFacts(decode_tok_s=117.0, n_gen=20, ceiling_tok_s=384.0, threads=2, logical_cores=2, physical_cores=2)
+    assert speed_hint(demo) is None
+    assert speed_hint(replace(demo, decode_tok_s=12.0)) is not None  # the tenfold stall
+    assert speed_hint(replace(demo, gpu_offload=True, layers_on_gpu=31, n_layers=31)) is not None

@@ -35,6 +35,10 @@ def test_turns_already_shown_are_left_alone(qtbot) -> None:
     assert view.toPlainText().split("\n") == ["first", "changed"]
     view.show_turns([], "<p>empty</p>")
     assert view.toPlainText() == "empty"
+    # The first turn takes the place of the words that stood in for an empty conversation.
+    view.show_turns([turn("a", "first")], "<p>empty</p>")
+    settle(qtbot, view)
+    assert view.toPlainText() == "first"
 
 
 def test_a_reply_being_written_keeps_its_settled_blocks_and_replaces_its_tail(qtbot) -> None:

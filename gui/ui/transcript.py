@@ -47,6 +47,7 @@ class Transcript(NoResourceBrowser):
         self._stream_from: int | None = None  # where the reply being written starts, when there is one
         self._tail_from: int | None = None  # where its block still being written starts
         self._cut_to: int | None = None  # the document is being cut back to this length, from the end
+        self._placeholder = False  # the document holds the words shown under an empty conversation
         self._drain_timer = QTimer(self)
         self._drain_timer.setSingleShot(True)
         self._drain_timer.setInterval(0)
@@ -60,6 +61,9 @@ class Transcript(NoResourceBrowser):
     def show_turns(self, turns: Sequence[TurnView], placeholder: str = "") -> None:
         """Show these turns: keep the ones already shown in front, lay out the rest."""
         self._end_stream()
+        if self._placeholder and turns:
+            self.clear()  # the first turn replaces the words that stood in for it
+            self._placeholder = False
         keys = [t.key for t in turns]
         queued_keys = [key for key, _ in self._queue if key is not None]
         # What the document will hold once the queue drains, turn by turn.
@@ -77,6 +81,7 @@ class Transcript(NoResourceBrowser):
                 self._queue.append((turn.key if i == 0 else None, piece))
         if not turns and placeholder:
             self.setHtml(placeholder)
+            self._placeholder = True
         self._drain()
 
     def stream(self, settled: Sequence[str], tail: Sequence[str]) -> None:
