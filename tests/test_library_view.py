@@ -195,6 +195,9 @@ def test_clicking_a_models_name_selects_its_first_file_that_can_be_loaded(qtbot,
     tiny(folder / "Tiny-Q8_0.gguf", "Q8_0")  # the largest, listed first: header only (sparse)
     tiny(folder / "Tiny-Q4_K_M.gguf", "Q4_K", sparse=False)  # weights written: loadable
     picker = open_picker(qtbot, folder)
+    # At start the library selects a file a first Load can use, not the header-only one listed first.
+    current = picker.current()
+    assert current is not None and current.path.name == "Tiny-Q4_K_M.gguf"
     picker.setCurrentItem(None)
     top = picker.topLevelItem(0)
     assert top is not None and top.text(0) == "Tiny Llama"

@@ -174,6 +174,8 @@ class ModelPicker(QTreeWidget):
         self.blockSignals(True)
         self.clear()
         chosen: QTreeWidgetItem | None = None
+        loadable: QTreeWidgetItem | None = None  # unless asked for another: a newcomer's first Load works
+        fallback: QTreeWidgetItem | None = None  # the first file, when none can be loaded
         bold = QFont(self.font())
         bold.setBold(True)
         for group in change.groups:
@@ -186,7 +188,10 @@ class ModelPicker(QTreeWidget):
             for entry in group.variants:
                 item = self._file_item(group, entry)
                 top.addChild(item)
-                if chosen is None or entry.path == want:
+                fallback = fallback or item
+                if loadable is None and not entry.not_loadable:
+                    loadable = item
+                if entry.path == want:
                     chosen = item
             top.setExpanded(True)
         for entry in change.errors:
@@ -196,6 +201,7 @@ class ModelPicker(QTreeWidget):
         self._show_loaded()
         self._name_floor = self._narrowest([e.path.name for e in self.entries])
         self._fit_name_column()
+        chosen = chosen or loadable or fallback
         if chosen is not None:
             self.setCurrentItem(chosen)
         self._selection_changed()
