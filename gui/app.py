@@ -184,6 +184,8 @@ def run_gui(args: argparse.Namespace, settings: Any, models_dir: Path, simulate:
     window = MainWindow(build_services(models_dir, simulate), settings)
     window.tabs.setCurrentIndex({"chat": 0, "monitor": 1, "quants": 2}.get(getattr(args, "tab", "chat"), 0))
     install_excepthook(window)
+    if args.screenshot is not None:
+        window.resize(1280, 900)  # the picture's size, whatever the offscreen screen's
     window.show()
     status = 0
 

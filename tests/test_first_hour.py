@@ -123,3 +123,12 @@ def test_a_reply_far_below_the_ceiling_gets_a_hint_once(qtbot, demo_model: Path)
     assert first.startswith("Slower than it could be: 1.0 tok/s is ") and f"{cores} threads use every logical" in first
     assert second == ""
     win.close()
+
+
+def test_the_window_opens_no_larger_than_the_screen(qtbot, demo_model: Path) -> None:
+    """On a screen shorter than 900 px (here the offscreen one, 800x800) Load is not left below its edge."""
+    win = open_window(qtbot, demo_model.parent, demo_model, engine=FakeEngine())
+    room = win.screen().availableGeometry()
+    assert win.width() <= room.width() and win.height() <= room.height()
+    load_button = win.load_button.mapTo(win, win.load_button.rect().bottomRight())
+    assert win.rect().contains(load_button)

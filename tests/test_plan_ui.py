@@ -12,6 +12,7 @@ from model_shapes import SHAPES, write_shape
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor
 from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QToolTip
 from window_kit import open_window
 
 from gui.core import protocol as p
@@ -262,6 +263,8 @@ def test_typed_values_out_of_range_are_brought_in_and_said(qtbot, models: Path, 
     QTest.keyClick(layers.spin, Qt.Key.Key_Return)
     assert win.params.note.text() == "GPU layers: 999 is more than there are, so all 31 are used."
     assert win.params.note.isVisible()
+    # Also said beside the box, where the user is looking: the line may be scrolled out of view.
+    assert QToolTip.isVisible() and "GPU layers: 999 is more than there are, so all 31 are used." in QToolTip.text()
     win.close()
 
 

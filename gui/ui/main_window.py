@@ -9,9 +9,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from PySide6.QtCore import Qt, QTimer, QUrl, Signal
+from PySide6.QtCore import QSize, Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import QCloseEvent, QDesktopServices, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
+    QApplication,
     QFileDialog,
     QGroupBox,
     QHBoxLayout,
@@ -103,7 +104,7 @@ class MainWindow(QMainWindow):
         if simulate is not None:
             title += f" — SIMULATED {simulate.name}"
         self.setWindowTitle(title)
-        self.resize(1280, 900)
+        self.resize(_first_size(self))
         self.bridge = EngineBridge(services.engine, self)
         self.session = LoadSession(self.bridge, self)
 
@@ -756,3 +757,10 @@ def _layers_words(state: LoadState, event: p.Loaded) -> str:
         return f"all {total} layers on the CPU (this engine build has no GPU offload)"
     on_gpu = total if llama_gpu_layers(event.n_gpu_layers, event.n_layer) < 0 else min(event.n_gpu_layers, total)
     return f"{on_gpu} of {total} layers on the GPU"
+
+
+def _first_size(window: QWidget) -> QSize:
+    """1280x900, or less on a smaller screen: a window that opens taller than the screen hides Load."""
+    screen = window.screen() or QApplication.primaryScreen()
+    room = screen.availableGeometry().size() if screen is not None else QSize(1280, 900)
+    return QSize(min(1280, room.width()), min(900, room.height()))

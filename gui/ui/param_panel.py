@@ -12,12 +12,13 @@ from PySide6.QtWidgets import (
     QLabel,
     QSlider,
     QToolButton,
+    QToolTip,
     QWidget,
 )
 
 from gui.core.params import CONTEXT, CPU_MOE_LAYERS, GPU_LAYERS, LOAD_SPECS, LoadSettings
 from gui.core.specs import BoolSpec, ChoiceSpec, IntSpec
-from gui.ui.plain import plain_label
+from gui.ui.plain import plain_label, plain_tip
 from gui.ui.spec_widgets import ClampSpinBox, check_box, choice_box
 
 
@@ -126,7 +127,9 @@ class ParamPanel(QWidget):
                 grid.addWidget(row.spin, n_rows, 2)
                 grid.addWidget(row.pin, n_rows, 3)
                 row.spin.valueChanged.connect(self._emit)
-                row.spin.clamped.connect(lambda typed, value, row=row: self.say(row.clamped_words(typed, value)))
+                row.spin.clamped.connect(
+                    lambda typed, value, row=row: self.say(row.clamped_words(typed, value), near=row.spin)
+                )
                 self.rows[spec.key] = row
             elif isinstance(spec, ChoiceSpec):
                 combo = choice_box(spec, self)
@@ -191,10 +194,13 @@ class ParamPanel(QWidget):
         values.update({key: box.isChecked() for key, box in self.switches.items()})
         return self._base.with_values(**values)
 
-    def say(self, text: str) -> None:
-        """A line under the settings: what just changed them, or why a typed value was not taken."""
+    def say(self, text: str, near: QWidget | None = None) -> None:
+        """A line under the settings: what just changed them, or why a typed value was not taken. With
+        ``near``, also shown beside that box: on a short screen the line may be scrolled out of view."""
         self.note.setText(text)
         self.note.setVisible(bool(text))
+        if near is not None and text:
+            QToolTip.showText(near.mapToGlobal(near.rect().bottomLeft()), plain_tip(text), near)
 
     def pinned(self) -> frozenset[str]:
         return frozenset(key for key, row in self.rows.items() if row.pin.isChecked())
