@@ -116,6 +116,9 @@ def test_cpu_only_rows(qwen27b: list[ModelEntry]) -> None:
     rows = quant_rows(qwen27b, AT_8K, [], ram_bandwidth_gbs=50.0)
     assert all(r.fits is Verdict.WONT_FIT and r.gpu_layers == 0 and r.max_ctx_full_offload is None for r in rows)
     assert all(r.tok_s is not None and r.tok_s < 5 for r in rows)  # 50 GB/s over 11-16 GB
+    # Said as the fact it is, not as a red "no" against a file that runs here on the CPU.
+    assert all(not r.on_gpu and r.fit_words == "no GPU" for r in rows)
+    assert all(r.on_gpu for r in quant_rows(qwen27b, AT_8K, [V100]))
 
 
 def test_headers_and_sources_work_like_entries(qwen27b: list[ModelEntry]) -> None:

@@ -16,8 +16,8 @@ local file, a header read over HTTP and a sparse test file are judged alike:
   a tight row); None when a bandwidth
   it needs is unknown.
 
-With no GPU (``devices`` empty) nothing can be offloaded: ``fits`` is "no" and the ceiling is the
-host's, from ``ram_bandwidth_gbs``.
+With no GPU (``devices`` empty) nothing can be offloaded: ``fits`` is "will not fit", the row says
+"no GPU" rather than "no" (``on_gpu`` False), and the ceiling is the host's, from ``ram_bandwidth_gbs``.
 """
 
 from __future__ import annotations
@@ -68,6 +68,7 @@ class QuantRow:
     url: str | None = None
     error: str | None = None
     source: Any = None  # the object the row was made from (a ModelEntry, RemoteFile, header...)
+    on_gpu: bool = True  # planned for a GPU; False: this machine has none, the model runs from host memory
 
     @property
     def all_layers(self) -> bool:
@@ -81,6 +82,8 @@ class QuantRow:
     @property
     def fit_words(self) -> str:
         """The Fits column: yes / tight / no for everything on the GPU, or how a MoE model fits."""
+        if not self.on_gpu:
+            return "no GPU"  # not a verdict on the file: the load runs on the CPU
         if self.fits_with_experts_on_cpu:
             return f"with {self.cpu_expert_layers} layers' experts on the CPU"
         return self.fits.answer
@@ -187,6 +190,7 @@ def _row(
         path=path,
         url=url,
         source=item,
+        on_gpu=bool(devices),
     )
 
 

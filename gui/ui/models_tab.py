@@ -97,7 +97,7 @@ class QuantTable(QTableWidget):
                     f"{row.bits_per_weight:.2f}",
                     row.fit_words,
                     f"{row.max_ctx_full_offload:,}" if row.max_ctx_full_offload else "—",
-                    "all" if row.all_layers else f"{row.gpu_layers} of {row.n_layer + 1}",
+                    ("all" if row.all_layers else f"{row.gpu_layers} of {row.n_layer + 1}") if row.on_gpu else "—",
                     f"{row.tok_s:.0f}" if row.tok_s else "n/a",
                     f"{row.quality_level}" if row.quality_level else "?",
                 ]
@@ -106,7 +106,8 @@ class QuantTable(QTableWidget):
                 if c == 4:
                     # Every layer on the card with some experts in host memory keeps the margin: it fits.
                     shown = Verdict.FITS if row.fits_with_experts_on_cpu else row.fits
-                    item.setForeground(QColor(VERDICT_COLOURS[shown]))
+                    if row.on_gpu:  # without a GPU the cell is a fact, not a warning
+                        item.setForeground(QColor(VERDICT_COLOURS[shown]))
                 if c == 8:
                     item.setToolTip(plain_tip(f"{row.quality_hint}\n\nSource: {QUALITY_SOURCE}"))
                 if c == 0:
