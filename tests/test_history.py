@@ -11,7 +11,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 import pytest
-from unprivileged import as_user, user_folder
+from unprivileged import as_user, snapshot, user_folder
 
 from gui.core.chat import Conversation, Turn
 from gui.core.params import LoadSettings
@@ -367,17 +367,6 @@ BAD_FILES: dict[str, tuple[Callable[[Path], None], bool]] = {
 }
 
 
-def _snapshot(path: Path) -> object:
-    """What is at ``path`` (as root, whatever its mode), to check nothing was changed."""
-    if path.is_symlink():
-        return ("link", os.readlink(path))
-    if path.is_dir():
-        return ("folder", sorted(p.name for p in path.iterdir()))
-    if path.is_fifo():
-        return "fifo"
-    return ("file", path.read_bytes()) if path.exists() else None
-
-
 @pytest.mark.parametrize("name", BAD_FILES)
 def test_a_history_file_that_cannot_be_used_never_stops_the_window(tmp_path: Path, name: str):
     make, replaced = BAD_FILES[name]
@@ -387,7 +376,7 @@ def test_a_history_file_that_cannot_be_used_never_stops_the_window(tmp_path: Pat
             path.parent.mkdir()
             make(path)
         target = path.parent if name == "data folder is a file" else path
-        before = _snapshot(target)
+        before = snapshot(target)
         try:
             with as_user():
                 store = HistoryStore(path, busy_timeout_s=0.05)
@@ -410,7 +399,7 @@ def test_a_history_file_that_cannot_be_used_never_stops_the_window(tmp_path: Pat
                 assert [c.title for c in again.list()] == ["this session"]
         else:
             assert store.warning.startswith("Chat history is off for this session")
-            assert _snapshot(target) == before  # left exactly as it was
+            assert snapshot(target) == before  # left exactly as it was
             if path.parent.is_dir():
                 assert not list(path.parent.glob("*.corrupt-*"))
 

@@ -153,26 +153,29 @@ def test_offline_is_said_in_words(qtbot, folder: Path, tmp_path: Path) -> None:
     win.close()
 
 
+def interrupted_download(hub: FakeHub, small: Path, folder: Path) -> None:
+    """What an earlier run left: a download of ``small`` paused after its first MiB, then the window closed."""
+    hub.add_file(REPO, "Tiny-Q4_K_M.gguf", small)
+    client = HubClient(endpoint=hub.endpoint, timeout=10)
+    (remote,) = client.list_gguf(REPO)
+    paused = threading.Event()
+
+    def pause_early(progress: DownloadProgress) -> None:
+        if progress.done >= 1 << 20 and not paused.is_set():
+            paused.set()
+            first.pause()
+
+    first = client.download(remote, folder, on_progress=pause_early, chunk_size=256 << 10, progress_interval_s=0.0)
+    first.start()
+    assert first.wait(30) and first.state == "paused"
+
+
 def test_an_interrupted_download_is_offered_again_after_a_restart(qtbot, folder: Path, tmp_path: Path) -> None:
     src = tmp_path / "hub-files"
     src.mkdir()
     small = write_small_model(src / "Tiny-Q4_K_M.gguf")
     with FakeHub() as hub:
-        hub.add_file(REPO, "Tiny-Q4_K_M.gguf", small)
-        client = HubClient(endpoint=hub.endpoint, timeout=10)
-        (remote,) = client.list_gguf(REPO)
-        # The earlier run: paused after the first MiB, then the window closed.
-        paused = threading.Event()
-
-        def pause_early(progress: DownloadProgress) -> None:
-            if progress.done >= 1 << 20 and not paused.is_set():
-                paused.set()
-                first.pause()
-
-        first = client.download(remote, folder, on_progress=pause_early, chunk_size=256 << 10, progress_interval_s=0.0)
-        first.start()
-        assert first.wait(30) and first.state == "paused"
-
+        interrupted_download(hub, small, folder)
         win = open_quants_window(qtbot, folder, tmp_path, hub)
         tab = win.models_tab
         qtbot.waitUntil(lambda: tab.pending is not None, timeout=10_000)
@@ -212,18 +215,7 @@ def test_cancel_removes_a_download_interrupted_in_an_earlier_run(qtbot, folder: 
     src.mkdir()
     small = write_small_model(src / "Tiny-Q4_K_M.gguf")
     with FakeHub() as hub:
-        hub.add_file(REPO, "Tiny-Q4_K_M.gguf", small)
-        client = HubClient(endpoint=hub.endpoint, timeout=10)
-        (remote,) = client.list_gguf(REPO)
-
-        def pause_early(progress: DownloadProgress) -> None:
-            if progress.done >= 1 << 20:
-                first.pause()
-
-        first = client.download(remote, folder, on_progress=pause_early, chunk_size=256 << 10, progress_interval_s=0.0)
-        first.start()
-        assert first.wait(30) and first.state == "paused"
-
+        interrupted_download(hub, small, folder)
         win = open_quants_window(qtbot, folder, tmp_path, hub)
         tab = win.models_tab
         qtbot.waitUntil(lambda: tab.pending is not None, timeout=10_000)

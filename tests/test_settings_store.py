@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from unprivileged import as_user, user_folder
+from unprivileged import as_user, snapshot, user_folder
 
 from gui.core.params import LOAD_SPECS, LoadSettings
 from gui.core.preferences import (
@@ -267,16 +267,6 @@ BAD_FILES: dict[str, tuple[Callable[[Path], object], bool]] = {
 }
 
 
-def _snapshot(path: Path) -> object:
-    if path.is_symlink():
-        return ("link", os.readlink(path))
-    if path.is_dir():
-        return ("folder", sorted(p.name for p in path.iterdir()))
-    if path.is_fifo():
-        return "fifo"
-    return ("file", path.read_bytes()) if path.exists() else None
-
-
 @pytest.mark.timeout(60)
 @pytest.mark.parametrize("name", BAD_FILES)
 def test_a_bad_settings_file_gives_defaults_and_never_raises(
@@ -289,7 +279,7 @@ def test_a_bad_settings_file_gives_defaults_and_never_raises(
             path.parent.mkdir()
             make(path)
         target = path.parent if name == "config folder is a file" else path
-        before = _snapshot(target)
+        before = snapshot(target)
         with as_user(), caplog.at_level(logging.WARNING, logger="gui.services.settings_store"):
             store = SettingsStore(path)
             assert all(store.read(pref) == pref.default for pref in ALL_PREFERENCES.values())
@@ -302,7 +292,7 @@ def test_a_bad_settings_file_gives_defaults_and_never_raises(
             assert ("file", (path.parent / "settings.json.bak").read_bytes()) == before
             assert SettingsStore(path).read(MARGIN_MIB) == 768  # the fresh file holds the change
         else:
-            assert _snapshot(target) == before  # what could not be read is never written over
+            assert snapshot(target) == before  # what could not be read is never written over
 
 
 def test_a_folder_that_cannot_be_written_keeps_changes_for_the_session(

@@ -43,3 +43,14 @@ def as_user() -> Iterator[None]:
         yield
     finally:
         os.seteuid(0)
+
+
+def snapshot(path: Path) -> object:
+    """What is at ``path`` (read as root, whatever its mode), to check that nothing was changed there."""
+    if path.is_symlink():
+        return ("link", os.readlink(path))
+    if path.is_dir():
+        return ("folder", sorted(p.name for p in path.iterdir()))
+    if path.is_fifo():
+        return "fifo"
+    return ("file", path.read_bytes()) if path.exists() else None

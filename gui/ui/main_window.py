@@ -20,7 +20,6 @@ from PySide6.QtWidgets import (
     QMessageBox,
     QProgressBar,
     QPushButton,
-    QScrollArea,
     QSizePolicy,
     QSplitter,
     QStyle,
@@ -66,6 +65,7 @@ from gui.ui.monitor import MonitorView, notify_desktop
 from gui.ui.param_panel import ParamPanel
 from gui.ui.plain import plain_label, plain_tip
 from gui.ui.plan_panel import PlanPanel
+from gui.ui.scrolling import vertical_scroll
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -167,11 +167,7 @@ class MainWindow(QMainWindow):
         self.picker.setMaximumHeight(140)
         # On a small screen the library and the settings scroll; the plan below them stays in view, so a
         # slider's effect is always seen.
-        left_scroll = QScrollArea(self)
-        left_scroll.setWidget(left)
-        left_scroll.setWidgetResizable(True)
-        left_scroll.setFrameShape(QScrollArea.Shape.NoFrame)
-        left_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        left_scroll = vertical_scroll(left, self)
         # Load stays in view below the scrolling part, whatever the window's height.
         left_column = QWidget(self)
         column_layout = QVBoxLayout(left_column)

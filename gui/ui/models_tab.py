@@ -26,7 +26,6 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QProgressBar,
     QPushButton,
-    QScrollArea,
     QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
@@ -43,6 +42,7 @@ from gui.services.remote_file import HubError, RemoteFile
 from gui.ui.background import Background
 from gui.ui.model_picker import human_size
 from gui.ui.plain import plain_label, plain_tip
+from gui.ui.scrolling import vertical_scroll
 from gui.ui.vram_bar import VERDICT_COLOURS
 
 COLUMNS = ("File", "Quant", "Size", "BPW", "Fits", "Max ctx", "GPU layers", "tok/s", "Quality")
@@ -209,11 +209,7 @@ class ModelsTab(QWidget):
         content_layout.addWidget(hub_box, 1)
         self.local_table.setMinimumHeight(100)
         self.hub_table.setMinimumHeight(120)
-        scroll = QScrollArea(self)
-        scroll.setWidget(content)
-        scroll.setWidgetResizable(True)
-        scroll.setFrameShape(QScrollArea.Shape.NoFrame)
-        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        scroll = vertical_scroll(content, self)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(scroll)
