@@ -563,10 +563,13 @@ def _compute_bytes(shape: ModelShape, c: _Context, *, with_output: bool, with_la
     if with_output:
         logits = shape.n_vocab * c.n_outputs * _F32
         # After the last block only the output rows go on: the tensors there shrink with them.
-        # Interleaved sliding-window models keep two more hidden-sized tensors live here.
+        # Interleaved sliding-window models keep two more hidden-sized tensors live here. The masks'
+        # last reader is the last attention layer, so they are free by now. In hybrid recurrent
+        # models logits larger than the masks' freed block go above it (ggml-alloc.c: best fit among
+        # the free blocks, else the end), which the dry runs show as the masks still counted.
         swa_extra = 2 * h if shape.has_swa else 0
         rows = (2 * q + moe + swa_extra) * c.n_outputs / ub
-        peak = logits + rows + (0.5 if c.flash_attn else 1.0) * masks
+        peak = logits + rows + (masks if shape.rec_layers and logits > masks else 0)
     if with_layers:
         if shape.n_expert:
             # Up, gate and their product live at once; or the experts' outputs, weighted, with the
