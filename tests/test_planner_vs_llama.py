@@ -80,7 +80,14 @@ _LONG: list[dict[str, object]] = [
     {"n_ctx": 131072, "flash_attn": "on", "cache_type_k": "q8_0", "cache_type_v": "f16"},
     {"n_ctx": 65536, "flash_attn": "on", "cache_type_k": "q8_0", "cache_type_v": "f16", "n_outputs_max": 0},
     {"n_ctx": 131072, "flash_attn": "on", "cache_type_k": "q8_0", "cache_type_v": "f16", "n_outputs_max": 0},
-    {"n_ctx": 131072, "flash_attn": "on", "cache_type_k": "f16", "cache_type_v": "q4_0", "n_batch": 1024, "n_ubatch": 1024},
+    {
+        "n_ctx": 131072,
+        "flash_attn": "on",
+        "cache_type_k": "f16",
+        "cache_type_v": "q4_0",
+        "n_batch": 1024,
+        "n_ubatch": 1024,
+    },
     {"n_ctx": 131072, "flash_attn": "on", "cache_type_k": "q4_0", "cache_type_v": "q8_0", "n_parallel": 2},
     {
         "n_ctx": 98304,
