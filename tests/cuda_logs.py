@@ -5,8 +5,9 @@ compute and output buffers), the settings of that load, and the model's shape: e
 header-only GGUF file with the true tensor shapes and types, plan it, and set the plan beside the log.
 
 Settings :class:`LoadSettings` has a field for are returned as LoadSettings; the others (``kv_unified``,
-``n_outputs_max``, ``--n-cpu-moe``/``--cpu-moe``, ``--no-op-offload``, tensor overrides) stay raw in
-``LoggedLoad.raw`` for the planner work to come.
+``n_outputs_max``, ``--n-cpu-moe``/``--cpu-moe``, ``--no-op-offload``, tensor overrides) are kept raw in
+``LoggedLoad.raw``, and :attr:`LoggedLoad.plan_settings`, :attr:`LoggedLoad.rules` and
+:attr:`LoggedLoad.planner_overrides` turn them into what the planner takes.
 
 Importable as ``tests.cuda_logs`` and as ``cuda_logs``.
 """
@@ -23,7 +24,7 @@ from typing import Any
 
 from gui.core.gguf_reader import GGUFHeader, read_model
 from gui.core.params import LoadSettings
-from gui.core.planner import Device, Plan, plan
+from gui.core.planner import OLDER_BUILDS, VENDORED_RULES, Device, EngineRules, Plan, TensorOverride, plan
 
 try:
     from tests.gguf_factory import FTYPE_FOR_QUANT, TensorSpec, write_gguf
@@ -44,6 +45,7 @@ __all__ = [
     "figures",
     "load_records",
     "logged_model_buffers",
+    "placed_weights",
     "planned",
     "record_tensors",
     "type_counts",
@@ -57,6 +59,10 @@ _ROOMY_MIB = 1 << 22
 # --n-cpu-moe / --cpu-moe expand to these patterns (common/common.h: LLM_FFN_EXPS_REGEX,
 # llm_ffn_block_regex); -ot patterns are regexes searched in the tensor name, the first match wins.
 _EXPS_REGEX = r"\.ffn_(up|down|gate|gate_up)_(ch|)exps"
+
+# llama.cpp#23764 (F16 flash-attention mask) and #23907 (CUDA's F16 copies of a quantized cache in the
+# compute buffer) were opened in late May 2026; builds dated before this day follow the older rules.
+RULES_CHANGED = "2026-05-27"
 
 # The buffer kinds a record logs, as llama.cpp names the lines: model, KV, recurrent state, compute, output.
 KINDS = ("model", "kv", "rs", "compute", "output")
@@ -88,10 +94,40 @@ class LoggedLoad:
 
     @property
     def plan_settings(self) -> LoadSettings:
-        """The settings the planner gets: -ngl in today's count (output first) for older builds."""
+        """The settings the planner gets: -ngl in today's count (output first) for older builds, the raw
+        settings the planner has fields for, and llama.cpp's own n_outputs_max of the build (0: a whole
+        batch of outputs, before the output-reserve change)."""
+        raw = self.raw
+        values: dict[str, Any] = {
+            "kv_unified": bool(raw.get("kv_unified")),
+            "cpu_moe": bool(raw.get("cpu_moe")),
+            "n_cpu_moe": int(raw.get("n_cpu_moe") or 0),
+            "op_offload": not raw.get("no_op_offload"),
+        }
+        if raw.get("n_outputs_max") is not None:
+            values["n_outputs_max"] = int(raw["n_outputs_max"])
+        elif self.record["build"]["output_reserve"] == "before":
+            values["n_outputs_max"] = 0
         if self.output_after_blocks:
-            return self.settings.with_values(n_gpu_layers=self.settings.n_gpu_layers + 1)
-        return self.settings
+            values["n_gpu_layers"] = self.settings.n_gpu_layers + 1
+        return self.settings.with_values(**values)
+
+    @property
+    def rules(self) -> EngineRules:
+        """The engine rules of the build that wrote the log."""
+        return OLDER_BUILDS if str(self.record["build"]["date"]) < RULES_CHANGED else VENDORED_RULES
+
+    @property
+    def planner_overrides(self) -> tuple[TensorOverride, ...]:
+        """The -ot overrides, and the output layer kept on the host where -ngl counted blocks only
+        (--n-cpu-moe/--cpu-moe are settings the planner applies itself)."""
+        out: list[TensorOverride] = []
+        for item in self.raw.get("tensor_overrides") or ():
+            pattern, _, buft = str(item).rpartition("=")
+            out.append((pattern, buft))
+        if self.output_after_blocks:
+            out.append((r"^output(_norm)?\.", "CPU"))
+        return tuple(out)
 
     @property
     def overrides(self) -> tuple[tuple[str, str], ...]:
@@ -231,8 +267,15 @@ def build_all(folder: Path, records: Iterable[Mapping[str, Any]] | None = None) 
 
 
 def planned(load: LoggedLoad) -> Plan:
-    """The planner's plan for the logged load (settings it has no field for are not applied)."""
-    return plan(load.header, load.plan_settings, load.devices)
+    """The planner's plan for the logged load, with the build's rules and the command's overrides."""
+    return plan(
+        load.header,
+        load.plan_settings,
+        load.devices,
+        rules=load.rules,
+        tensor_overrides=load.planner_overrides,
+        suggest=False,
+    )
 
 
 def _block_devices(p: Plan, n_layer: int) -> dict[int, int]:
@@ -292,28 +335,35 @@ def _host_span(header: GGUFHeader, names: set[str]) -> int:
 
 
 def expected_model_buffers(load: LoggedLoad) -> dict[str, float]:
-    """MiB per logged model buffer, from the header and the planner's placement.
-
-    GPU buffers: the planner's weights per device, less the block tensors an override sends to the
-    host (plus those an override sends to a GPU). Host: with mmap the mapped range from the first to
-    the last host tensor of the file (GPU tensors between them count, as llama.cpp maps them too),
-    else the sum of the host tensors.
-    """
+    """MiB per logged model buffer: the planner's weights per GPU (it applies --n-cpu-moe and -ot), and
+    for the host, with mmap, the mapped range from the first to the last host tensor of the file (GPU
+    tensors between them count, as llama.cpp maps them too), else the sum of the host tensors."""
     p = planned(load)
     where = tensor_devices(load, p)
     sizes = {t.name: t.nbytes for t in load.header.tensors}
-    gpu = {d.name: d.weights_mib * MiB for d in p.devices}
-    for name, (base, final) in where.items():
-        if base != final:
-            if base is not None:
-                gpu[base] -= sizes[name]
-            if final is not None:
-                gpu[final] += sizes[name]
     host_names = {name for name, (_, final) in where.items() if final is None}
     mapped = load.settings.use_mmap and any(k.endswith("_Mapped") for k in _host_buffers(load))
     host = _host_span(load.header, host_names) if mapped else sum(sizes[n] for n in host_names)
-    out = {name: b / MiB for name, b in gpu.items()}
+    out = {d.name: d.weights_mib for d in p.devices}
     out["host"] = host / MiB
+    return out
+
+
+def placed_weights(load: LoggedLoad) -> dict[str, float]:
+    """MiB per GPU from this module's own reading of the placement rules and overrides (the planner's
+    block placement, then every pattern searched in every tensor name): what the planner's per-device
+    weights must equal. A tied output matrix on a GPU counts token_embd there once more."""
+    p = planned(load)
+    sizes = {t.name: t.nbytes for t in load.header.tensors}
+    out = {d.name: 0.0 for d in p.devices}
+    for name, (_, final) in tensor_devices(load, p).items():
+        if final is not None:
+            out[final] += sizes[name] / MiB
+    tied = load.header.tensor("output.weight") is None
+    embd = load.header.tensor("token_embd.weight")
+    for d in p.devices:
+        if d.has_output and tied and embd is not None:
+            out[d.name] += embd.nbytes / MiB
     return out
 
 

@@ -311,6 +311,10 @@ SHAPES: dict[str, ModelShape] = {
     "llama-1b": ModelShape("llama", "Llama-3.2-1B-shaped", 16, 2048, 32, 8, 8192, 32000, head_dim=64),
     # ~13.2 GB (10^9 bytes) of Q8_0: docs/memory-model.md's speed-ceiling example on a 900 GB/s V100.
     "llama-13gb": ModelShape("llama", "Llama-13B-class", 38, 5120, 40, 40, 13824, 32000, quant="Q8_0"),
+    # Llama-3.1-8B: 128k trained context, a 128k vocabulary; the long-context rows of the dry-run matrix.
+    "llama31-8b": ModelShape(
+        "llama", "Llama-3.1-8B-shaped", 32, 4096, 32, 8, 14336, 128256, head_dim=128, ctx=131072, quant="Q4_K"
+    ),
     "llama-70b": ModelShape("llama", "Llama-3-70B-shaped", 80, 8192, 64, 8, 28672, 128256, quant="Q4_K"),
     "qwen2-0.5b": ModelShape("qwen2", "Qwen2.5-0.5B-shaped", 24, 896, 14, 2, 4864, 16384, quant="Q8_0"),
     "qwen3-4b": ModelShape("qwen3", "Qwen3-4B-shaped", 36, 2560, 32, 8, 9728, 32768, head_dim=128),

@@ -11,6 +11,7 @@ from gui.core.cards import CARDS, UnknownCardError, custom_card, find_card
 from gui.core.gguf_reader import GGUFHeader, read_model
 from gui.core.params import ALL_LAYERS, CACHE_TYPES, LoadSettings
 from gui.core.planner import (
+    OLDER_BUILDS,
     Device,
     auto_fit,
     cuda_overhead_mib,
@@ -18,7 +19,7 @@ from gui.core.planner import (
     plan,
     plan_to_json,
 )
-from tests.model_shapes import SHAPES, write_shape
+from tests.model_shapes import SHAPES, ModelShape, write_shape
 
 MiB = 1 << 20
 V100 = find_card("v100-16gb")
@@ -40,6 +41,7 @@ def headers(tmp_path_factory: pytest.TempPathFactory) -> dict[str, GGUFHeader]:
         "gpt-oss-20b",
         "llama-13gb",
         "llama-1b",
+        "llama31-8b",
     )
     return {n: read_model(write_shape(root / f"{n}.gguf", SHAPES[n])) for n in names}
 
@@ -318,10 +320,9 @@ def test_suggestions_say_what_each_change_frees(headers: dict[str, GGUFHeader]) 
     assert f"\u2212{gpu_kv * (1 - 34 / 64):,.0f} MiB" in kv
     assert "Context 4096 (--ctx 4096)" in text
     outputs = text["Room for one output per slot (--n-outputs-max 1)"]
-    freed = (
-        p.devices[0].compute_mib
-        - plan(h, s.with_values(n_gpu_layers=ngl, n_outputs_max=1), [v100()]).devices[0].compute_mib
-    )
+    one = plan(h, s.with_values(n_gpu_layers=ngl, n_outputs_max=1), [v100()]).devices[0]
+    # the compute buffer, with what the copies of host weights staged for a prompt batch add to it
+    freed = p.devices[0].compute_mib + p.devices[0].staged_mib - one.compute_mib - one.staged_mib
     assert f"\u2212{freed:,.0f} MiB" in outputs and "layers fit" in outputs
     assert freed > 300
 
@@ -525,3 +526,130 @@ def test_gpu_compute_buffer_against_published_cuda_logs(
     assert p.devices[0].compute_mib == pytest.approx(cuda0, rel=0.10)
     if host is not None:
         assert p.host.compute_mib == pytest.approx(host, rel=0.10)
+
+
+# ---- on a GPU: what llama.cpp's CPU dry run cannot show --------------------------------------------
+
+
+def gpu(name: str = "CUDA0", free: float = 80_000) -> Device:
+    return Device(name, free, free, 900, 80)
+
+
+def test_op_offload_stages_the_largest_host_weight_on_the_first_gpu(headers: dict[str, GGUFHeader]) -> None:
+    h = headers["llama31-8b"]
+    shape = model_shape(h)
+    s = LoadSettings(n_ctx=8192, n_gpu_layers=20)  # blocks 13-31 and the output on the GPUs, 0-12 on the host
+    p = plan(h, s, [gpu(), gpu("CUDA1")])
+    first, second = p.devices
+    # The largest tensor of a host block, copied for the prompt batch on top of the FFN phase it feeds.
+    assert first.staged_mib == pytest.approx(max(shape.dense_max_bytes[:13]) / MiB)
+    assert second.staged_mib == 0
+    assert first.needed_mib == pytest.approx(
+        first.weights_mib + first.kv_mib + first.compute_mib + first.staged_mib + first.overhead_mib
+    )
+    assert p.staged_mib == first.staged_mib and plan_to_json(p)["devices"][0]["staged_mib"] > 0
+    # Every layer on the GPU: nothing to copy. No op offload: nothing copied, the CPU computes those blocks.
+    assert plan(h, s.with_values(n_gpu_layers=ALL_LAYERS), [gpu()]).staged_mib == 0
+    off = plan(h, s.with_values(op_offload=False), [gpu(), gpu("CUDA1")])
+    assert off.staged_mib == 0
+    assert off.host.compute_mib > p.host.compute_mib
+    assert any("--no-op-offload" in line for line in plan(h, s, [gpu(free=6000)]).suggestions)
+
+
+def test_a_host_blocks_kv_is_copied_for_its_attention(headers: dict[str, GGUFHeader]) -> None:
+    # At 128k one f16 layer's K and V are 512 MiB: the attention of a host block reads copies of them.
+    h = headers["llama31-8b"]
+    p = plan(h, LoadSettings(n_ctx=131072, flash_attn="on", n_gpu_layers=20), [gpu()])
+    layer_kv = 131072 * 8 * 128 * 2 * 2 / MiB
+    assert layer_kv == 512
+    d = p.devices[0]
+    assert d.compute_mib + d.staged_mib > layer_kv + 131072 * 512 * 2 / MiB  # + its F16 mask
+
+
+def test_experts_in_host_memory_are_staged_and_ot_matches_cpu_moe(headers: dict[str, GGUFHeader]) -> None:
+    h = headers["qwen3moe-30b"]
+    shape = model_shape(h)
+    s = LoadSettings(n_ctx=8192)
+    moe = plan(h, s.with_values(cpu_moe=True), [gpu()])
+    assert moe.devices[0].staged_mib > 0
+    assert moe.devices[0].compute_mib + moe.devices[0].staged_mib > max(shape.expert_max_bytes) / MiB
+    # llama.cpp's -ot ".ffn_.*_exps.=CPU" is --cpu-moe's pattern for these tensors: the same plan.
+    ot = plan(h, s, [gpu()], tensor_overrides=[(r".ffn_.*_exps.", "CPU")])
+    for a, b in zip(ot.devices, moe.devices, strict=True):
+        assert (a.weights_mib, a.compute_mib, a.staged_mib) == pytest.approx(
+            (b.weights_mib, b.compute_mib, b.staged_mib)
+        )
+    assert ot.host.weights_mib == pytest.approx(moe.host.weights_mib)
+    with pytest.raises(ValueError, match="CUDA0"):
+        plan(h, s, [gpu()], tensor_overrides=[("exps", "CUDA3")])
+
+
+def test_the_output_matrix_is_staged_only_for_a_batch_of_outputs(headers: dict[str, GGUFHeader]) -> None:
+    # -ngl 0: the output layer in host memory. With llama.cpp's whole batch of outputs the output matrix
+    # goes to the GPU for the prompt; with one output per slot (fewer than 32 rows) the CPU computes it.
+    h = headers["llama31-8b"]
+    out = model_shape(h).output_matrix_bytes / MiB
+    whole = plan(h, LoadSettings(n_ctx=4096, n_gpu_layers=0, n_outputs_max=0), [gpu()])
+    assert whole.devices[0].compute_mib + whole.devices[0].staged_mib > out + 128256 * 512 * 4 / MiB
+    one = plan(h, LoadSettings(n_ctx=4096, n_gpu_layers=0), [gpu()])
+    assert one.devices[0].compute_mib + one.devices[0].staged_mib < out
+
+
+def test_host_compute_holds_the_masks_f16_with_flash_attention(headers: dict[str, GGUFHeader]) -> None:
+    h = headers["llama31-8b"]
+    hidden = 4096 * 512 * 4 / MiB
+    for fa, elt in (("on", 2), ("off", 4)):
+        p = plan(h, LoadSettings(n_ctx=32768, flash_attn=fa), [gpu()])
+        assert p.host.compute_mib == pytest.approx(hidden + 32768 * 512 * elt / MiB)
+    # Builds before llama.cpp#23764 kept the mask's F32 input on the host and cast it on the GPU.
+    old = plan(h, LoadSettings(n_ctx=131072, flash_attn="on"), [gpu()], rules=OLDER_BUILDS)
+    new = plan(h, LoadSettings(n_ctx=131072, flash_attn="on"), [gpu()])
+    assert old.host.compute_mib == pytest.approx(hidden + 131072 * 512 * 4 / MiB)
+    assert old.devices[0].compute_mib >= 131072 * 512 * (4 + 2) / MiB > new.devices[0].compute_mib
+
+
+def test_cuda_flash_attention_converts_a_quantized_cache_in_the_buffer(headers: dict[str, GGUFHeader]) -> None:
+    # llama.cpp#23907: the F16 copies of a q8_0 K and V (every cell of the widest layer) sit in the
+    # compute buffer; the CPU reads q8_0 directly, and older builds took the copies from CUDA's pool.
+    h = headers["llama31-8b"]
+    s = LoadSettings(n_ctx=65536, flash_attn="on", cache_type_k="q8_0", cache_type_v="q8_0")
+    f16 = plan(h, s.with_values(cache_type_k="f16", cache_type_v="f16"), [gpu()]).devices[0].compute_mib
+    q8 = plan(h, s, [gpu()]).devices[0].compute_mib
+    copies = 65536 * 8 * 128 * 2 * 2 / MiB
+    assert q8 >= copies > f16 / 2
+    older = plan(h, s, [gpu()], rules=OLDER_BUILDS).devices[0].compute_mib
+    assert older == pytest.approx(
+        plan(h, s.with_values(cache_type_k="f16", cache_type_v="f16"), [gpu()], rules=OLDER_BUILDS)
+        .devices[0]
+        .compute_mib
+    )
+    assert plan(h, s, []).host.compute_mib == pytest.approx(
+        plan(h, s.with_values(cache_type_k="f16"), []).host.compute_mib
+    )
+
+
+def test_flash_attention_auto_follows_the_cuda_kernels(tmp_path: Path) -> None:
+    # CUDA has flash-attention kernels for head sizes 40-256 (K = V) and a few wider grouped ones; a
+    # layer with another size leaves "auto" off on a GPU. The CPU has every size; a quantized V cache
+    # turns it on regardless.
+    odd = read_model(
+        write_shape(
+            tmp_path / "h120.gguf",
+            ModelShape("llama", "head-120", 8, 1920, 16, 4, 5120, 32000, head_dim=120, quant="Q8_0"),
+        )
+    )
+    s = LoadSettings(n_ctx=16384)
+    auto = plan(odd, s, [gpu()]).devices[0].compute_mib
+    assert auto == plan(odd, s.with_values(flash_attn="off"), [gpu()]).devices[0].compute_mib
+    assert auto > plan(odd, s.with_values(flash_attn="on"), [gpu()]).devices[0].compute_mib
+    assert plan(odd, s, []).host.compute_mib == plan(odd, s.with_values(flash_attn="on"), []).host.compute_mib
+    quantized_v = s.with_values(cache_type_v="q8_0")
+    assert plan(odd, quantized_v, [gpu()]).devices[0].compute_mib == (
+        plan(odd, quantized_v.with_values(flash_attn="on"), [gpu()]).devices[0].compute_mib
+    )
+    # head size 128 has a kernel: auto is on
+    h128 = read_model(write_shape(tmp_path / "h128.gguf", ModelShape("llama", "head-128", 8, 2048, 16, 4, 5120, 32000)))
+    assert (
+        plan(h128, s, [gpu()]).devices[0].compute_mib
+        == plan(h128, s.with_values(flash_attn="on"), [gpu()]).devices[0].compute_mib
+    )

@@ -72,6 +72,36 @@ CASES = [
     for kw in _COMMON
 ]
 CASES += [(name, kw) for name in ("qwen35-27b", "gemma3-27b", "gpt-oss-20b") for kw in _BIG]
+# Long context, 64k-128k, with K and V caches of different types: the masks grow with the context while
+# the logits do not, so these check which of them the peak holds. A whole batch of outputs
+# (n_outputs_max 0) makes the logits the peak.
+_LONG: list[dict[str, object]] = [
+    {"n_ctx": 65536, "flash_attn": "on", "cache_type_k": "q8_0", "cache_type_v": "f16"},
+    {"n_ctx": 131072, "flash_attn": "on", "cache_type_k": "q8_0", "cache_type_v": "f16"},
+    {"n_ctx": 65536, "flash_attn": "on", "cache_type_k": "q8_0", "cache_type_v": "f16", "n_outputs_max": 0},
+    {"n_ctx": 131072, "flash_attn": "on", "cache_type_k": "q8_0", "cache_type_v": "f16", "n_outputs_max": 0},
+    {
+        "n_ctx": 131072,
+        "flash_attn": "on",
+        "cache_type_k": "f16",
+        "cache_type_v": "q4_0",
+        "n_batch": 1024,
+        "n_ubatch": 1024,
+    },
+    {"n_ctx": 131072, "flash_attn": "on", "cache_type_k": "q4_0", "cache_type_v": "q8_0", "n_parallel": 2},
+    {
+        "n_ctx": 98304,
+        "flash_attn": "on",
+        "cache_type_k": "q8_0",
+        "cache_type_v": "f16",
+        "n_parallel": 4,
+        "kv_unified": True,
+    },
+    {"n_ctx": 65536, "flash_attn": "off", "cache_type_k": "q8_0", "n_ubatch": 256},
+]
+CASES += [("llama31-8b", kw) for kw in _LONG]
+# A hybrid recurrent model whose logits (248k vocabulary) go above the masks' freed block.
+CASES += [("qwen35-27b", {"n_ctx": 131072, "n_outputs_max": 0})]
 
 
 @pytest.fixture(scope="module")

@@ -125,7 +125,8 @@ def format_plan(result: Plan, model: str, source: str) -> str:
     for d in result.devices:
         lines.append(
             f"  {d.name}: weights {d.weights_mib:,.0f} + KV {d.kv_mib:,.0f} + recurrent {d.recurrent_mib:,.0f} + "
-            f"compute {d.compute_mib:,.0f} + output {d.output_mib:,.0f} + CUDA {d.overhead_mib:,.0f} = "
+            f"compute {d.compute_mib:,.0f} + staged {d.staged_mib:,.0f} + output {d.output_mib:,.0f} + "
+            f"CUDA {d.overhead_mib:,.0f} = "
             f"{d.needed_mib:,.0f} MiB of {d.free_mib:,.0f} free ({d.free_after_mib:,.0f} left, margin "
             f"{d.margin_mib:,.0f}) — {d.verdict}"
         )

@@ -38,11 +38,15 @@ from gui.core.gguf_reader import ArraySummary, GGUFHeader, check_hparams
 from gui.core.params import ALL_LAYERS, CONTEXT, FLOAT_CACHE_TYPES, MARGIN, LoadSettings
 
 __all__ = [
+    "OLDER_BUILDS",
+    "VENDORED_RULES",
     "Breakdown",
     "Device",
     "DevicePlan",
+    "EngineRules",
     "ModelShape",
     "Plan",
+    "TensorOverride",
     "Verdict",
     "auto_fit",
     "cuda_overhead_mib",
@@ -140,7 +144,10 @@ class DevicePlan:
     weights_mib: float
     kv_mib: float
     recurrent_mib: float
-    compute_mib: float
+    compute_mib: float  # llama.cpp's compute buffer, less what staged_mib adds to it
+    # Op offload: host-resident weights (and host blocks' KV) copied here for prompt batches, the growth
+    # of the compute buffer they cause; part of llama.cpp's compute buffer, shown apart
+    staged_mib: float
     output_mib: float
     overhead_mib: float  # CUDA context and runtime
     needed_mib: float
@@ -159,6 +166,7 @@ class Plan:
     kv_mib: float
     recurrent_mib: float
     compute_mib: float
+    staged_mib: float  # on the GPUs: see DevicePlan.staged_mib
     layers_on_gpu: int  # llama.cpp's count: blocks on a GPU + 1 for the output layer
     n_layer: int
     fits: bool
@@ -218,6 +226,17 @@ class ModelShape:
     rs_floats: int  # n_embd_r + n_embd_s: F32 values of recurrent state per layer per row
     rs_state_floats: int  # n_embd_s of those
     rs_conv_dim: int  # channels of the recurrent blocks' convolution (d_inner + 2 n_group d_state)
+    # What op offload copies to the first GPU for a prompt batch: per block its largest tensor outside
+    # the experts and its largest expert tensor; the output matrix (token_embd when tied).
+    dense_max_bytes: tuple[int, ...] = ()
+    expert_max_bytes: tuple[int, ...] = ()
+    output_matrix_bytes: int = 0
+    # Every attention layer's (head size K, head size V, query heads per KV head), for flash attention's
+    # kernels (ggml-cuda/fattn.cu).
+    attn_heads: frozenset[tuple[int, int, int]] = frozenset()
+    # (name, block or -1 for the output layer or -2 for host tensors, bytes, bytes a token reads), for
+    # tensor buffer-type overrides (-ot).
+    tensors: tuple[tuple[str, int, int, float], ...] = ()
 
     @cached_property
     def has_swa(self) -> bool:
@@ -240,6 +259,13 @@ def _prefix(values: Sequence[float]) -> list[float]:
     return out
 
 
+def _prefix_max(values: Sequence[int], n: int) -> list[int]:
+    out = [0]
+    for v in list(values)[:n] + [0] * max(0, n - len(values)):
+        out.append(max(out[-1], v))
+    return out
+
+
 @dataclass(frozen=True)
 class _BlockSums:
     """Running totals over the blocks, so that what a range of blocks holds costs a subtraction
@@ -252,6 +278,9 @@ class _BlockSums:
     recurrent: list[float]
     # attention layers counted per (K elements, V elements, sliding-window) kind
     kv_kinds: dict[tuple[int, int, bool], list[float]]
+    # the largest tensor (outside the experts; of the experts) among blocks 0..k-1, at index k
+    dense_max: list[int]
+    expert_max: list[int]
 
     @staticmethod
     def of(shape: ModelShape) -> _BlockSums:
@@ -267,6 +296,8 @@ class _BlockSums:
             experts_read=_prefix(shape.expert_read_bytes),
             recurrent=_prefix([1.0 if il in rec else 0.0 for il in range(n)]),
             kv_kinds={kind: _prefix(marks) for kind, marks in kinds.items()},
+            dense_max=_prefix_max(shape.dense_max_bytes, n),
+            expert_max=_prefix_max(shape.expert_max_bytes, n),
         )
 
 
@@ -340,6 +371,9 @@ def _derive_shape(h: GGUFHeader) -> ModelShape:
     expert_read = [0.0] * n_layer
     has_attn = [False] * n_layer
     has_ssm = [False] * n_layer
+    dense_max = [0] * n_layer
+    expert_max = [0] * n_layer
+    tensors: list[tuple[str, int, int, float]] = []
     n_expert = _int(h.arch_value("expert_count"))
     used = h.arch_value("expert_used_count")
     n_expert_used = max(_per_layer(used, max(n_layer, 1), 0)) if used is not None else 0
@@ -357,20 +391,29 @@ def _derive_shape(h: GGUFHeader) -> ModelShape:
                 expert_bytes[il] += nbytes
                 expert_read[il] += nbytes * share
                 layer_read[il] += nbytes * share
+                expert_max[il] = max(expert_max[il], nbytes)
+                tensors.append((t.name, il, nbytes, nbytes * share))
             else:
                 layer_read[il] += nbytes
+                dense_max[il] = max(dense_max[il], nbytes)
+                tensors.append((t.name, il, nbytes, float(nbytes)))
             if rest.startswith("ssm_"):
                 has_ssm[il] = True
             elif rest.startswith(_ATTN_TENSORS):
                 has_attn[il] = True
         elif t.name.startswith("token_embd."):
             embd_bytes += nbytes
+            tensors.append((t.name, -2, nbytes, 0.0))
         elif t.name.startswith(("output.", "output_norm.")):
             output_bytes += nbytes
             has_output_matrix = has_output_matrix or t.name == "output.weight"
+            tensors.append((t.name, -1, nbytes, float(nbytes)))
         else:
             other_bytes += nbytes
+            tensors.append((t.name, -2, nbytes, 0.0))
     tied = 0 if has_output_matrix else (embd.nbytes if embd is not None else 0)
+    out_matrix = h.tensor("output.weight")
+    output_matrix = out_matrix.nbytes if out_matrix is not None else tied
     embd_row = embd.nbytes // max(n_vocab, 1) if embd is not None else 0
 
     # Sliding-window layers: the file's pattern (array or period), else llama.cpp's default.
@@ -412,6 +455,7 @@ def _derive_shape(h: GGUFHeader) -> ModelShape:
     # Attention KV: every non-recurrent block in a hybrid; every block otherwise (llama.cpp
     # gives all layers a cache unless a filter says no; a layer with no KV heads costs nothing).
     kv_layers: list[tuple[int, int, int, bool]] = []
+    attn_heads: set[tuple[int, int, int]] = set()
     for il in range(n_layer):
         if il in rec_set:
             continue
@@ -421,6 +465,8 @@ def _derive_shape(h: GGUFHeader) -> ModelShape:
             continue  # the main context filters MTP blocks out of its cache
         k, v = hd(il)
         kv_layers.append((il, n_head_kv[il] * k, n_head_kv[il] * v, is_swa[il]))
+        if n_head_kv[il]:
+            attn_heads.add((k, v, n_head[il] // n_head_kv[il]))
     v_all = [n_head_kv[il] * hd(il)[1] for il in range(n_layer)]
     v_max = max(v_all) if v_all else 0
     v_variable = len(set(v_all)) > 1
@@ -466,6 +512,11 @@ def _derive_shape(h: GGUFHeader) -> ModelShape:
         rs_floats=n_embd_r + n_embd_s,
         rs_state_floats=n_embd_s,
         rs_conv_dim=conv_dim if rec else 0,
+        dense_max_bytes=tuple(dense_max),
+        expert_max_bytes=tuple(expert_max),
+        output_matrix_bytes=output_matrix,
+        attn_heads=frozenset(attn_heads),
+        tensors=tuple(tensors),
     )
 
 
@@ -482,6 +533,74 @@ def _row_bytes(type_name: str, n: int) -> int:
     return n // t.block_size * t.type_size
 
 
+# ---- llama.cpp build rules ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class EngineRules:
+    """llama.cpp rules that changed between builds and move the compute buffers.
+
+    The defaults are the vendored engine's. Loads logged by older builds (``tests/data/cuda_logs``) are
+    planned with :data:`OLDER_BUILDS`.
+    """
+
+    # llama.cpp#23764 (May 2026): with flash attention the mask is an F16 graph input
+    # (llama-graph.cpp: build_attn_inp_kq_mask). Before it, the mask was an F32 input that the graph
+    # cast to F16: the host held it in F32, and the first GPU an F32 copy beside the F16 cast.
+    fa_mask_f16: bool = True
+    # llama.cpp#23907 (June 2026): CUDA flash attention converts a K or V cache that is not F16 into
+    # room reserved with its output (ggml-cuda/fattn.cu: ggml_cuda_flash_attn_ext_get_alloc_size), so
+    # in the compute buffer. Before it, the converted copies came from CUDA's memory pool.
+    cuda_fa_f16_scratch: bool = True
+
+
+VENDORED_RULES = EngineRules()
+OLDER_BUILDS = EngineRules(fa_mask_f16=False, cuda_fa_f16_scratch=False)
+
+# ggml-cuda.cu: ggml_backend_cuda_device_offload_op: ops with at least this many rows (tokens of the
+# micro-batch for a matrix product, n_outputs for the output layer) are worth copying weights for.
+_OFFLOAD_MIN_BATCH = 32
+# ggml-cuda/fattn.cu: the K/V types and head sizes the CUDA flash-attention kernels exist for.
+_CUDA_FA_KV_TYPES = frozenset({"f32", "f16", "bf16", "q4_0", "q4_1", "q5_0", "q5_1", "q8_0"})
+_CUDA_FA_HEADS = frozenset({40, 64, 72, 80, 96, 112, 128, 256})
+
+
+def _cuda_fa_kernel(head_k: int, head_v: int, gqa: int) -> bool:
+    """ggml_cuda_get_best_fattn_kernel != NONE for these head sizes and query heads per KV head.
+
+    On NVIDIA cards the answer does not depend on the card: its compute capability picks among the
+    MMA, tile and vector kernels, which all exist for these sizes. 192, 320, 512 and 576 need the
+    grouped-query path (a mask, no ALiBi, >= 2 query heads per KV head; the cache is padded to 256).
+    """
+    if head_k in _CUDA_FA_HEADS:
+        return head_v == head_k
+    if head_k == 192:
+        return head_v == 128 and gqa >= 2 and gqa % 8 == 0
+    if head_k == 320:
+        return head_v == 256 and gqa >= 2 and gqa % 32 == 0
+    if head_k in (512, 576):
+        return head_v == 512 and gqa >= 2
+    return False
+
+
+def _flash_attn(shape: ModelShape, s: LoadSettings, gpu_layers: bool) -> bool:
+    """Flash attention as llama.cpp resolves it.
+
+    "auto" (llama-context.cpp: resolve_fused_ops) is on unless an attention layer's flash-attention
+    node lands on another device than its layer, which happens when the layer's GPU has no kernel for
+    its head size or cache types (ggml-cuda.cu: supports_op -> ggml_cuda_flash_attn_ext_supported). The
+    CPU has a kernel for every size. A quantized V cache turns "auto" on before that
+    (llama_init_from_model).
+    """
+    if s.flash_attn != "auto":
+        return s.flash_attn == "on"
+    if s.cache_type_v not in FLOAT_CACHE_TYPES or not gpu_layers:
+        return True
+    if s.cache_type_k not in _CUDA_FA_KV_TYPES or s.cache_type_v not in _CUDA_FA_KV_TYPES:
+        return False
+    return all(_cuda_fa_kernel(*heads) for heads in shape.attn_heads)
+
+
 @dataclass(frozen=True)
 class _Context:
     """The context sizes llama.cpp derives from the settings (llama_context constructor)."""
@@ -495,9 +614,21 @@ class _Context:
     flash_attn: bool
     cast_k: bool  # an F32 K cache that flash attention converts to F16
     cast_v: bool
+    scratch_k: bool = False  # on a GPU, CUDA flash attention converts this K cache to F16 in the buffer
+    scratch_v: bool = False
+    host_mask_elt: int = 4  # bytes per mask element of the graph input, in host memory
+    mask_cast: bool = False  # older builds with flash attention: the first GPU casts an F32 mask copy
+    offload: bool = False  # op offload: prompt batches copy host-resident weights to the first GPU
 
 
-def _context(shape: ModelShape, s: LoadSettings) -> _Context:
+def _context(
+    shape: ModelShape,
+    s: LoadSettings,
+    rules: EngineRules = VENDORED_RULES,
+    *,
+    gpus: bool = False,
+    gpu_layers: bool = False,
+) -> _Context:
     n_seq = max(1, s.n_parallel)
     n_ctx = s.n_ctx if s.n_ctx > 0 else shape.ctx_train
     n_batch = min(n_ctx, s.n_batch)  # causal attention: a batch never exceeds the context
@@ -513,11 +644,34 @@ def _context(shape: ModelShape, s: LoadSettings) -> _Context:
     # The prompt graph is reserved for min(n_ubatch, n_outputs_max) outputs, where llama.cpp reads
     # 0 as the batch size (llama-context.cpp: sched_reserve).
     outputs_max = s.outputs_max or n_batch
-    # "auto" resolves to on wherever the backend has the kernel; both CPU and CUDA do for the
-    # head sizes of the families covered, and a quantized V cache forces it on.
-    fa = s.flash_attn != "off"
+    fa = _flash_attn(shape, s, gpu_layers)
     cast_k, cast_v = fa and s.cache_type_k == "f32", fa and s.cache_type_v == "f32"
-    return _Context(n_seq, n_stream, cells, swa_cells, n_ubatch, min(n_ubatch, outputs_max), fa, cast_k, cast_v)
+    scratch = gpus and fa and rules.cuda_fa_f16_scratch
+    return _Context(
+        n_seq,
+        n_stream,
+        cells,
+        swa_cells,
+        n_ubatch,
+        min(n_ubatch, outputs_max),
+        fa,
+        cast_k,
+        cast_v,
+        # An F32 cache is cast to F16 by the graph (cast_k/cast_v), so only the other types convert.
+        scratch_k=scratch and s.cache_type_k not in ("f16", "f32"),
+        scratch_v=scratch and s.cache_type_v not in ("f16", "f32"),
+        host_mask_elt=2 if fa and rules.fa_mask_f16 else 4,
+        mask_cast=gpus and fa and not rules.fa_mask_f16,
+        offload=gpus and s.op_offload and n_ubatch >= _OFFLOAD_MIN_BATCH,
+    )
+
+
+def _kv_layer_bytes(shape: ModelShape, c: _Context, s: LoadSettings, k: int, v: int, swa: bool) -> int:
+    """One attention layer's KV cache: every stream's cells of K and V."""
+    cells = (c.swa_cells if swa else c.cells) * c.n_stream
+    # Without flash attention V is stored transposed and padded to the widest layer.
+    v_width = shape.v_max if (not c.flash_attn and shape.v_variable) else v
+    return (_row_bytes(s.cache_type_k, k) + _row_bytes(s.cache_type_v, v_width)) * cells
 
 
 def _kv_bytes(shape: ModelShape, c: _Context, s: LoadSettings, lo: int, hi: int) -> int:
@@ -526,11 +680,17 @@ def _kv_bytes(shape: ModelShape, c: _Context, s: LoadSettings, lo: int, hi: int)
     for (k, v, swa), counts in shape.sums.kv_kinds.items():
         n = int(counts[hi] - counts[lo])
         if n:
-            cells = (c.swa_cells if swa else c.cells) * c.n_stream
-            # Without flash attention V is stored transposed and padded to the widest layer.
-            v_width = shape.v_max if (not c.flash_attn and shape.v_variable) else v
-            total += n * (_row_bytes(s.cache_type_k, k) + _row_bytes(s.cache_type_v, v_width)) * cells
+            total += n * _kv_layer_bytes(shape, c, s, k, v, swa)
     return total
+
+
+def _kv_layer_max(shape: ModelShape, c: _Context, s: LoadSettings, lo: int, hi: int) -> int:
+    """The largest single layer's KV cache among blocks lo..hi-1."""
+    best = 0
+    for (k, v, swa), counts in shape.sums.kv_kinds.items():
+        if counts[hi] - counts[lo] > 0:
+            best = max(best, _kv_layer_bytes(shape, c, s, k, v, swa))
+    return best
 
 
 def _rs_bytes_per_layer(shape: ModelShape, c: _Context) -> int:
@@ -538,72 +698,100 @@ def _rs_bytes_per_layer(shape: ModelShape, c: _Context) -> int:
     return shape.rs_floats * _F32 * max(1, c.n_seq)
 
 
-def _compute_bytes(shape: ModelShape, c: _Context, *, with_output: bool, with_layers: bool) -> float:
-    """The compute buffer: the peak of the tensors live at once during the worst-case ubatch.
+@dataclass(frozen=True)
+class _Phases:
+    """The compute buffer's candidate peaks for one backend, in bytes (see :func:`_phases`)."""
+
+    output: float  # the output layer: the logits and the rows that reach them
+    layers: float  # the largest of a block's phases
+    ffn: float  # the FFN (MoE) phase, masks included
+    attn: float  # the attention phase, masks included, less the KV cache it reads
+    cast: float  # older builds, flash attention, first GPU: the F32 mask copy and its F16 cast
+
+
+def _mask_cells(shape: ModelShape, c: _Context) -> int:
+    """Cells per token of the attention masks: one per cache (full and sliding-window), every stream."""
+    if not shape.kv_layers:
+        return 0
+    return (c.cells if shape.has_full_attention else 0) + (c.swa_cells if shape.has_swa else 0)
+
+
+def _phases(shape: ModelShape, c: _Context, *, gpu: bool) -> _Phases:
+    """The tensors live at once during the worst-case micro-batch, phase by phase.
 
     Calibrated against the installed llama.cpp's dry runs (CPU) and published CUDA logs; see
     docs/memory-model.md. Per micro-batch: H the hidden state, Q the query, F one FFN projection,
     L the logits (one row per output the reserve pass asks for: n_outputs_max, at most the
     micro-batch), M the attention masks (F16 with flash attention, F32 without), KQ the attention
     scores without flash attention; for MoE, X one projection of the active experts and E the
-    experts' outputs before they are summed.
+    experts' outputs before they are summed. ``gpu``: the CUDA backend's own additions (flash
+    attention's F16 copies of a quantized cache, the F32 mask cast of older builds).
     """
     ub = c.n_ubatch
     h = shape.n_embd * ub * _F32
     q = shape.q_dim_max * ub * _F32
-    mask_elt = 2 if c.flash_attn else 4
-    has_full = shape.has_full_attention
-    n_kv_max = c.cells if has_full else c.swa_cells
-    masks = 0
-    if shape.kv_layers:
-        masks += (c.cells if has_full else 0) * ub * mask_elt
-        masks += (c.swa_cells if shape.has_swa else 0) * ub * mask_elt
+    n_kv_max = c.cells if shape.has_full_attention else c.swa_cells
+    mask_cells = _mask_cells(shape, c)
+    # On the GPU, and on the CPU of a CPU-only load, the masks flash attention reads are F16 (the
+    # input, or the cast of older builds), F32 without it.
+    masks = mask_cells * ub * (2 if c.flash_attn else 4)
     moe = shape.n_expert_used * shape.n_ff_exp * ub * _F32 if shape.n_expert else 0
-    peak = 0.0
-    if with_output:
-        logits = shape.n_vocab * c.n_outputs * _F32
-        # After the last block only the output rows go on: the tensors there shrink with them.
-        # Interleaved sliding-window models keep two more hidden-sized tensors live here.
-        swa_extra = 2 * h if shape.has_swa else 0
-        rows = (2 * q + moe + swa_extra) * c.n_outputs / ub
-        peak = logits + rows + (0.5 if c.flash_attn else 1.0) * masks
-    if with_layers:
-        if shape.n_expert:
-            # Up, gate and their product live at once; or the experts' outputs, weighted, with the
-            # product they came from.
-            e = shape.n_embd * shape.n_expert_used * ub * _F32
-            ffn = max(3 * moe + 4 * h, 2 * e + moe + h + q)
-        else:
-            # A query-sized tensor of the attention is still live in blocks that have attention;
-            # without flash attention interleaved sliding-window models keep three more.
-            live_q = 0 if shape.rec_layers else 4 if shape.has_swa and not c.flash_attn else 1
-            ffn = 3 * shape.n_ff_max * ub * _F32 + 3 * h + live_q * q
-        peak = max(peak, ffn + masks)
-        if shape.rec_layers and ub <= 64 * c.n_seq:
-            # Recurrent blocks with at most 64 tokens per sequence (measured on qwen35 shapes): the
-            # convolution's input and output, and each sequence's state, read and written.
-            per_token = 3 * shape.rs_conv_dim + 3 * shape.n_embd
-            per_seq = 1.8 * shape.rs_state_floats + 2 * (shape.rs_floats - shape.rs_state_floats)
-            peak = max(peak, (per_token * ub + per_seq * c.n_seq) * _F32 + masks)
-        if not c.flash_attn and shape.kv_layers:
-            kq = n_kv_max * ub * shape.n_head_max * _F32
-            peak = max(peak, kq + masks + 2 * h + 3 * q + (3 * h if shape.has_swa else 0))
-        elif (c.cast_k or c.cast_v) and shape.kv_layers:
-            # Flash attention reads F16: an F32 cache is converted, every cell of the widest layer.
-            width = (shape.k_max if c.cast_k else 0) + (shape.v_max if c.cast_v else 0)
-            peak = max(peak, n_kv_max * c.n_stream * width * 2 + masks + 2 * h + 2 * q)
-    return peak
+
+    logits = shape.n_vocab * c.n_outputs * _F32
+    # After the last block only the output rows go on: the tensors there shrink with them.
+    # Interleaved sliding-window models keep two more hidden-sized tensors live here. The masks'
+    # last reader is the last attention layer, so they are free by now. In hybrid recurrent
+    # models logits larger than the masks' freed block go above it (ggml-alloc.c: best fit among
+    # the free blocks, else the end), which the dry runs show as the masks still counted.
+    swa_extra = 2 * h if shape.has_swa else 0
+    rows = (2 * q + moe + swa_extra) * c.n_outputs / ub
+    output = logits + rows + (masks if shape.rec_layers and logits > masks else 0)
+
+    if shape.n_expert:
+        # Up, gate and their product live at once; or the experts' outputs, weighted, with the
+        # product they came from.
+        e = shape.n_embd * shape.n_expert_used * ub * _F32
+        ffn = max(3 * moe + 4 * h, 2 * e + moe + h + q)
+    else:
+        # A query-sized tensor of the attention is still live in blocks that have attention;
+        # without flash attention interleaved sliding-window models keep three more.
+        live_q = 0 if shape.rec_layers else 4 if shape.has_swa and not c.flash_attn else 1
+        ffn = 3 * shape.n_ff_max * ub * _F32 + 3 * h + live_q * q
+    ffn += masks
+    layers: float = ffn
+    if shape.rec_layers and ub <= 64 * c.n_seq:
+        # Recurrent blocks with at most 64 tokens per sequence (measured on qwen35 shapes): the
+        # convolution's input and output, and each sequence's state, read and written.
+        per_token = 3 * shape.rs_conv_dim + 3 * shape.n_embd
+        per_seq = 1.8 * shape.rs_state_floats + 2 * (shape.rs_floats - shape.rs_state_floats)
+        layers = max(layers, (per_token * ub + per_seq * c.n_seq) * _F32 + masks)
+    attn = 0.0
+    if shape.kv_layers and not c.flash_attn:
+        kq = n_kv_max * ub * shape.n_head_max * _F32
+        attn = kq + masks + 2 * h + 3 * q + (3 * h if shape.has_swa else 0)
+        layers = max(layers, attn)
+    elif shape.kv_layers:
+        # Flash attention reads F16: an F32 cache is cast by the graph (llama-graph.cpp: build_attn_mha)
+        # and, on a GPU, CUDA converts the other types (EngineRules.cuda_fa_f16_scratch); every cell of
+        # the widest layer. Without a conversion this phase is below the FFN's.
+        convert_k = c.cast_k or (gpu and c.scratch_k)
+        convert_v = c.cast_v or (gpu and c.scratch_v)
+        width = (shape.k_max if convert_k else 0) + (shape.v_max if convert_v else 0)
+        attn = n_kv_max * c.n_stream * width * 2 + masks + 2 * h + 2 * q
+        if width:
+            layers = max(layers, attn)
+    cast = 0.0
+    if gpu and c.mask_cast and mask_cells:
+        # The F32 mask copied from the host and its F16 cast, with the first attention's inputs.
+        cast = mask_cells * ub * (4 + 2) + 2 * h + 2 * q
+    return _Phases(output=output, layers=layers, ffn=ffn, attn=attn, cast=cast)
 
 
-def _host_compute_with_gpu(shape: ModelShape, c: _Context) -> float:
-    # With the layers on a GPU the host buffer holds the graph inputs: the embedded tokens and
-    # the masks (matches CUDA_Host compute buffer lines in published logs).
-    ub = c.n_ubatch
-    masks = 0
-    if shape.kv_layers:
-        elt = 2 if c.flash_attn else 4
-        masks = c.cells * ub * elt + (c.swa_cells * ub * elt if shape.has_swa else 0)
-    return shape.n_embd * ub * _F32 + masks
+def _host_inputs(shape: ModelShape, c: _Context) -> float:
+    """The graph inputs in host memory: the embedded tokens (token_embd stays on the host, and a row
+    lookup is never offloaded) and the masks, F16 with flash attention or F32 (EngineRules.fa_mask_f16).
+    This is the CUDA_Host compute buffer of a load whose layers all run on GPUs."""
+    return shape.n_embd * c.n_ubatch * _F32 + _mask_cells(shape, c) * c.n_ubatch * c.host_mask_elt
 
 
 def cuda_overhead_mib(device: Device) -> float:
@@ -674,6 +862,7 @@ class _Tally:
     kv: int = 0
     rs: int = 0
     compute: float = 0.0
+    staged: float = 0.0  # what op offload's copies of host-resident weights and KV add to the compute buffer
     output: int = 0
     layers: int = 0
     has_output: bool = False
@@ -682,11 +871,52 @@ class _Tally:
     expert_bytes: int = 0
 
 
-def _tally(shape: ModelShape, s: LoadSettings, devices: Sequence[Device]) -> tuple[list[_Tally], _Tally, _Context]:
-    c = _context(shape, s)
+# A tensor buffer-type override as llama.cpp's -ot takes it: a regular expression searched in each tensor
+# name, and the buffer: "CPU" (host memory) or "CUDA<n>" (the n-th GPU).
+TensorOverride = tuple[str, str]
+
+
+@dataclass(frozen=True)
+class _Env:
+    """What a plan follows besides the settings: the engine's rules and tensor overrides (compiled, with
+    their target: -1 for host memory, else the GPU's index)."""
+
+    rules: EngineRules = VENDORED_RULES
+    overrides: tuple[tuple[re.Pattern[str], int], ...] = ()
+
+
+_ENV = _Env()
+
+
+def _env(rules: EngineRules, overrides: Sequence[TensorOverride], n_devices: int) -> _Env:
+    if rules == VENDORED_RULES and not overrides:
+        return _ENV
+    compiled: list[tuple[re.Pattern[str], int]] = []
+    for pattern, buffer in overrides:
+        if buffer.upper().startswith("CPU"):
+            target = -1
+        elif (m := re.fullmatch(r"CUDA(\d+)", buffer)) is not None and int(m.group(1)) < n_devices:
+            target = int(m.group(1))
+        else:
+            raise ValueError(
+                f"tensor override {pattern}={buffer}: the buffer must be CPU or CUDA0..CUDA{n_devices - 1}"
+            )
+        try:
+            compiled.append((re.compile(pattern), target))
+        except re.error as exc:
+            raise ValueError(f"tensor override {pattern}={buffer}: {exc}") from exc
+    return _Env(rules, tuple(compiled))
+
+
+def _tally(
+    shape: ModelShape, s: LoadSettings, devices: Sequence[Device], env: _Env = _ENV
+) -> tuple[list[_Tally], _Tally, _Context]:
     n = shape.n_layer
+    ngl = _gpu_layers(s, n, len(devices))
+    # Blocks on a GPU when i_gpu_start = n_layer + 1 - ngl is below n_layer.
+    c = _context(shape, s, env.rules, gpus=bool(devices), gpu_layers=ngl >= 2)
     sums = shape.sums
-    first = _placement(n, _gpu_layers(s, n, len(devices)), devices)
+    first = _placement(n, ngl, devices)
     gpus = [_Tally() for _ in devices]
     host = _Tally()
     rs_layer = _rs_bytes_per_layer(shape, c)
@@ -719,7 +949,8 @@ def _tally(shape: ModelShape, s: LoadSettings, devices: Sequence[Device]) -> tup
             host.expert_layers += moved - lo
             host.expert_bytes += experts
     on_gpu = first[0] <= n
-    out = gpus[bisect.bisect_right(first, n) - 1] if on_gpu else host
+    out_index = bisect.bisect_right(first, n) - 1 if on_gpu else -1
+    out = gpus[out_index] if on_gpu else host
     out.has_output = True
     out.weights += shape.output_bytes
     out.read_bytes += shape.output_bytes
@@ -729,24 +960,128 @@ def _tally(shape: ModelShape, s: LoadSettings, devices: Sequence[Device]) -> tup
     out.read_bytes += shape.tied_output_bytes
     host.weights += shape.embd_bytes + shape.other_bytes
     host.read_bytes += shape.embd_row_bytes  # a lookup: one row per token
+    host_dense = host_expert = 0  # the largest block tensors overrides leave in host memory
+    if env.overrides:
+        host_dense, host_expert = _apply_overrides(shape, env, first, cpu_experts, out_index, gpus, host)
 
     # Output buffer: logits for n_seq outputs, in host memory (pinned when a GPU is used).
     host.output = shape.n_vocab * c.n_seq * _F32
 
     if devices:
-        for t in gpus:
-            # Every GPU backend reserves a compute buffer; the one holding the output layer also
-            # holds the logits. With no layers at all it still gets the offloaded big matmuls.
-            t.compute = _compute_bytes(shape, c, with_output=t.has_output, with_layers=True)
-        host.compute = _host_compute_with_gpu(shape, c)
-        if first[0] > 0:  # blocks, or the output layer, computed on the CPU
-            host.compute = max(
-                host.compute,
-                _compute_bytes(shape, c, with_output=host.has_output, with_layers=True),
-            )
+        _gpu_compute(shape, s, c, first, cpu_experts, gpus, host, max(host_dense, host_expert))
     else:
-        host.compute = _compute_bytes(shape, c, with_output=True, with_layers=True)
+        cpu = _phases(shape, c, gpu=False)
+        host.compute = max(cpu.layers, cpu.output)
     return gpus, host, c
+
+
+def _apply_overrides(
+    shape: ModelShape,
+    env: _Env,
+    first: list[int],
+    cpu_experts: int,
+    out_index: int,
+    gpus: list[_Tally],
+    host: _Tally,
+) -> tuple[int, int]:
+    """Move the tensors an override names (llama-model-loader.cpp: the first matching pattern wins).
+
+    Returns the largest dense and expert block tensors left in host memory by them."""
+    n = shape.n_layer
+    host_dense = host_expert = 0
+
+    def tally(i: int) -> _Tally:
+        return host if i < 0 else gpus[i]
+
+    for name, il, nbytes, read in shape.tensors:
+        target = next((t for pattern, t in env.overrides if pattern.search(name)), None)
+        if target is None:
+            continue
+        expert = il >= 0 and _EXPERTS.match(name.split(".", 2)[2]) is not None
+        if il >= 0:
+            base = -1 if il < first[0] or (expert and il < cpu_experts) else bisect.bisect_right(first, il) - 1
+            base = min(base, len(gpus) - 1)
+        elif il == -1:
+            base = out_index
+        else:
+            base = -1
+        if target < 0 and 0 <= il < n:
+            if expert:
+                host_expert = max(host_expert, nbytes)
+            else:
+                host_dense = max(host_dense, nbytes)
+        if base == target:
+            continue
+        tally(base).weights -= nbytes
+        tally(base).read_bytes -= read
+        tally(target).weights += nbytes
+        tally(target).read_bytes += read
+        if name == "output.weight":
+            # The output layer is computed where its matrix is.
+            tally(base).has_output = False
+            tally(target).has_output = True
+    return host_dense, host_expert
+
+
+def _gpu_compute(
+    shape: ModelShape,
+    s: LoadSettings,
+    c: _Context,
+    first: list[int],
+    cpu_experts: int,
+    gpus: list[_Tally],
+    host: _Tally,
+    host_override_max: int,
+) -> None:
+    """Every backend's compute buffer with GPUs, and what op offload stages on the first GPU.
+
+    With op offload (ggml-backend.cpp: ggml_backend_sched_backend_id_from_cur), an operation that reads
+    a weight in host memory runs on the first GPU that accepts it when it has at least 32 rows
+    (ggml-cuda.cu: offload_op): every matrix product of a prompt batch, the output layer's only when
+    n_outputs reaches 32. The scheduler copies the weight into that GPU's compute buffer at the start
+    of the operation's split and frees it after (one split per such weight: pass 5, need_new_split).
+    The attention of a host block follows its neighbours onto the GPU (pass 2) and reads that block's
+    K and V cache through copies too: the GPU cannot use host buffers (supports_buft). Without op
+    offload, or at smaller batches, the CPU computes those blocks and its buffer holds their phases.
+    """
+    n = shape.n_layer
+    sums = shape.sums
+    gpu = _phases(shape, c, gpu=True)
+    host_blocks = min(first[0], n)
+    with_experts = max(host_blocks, min(cpu_experts, n))
+    staged_weight = max(sums.dense_max[host_blocks], sums.expert_max[with_experts], host_override_max)
+    staged_kv = _kv_layer_max(shape, c, s, 0, host_blocks)
+    output_offloaded = host.has_output and c.n_outputs >= _OFFLOAD_MIN_BATCH
+    cast_done = False
+    for d, t in enumerate(gpus):
+        runs_layers = t.layers > 0
+        runs_output = t.has_output
+        if d == 0 and c.offload:
+            runs_layers = runs_layers or staged_weight > 0
+            runs_output = runs_output or output_offloaded
+        base = max(gpu.layers if runs_layers else 0.0, gpu.output if runs_output else 0.0)
+        if runs_layers and not cast_done:
+            # The mask's cast runs with the first attention, on the first GPU that computes layers.
+            base = max(base, gpu.cast)
+            cast_done = True
+        t.compute = base
+        if d == 0 and c.offload:
+            peak = max(
+                staged_weight + gpu.ffn if staged_weight else 0.0,
+                staged_kv + gpu.attn if staged_kv else 0.0,
+                shape.output_matrix_bytes + gpu.output if output_offloaded else 0.0,
+            )
+            t.staged = max(0.0, peak - base)
+    # The host's buffer holds the graph inputs, and the phases of whatever the CPU computes.
+    cpu = _phases(shape, c, gpu=False)
+    host.compute = _host_inputs(shape, c)
+    if not c.offload:
+        if staged_weight:  # blocks, or experts, in host memory are computed there
+            host.compute = max(host.compute, cpu.layers)
+        if host.has_output:
+            host.compute = max(host.compute, cpu.output)
+    elif host.has_output and not output_offloaded:
+        host.compute = max(host.compute, cpu.output)
 
 
 def _verdict(free_after: float, margin: float) -> Verdict:
@@ -757,17 +1092,19 @@ def _verdict(free_after: float, margin: float) -> Verdict:
     return Verdict.FITS
 
 
-def _evaluate(shape: ModelShape, s: LoadSettings, devices: Sequence[Device], margin: float) -> list[float]:
+def _evaluate(
+    shape: ModelShape, s: LoadSettings, devices: Sequence[Device], margin: float, env: _Env = _ENV
+) -> list[float]:
     """free_after_mib per device: the inner loop of every search."""
-    gpus, _, _ = _tally(shape, s, devices)
+    gpus, _, _ = _tally(shape, s, devices, env)
     return [
-        d.free_mib - ((t.weights + t.kv + t.rs) / MiB + t.compute / MiB + cuda_overhead_mib(d))
+        d.free_mib - ((t.weights + t.kv + t.rs) / MiB + (t.compute + t.staged) / MiB + cuda_overhead_mib(d))
         for d, t in zip(devices, gpus, strict=True)
     ]
 
 
-def _fits(shape: ModelShape, s: LoadSettings, devices: Sequence[Device], margin: float) -> bool:
-    return all(f >= margin for f in _evaluate(shape, s, devices, margin))
+def _fits(shape: ModelShape, s: LoadSettings, devices: Sequence[Device], margin: float, env: _Env = _ENV) -> bool:
+    return all(f >= margin for f in _evaluate(shape, s, devices, margin, env))
 
 
 def _speed(
@@ -798,14 +1135,20 @@ def plan(
     margin_mib: float = MARGIN.default,
     ram_bandwidth_gbs: float | None = None,
     suggest: bool = True,
+    rules: EngineRules = VENDORED_RULES,
+    tensor_overrides: Sequence[TensorOverride] = (),
 ) -> Plan:
     """Where every MiB goes for ``settings`` on ``devices`` (empty: a CPU-only load).
 
     With ``suggest``, a plan that does not fit, or fits with part of the model in host memory,
     comes with the changes that would help (searching them costs a few dozen more evaluations).
+    ``rules`` and ``tensor_overrides`` plan loads made by other llama.cpp builds and command lines:
+    the rules of an older build, and llama.cpp's ``-ot`` overrides (applied after --n-cpu-moe's
+    placement, which they take precedence over, as in llama.cpp).
     """
     shape = model_shape(header)
-    return _plan(shape, settings, tuple(devices), margin_mib, ram_bandwidth_gbs, with_suggestions=suggest)
+    env = _env(rules, tensor_overrides, len(devices))
+    return _plan(shape, settings, tuple(devices), margin_mib, ram_bandwidth_gbs, with_suggestions=suggest, env=env)
 
 
 def _plan(
@@ -816,12 +1159,13 @@ def _plan(
     ram_bw: float | None,
     *,
     with_suggestions: bool,
+    env: _Env = _ENV,
 ) -> Plan:
-    gpus, host, c = _tally(shape, s, devices)
+    gpus, host, c = _tally(shape, s, devices, env)
     dplans: list[DevicePlan] = []
     for d, t in zip(devices, gpus, strict=True):
         overhead = cuda_overhead_mib(d)
-        needed = (t.weights + t.kv + t.rs) / MiB + t.compute / MiB + overhead
+        needed = (t.weights + t.kv + t.rs) / MiB + (t.compute + t.staged) / MiB + overhead
         free_after = d.free_mib - needed
         dplans.append(
             DevicePlan(
@@ -833,6 +1177,7 @@ def _plan(
                 kv_mib=t.kv / MiB,
                 recurrent_mib=t.rs / MiB,
                 compute_mib=t.compute / MiB,
+                staged_mib=t.staged / MiB,
                 output_mib=0.0,
                 overhead_mib=overhead,
                 needed_mib=needed,
@@ -861,6 +1206,7 @@ def _plan(
         kv_mib=sum(t.kv for t in all_t) / MiB,
         recurrent_mib=sum(t.rs for t in all_t) / MiB,
         compute_mib=sum(t.compute for t in all_t) / MiB,
+        staged_mib=sum(t.staged for t in gpus) / MiB,
         layers_on_gpu=sum(t.layers for t in gpus) + (1 if any(t.has_output for t in gpus) else 0),
         n_layer=shape.n_layer,
         fits=fits,
@@ -873,7 +1219,7 @@ def _plan(
         cpu_expert_layers=host.expert_layers,
     )
     if with_suggestions and devices and (not fits or p.partial):
-        p = replace(p, suggestions=_suggestions(shape, s, devices, margin, ram_bw, p))
+        p = replace(p, suggestions=_suggestions(shape, s, devices, margin, ram_bw, p, env))
     return p
 
 
@@ -909,29 +1255,33 @@ def _notes(
 # ---- suggestions and auto-fit -------------------------------------------------------------------
 
 
-def _max_gpu_layers(shape: ModelShape, s: LoadSettings, devices: Sequence[Device], margin: float) -> int:
+def _max_gpu_layers(
+    shape: ModelShape, s: LoadSettings, devices: Sequence[Device], margin: float, env: _Env = _ENV
+) -> int:
     """Most layers (llama.cpp count, 0..n_layer+1) that fit; fitting shrinks as layers grow."""
     lo, hi = 0, shape.n_layer + 1
-    if not _fits(shape, s.with_values(n_gpu_layers=lo), devices, margin):
+    if not _fits(shape, s.with_values(n_gpu_layers=lo), devices, margin, env):
         return -1
     while lo < hi:
         mid = (lo + hi + 1) // 2
-        if _fits(shape, s.with_values(n_gpu_layers=mid), devices, margin):
+        if _fits(shape, s.with_values(n_gpu_layers=mid), devices, margin, env):
             lo = mid
         else:
             hi = mid - 1
     return lo
 
 
-def _max_ctx(shape: ModelShape, s: LoadSettings, devices: Sequence[Device], margin: float, top: int) -> int | None:
+def _max_ctx(
+    shape: ModelShape, s: LoadSettings, devices: Sequence[Device], margin: float, top: int, env: _Env = _ENV
+) -> int | None:
     """Largest context (a multiple of 256, at least 256) that fits, or None."""
     step = CONTEXT.step
     lo, hi = 1, max(1, top // step)
-    if not _fits(shape, s.with_values(n_ctx=lo * step), devices, margin):
+    if not _fits(shape, s.with_values(n_ctx=lo * step), devices, margin, env):
         return None
     while lo < hi:
         mid = (lo + hi + 1) // 2
-        if _fits(shape, s.with_values(n_ctx=mid * step), devices, margin):
+        if _fits(shape, s.with_values(n_ctx=mid * step), devices, margin, env):
             lo = mid
         else:
             hi = mid - 1
@@ -943,22 +1293,24 @@ def _experts_movable(shape: ModelShape, s: LoadSettings, pinned: frozenset[str] 
     return any(shape.expert_bytes) and not s.cpu_moe and "n_cpu_moe" not in pinned
 
 
-def _fit_experts(shape: ModelShape, s: LoadSettings, devices: Sequence[Device], margin: float) -> LoadSettings:
+def _fit_experts(
+    shape: ModelShape, s: LoadSettings, devices: Sequence[Device], margin: float, env: _Env = _ENV
+) -> LoadSettings:
     """llama.cpp's --fit order for MoE models (common/fit.cpp): attention and dense weights of every
     layer on the GPUs first, with all experts in host memory; then as many blocks' experts back on
     the GPUs as fit. When not even the dense weights of every layer fit, the most layers that do,
     with their experts in host memory. Returns the settings with n_gpu_layers and n_cpu_moe chosen."""
     n = shape.n_layer
     every = s.with_values(n_gpu_layers=ALL_LAYERS)
-    if _fits(shape, every.with_values(n_cpu_moe=0), devices, margin):
+    if _fits(shape, every.with_values(n_cpu_moe=0), devices, margin, env):
         return every.with_values(n_cpu_moe=0)
-    if not _fits(shape, every.with_values(n_cpu_moe=n), devices, margin):
+    if not _fits(shape, every.with_values(n_cpu_moe=n), devices, margin, env):
         dense = s.with_values(n_cpu_moe=n)
-        return dense.with_values(n_gpu_layers=max(_max_gpu_layers(shape, dense, devices, margin), 0))
+        return dense.with_values(n_gpu_layers=max(_max_gpu_layers(shape, dense, devices, margin, env), 0))
     lo, hi = 1, n  # fewest leading blocks whose experts go to host memory: fitting grows with it
     while lo < hi:
         mid = (lo + hi) // 2
-        if _fits(shape, every.with_values(n_cpu_moe=mid), devices, margin):
+        if _fits(shape, every.with_values(n_cpu_moe=mid), devices, margin, env):
             hi = mid
         else:
             lo = mid + 1
@@ -972,6 +1324,7 @@ def _suggestions(
     margin: float,
     ram_bw: float | None,
     current: Plan,
+    env: _Env = _ENV,
 ) -> tuple[str, ...]:
     """What would make the plan fit or, when it fits with part of the model in host memory, put more
     on the GPU: each change with the MiB it frees on the fullest card and what that then allows."""
@@ -983,26 +1336,26 @@ def _suggestions(
     before = current.devices[fullest].free_after_mib
     movable = _experts_movable(shape, s)
     # Every layer on the GPUs with the fewest blocks' experts in host memory, as auto-fit places a MoE model.
-    placed = _fit_experts(shape, s, devices, margin) if movable else s
+    placed = _fit_experts(shape, s, devices, margin, env) if movable else s
     experts_now = placed.cpu_expert_layers(shape.n_layer)
 
     def ceiling(alt: LoadSettings) -> str:
-        p = _plan(shape, alt, tuple(devices), margin, ram_bw, with_suggestions=False)
+        p = _plan(shape, alt, tuple(devices), margin, ram_bw, with_suggestions=False, env=env)
         return f", decode ceiling ~{p.predicted_tg_tok_s:.0f} tok/s" if p.predicted_tg_tok_s else ""
 
     def offer(what: str, alt: LoadSettings) -> None:
-        free = _evaluate(shape, alt, devices, margin)
+        free = _evaluate(shape, alt, devices, margin, env)
         freed = free[fullest] - before
         if freed < 1:
             return
         if all(f >= margin for f in free):
             then = "fits" if short else ""
             if ngl < n_all:
-                layers = _max_gpu_layers(shape, alt, devices, margin)
+                layers = _max_gpu_layers(shape, alt, devices, margin, env)
                 if layers > ngl:
                     then = f"then {'all' if layers >= n_all else layers} of {n_all} layers fit"
             elif movable and current.cpu_expert_layers:
-                fewer = _fit_experts(shape, alt, devices, margin).cpu_expert_layers(shape.n_layer)
+                fewer = _fit_experts(shape, alt, devices, margin, env).cpu_expert_layers(shape.n_layer)
                 if fewer < experts_now:
                     then = f"then only {fewer} blocks' experts need host memory"
         else:
@@ -1010,7 +1363,7 @@ def _suggestions(
         out.append(f"{what}: \u2212{freed:,.0f} MiB" + (f", {then}" if then else ""))
 
     if short:
-        best = _max_gpu_layers(shape, s, devices, margin)
+        best = _max_gpu_layers(shape, s, devices, margin, env)
         if 0 <= best < ngl:
             fewer = s.with_values(n_gpu_layers=best)
             out.append(f"Put {best} of {n_all} layers on the GPU (--ngl {best}) to keep the margin{ceiling(fewer)}")
@@ -1018,7 +1371,7 @@ def _suggestions(
         movable
         and experts_now != s.cpu_expert_layers(shape.n_layer)
         and placed.n_gpu_layers >= ALL_LAYERS
-        and _fits(shape, placed, devices, margin)
+        and _fits(shape, placed, devices, margin, env)
     ):
         # More experts in host memory to fit, or fewer when there is room (and every layer back on
         # the GPU when some are not).
@@ -1026,7 +1379,7 @@ def _suggestions(
         where = f"the experts of {experts_now} blocks in host memory" if experts_now else "every expert"
         out.append(f"Every layer on the GPU with {where} ({flags}){ceiling(placed)}")
     if short:
-        ctx = _max_ctx(shape, s, devices, margin, min(s.n_ctx, shape.ctx_train or s.n_ctx) - 1)
+        ctx = _max_ctx(shape, s, devices, margin, min(s.n_ctx, shape.ctx_train or s.n_ctx) - 1, env)
     else:
         ctx = s.n_ctx // 2 // CONTEXT.step * CONTEXT.step
     if ctx is not None and CONTEXT.minimum <= ctx < s.n_ctx:
@@ -1040,6 +1393,9 @@ def _suggestions(
         offer(f"Room for one output per slot (--n-outputs-max {s.n_parallel})", one)
     if s.n_parallel > 1:
         offer(f"One sequence instead of {s.n_parallel} (--parallel 1)", s.with_values(n_parallel=1))
+    if s.op_offload and current.staged_mib >= 1:
+        # The copies of host-resident weights a prompt batch stages on the GPU; the CPU computes with them instead.
+        offer("No staging of host weights (--no-op-offload; slower prompt processing)", s.with_values(op_offload=False))
     worst = min(d.free_after_mib - margin for d in current.devices)
     if short and worst < 0:
         total_gib = shape.total_bytes / (1 << 30)
@@ -1118,6 +1474,7 @@ def plan_to_json(p: Plan) -> dict[str, Any]:
                 "kv_mib": _r(d.kv_mib),
                 "recurrent_mib": _r(d.recurrent_mib),
                 "compute_mib": _r(d.compute_mib),
+                "staged_mib": _r(d.staged_mib),
                 "output_mib": _r(d.output_mib),
                 "overhead_mib": _r(d.overhead_mib),
                 "needed_mib": _r(d.needed_mib),
@@ -1134,6 +1491,7 @@ def plan_to_json(p: Plan) -> dict[str, Any]:
         "kv_mib": _r(p.kv_mib),
         "recurrent_mib": _r(p.recurrent_mib),
         "compute_mib": _r(p.compute_mib),
+        "staged_mib": _r(p.staged_mib),
         "output_mib": _r(p.output_mib),
         "devices": devices,
         "host": {

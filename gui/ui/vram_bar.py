@@ -29,6 +29,7 @@ SEGMENTS = (
     Segment("kv_mib", "KV cache", "#2e9d5b"),
     Segment("recurrent_mib", "Recurrent state", "#17a2b8"),
     Segment("compute_mib", "Compute buffer", "#e08a1e"),
+    Segment("staged_mib", "Host weights staged for prompts", "#a8520f"),
     Segment("output_mib", "Output buffer", "#b07cc6"),
 )
 
