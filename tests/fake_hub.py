@@ -262,9 +262,28 @@ class _Handler(BaseHTTPRequestHandler):
 
     # -- routing ---------------------------------------------------------------------------------
 
+    def send_response(self, code: int, message: str | None = None) -> None:
+        self.answered = code
+        super().send_response(code, message)
+
+    def end_headers(self) -> None:
+        super().end_headers()
+        # Recorded before the body goes out: a client that has read what it needed may look at the hits
+        # at once, before this thread has finished writing.
+        self._record_hit(self.answered)
+
+    def _record_hit(self, status: int) -> None:
+        if not self.recorded:
+            self.recorded = True
+            headers = self.headers
+            self.hub._record(
+                Hit(self.command, self.hit_path, headers.get("Range"), headers.get("Authorization"), status)
+            )
+
     def _dispatch(self, *, body: bool) -> None:
         parts = urlsplit(self.path)
         path = unquote(parts.path)
+        self.hit_path, self.recorded, self.answered = path, False, 500
         status = 500
         hostile = self.hub.hostile
         try:
@@ -285,9 +304,7 @@ class _Handler(BaseHTTPRequestHandler):
             # record what was answered.
             status = getattr(self, "sent_status", 499)
         finally:
-            self.hub._record(
-                Hit(self.command, path, self.headers.get("Range"), self.headers.get("Authorization"), status)
-            )
+            self._record_hit(status)  # where no answer went out (a request left hanging)
 
     def _send_json(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> int:
         data = json.dumps(payload).encode()
