@@ -7,7 +7,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.tightfit-installed
 DEMO   := models/SmolLM2-135M-Instruct.Q4_1.gguf
 
-.PHONY: run test setup demo-model lint bench screenshot clean
+.PHONY: run test setup engine demo-model lint bench screenshot clean
 
 run: setup
 	$(PY) -m gui --model $(DEMO) --load
@@ -20,10 +20,16 @@ test: setup
 
 setup: $(STAMP) demo-model
 
-# pip keeps the llama-cpp-python wheel it compiles in its cache, so a new venv does not rebuild it;
-# the stamp skips pip entirely until pyproject.toml changes.
-$(STAMP): pyproject.toml
-	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+# The engine first, on every set-up: llama-cpp-python built for this machine's NVIDIA GPUs (CUDA, for exactly
+# their compute capabilities), or the CPU build and what to install to use the GPU. It does nothing when
+# nothing changed, so installing a CUDA toolkit and running the same command again builds for the card.
+# TIGHTFIT_ENGINE=cpu|cuda overrides the choice. See `tightfit engine --plan`.
+engine:
+	test -x $(PY) || { $(PYTHON) -m venv $(VENV) && $(PY) -m pip install --disable-pip-version-check -q --upgrade pip; }
+	$(PY) -m gui.commands.engine_setup
+
+# The project itself, with the engine already in place; the stamp skips pip until pyproject.toml changes.
+$(STAMP): pyproject.toml | engine
 	$(PY) -m pip install --disable-pip-version-check -q --upgrade pip
 	$(PY) -m pip install --disable-pip-version-check -e '.[dev]'
 	touch $(STAMP)
@@ -41,6 +47,8 @@ screenshot: setup
 	$(PY) -m gui --model $(DEMO) --load --threads 2 --ctx 2048 \
 		--prompt "Show a Python function that adds two numbers, then explain it in one sentence." \
 		--screenshot docs/screenshot.png
+	home=$$(mktemp -d) && XDG_DATA_HOME=$$home/data XDG_CONFIG_HOME=$$home/config XDG_STATE_HOME=$$home/state \
+	$(PY) -m gui --models models --simulate v100-16gb --tab doctor --screenshot docs/doctor.png
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache

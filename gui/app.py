@@ -14,6 +14,7 @@ import logging
 import os
 import sys
 import traceback
+from functools import partial
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
@@ -24,6 +25,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("tightfit")
 SETTLE_TIMEOUT_S = 300
+# The window's tabs in order, by the names `--tab` takes.
+TABS = ("chat", "monitor", "quants", "doctor")
 
 
 def _prepare_environment(offscreen: bool) -> None:
@@ -144,7 +147,7 @@ def build_services(
 ) -> Services:
     """Every service the window uses, built once, here. Tests pass their own engine, NVML, stores or hub."""
     from gui.core.simulated_gpu import SimulatedGpu
-    from gui.services.bundle import GpuServices, Services
+    from gui.services.bundle import GpuServices, Services, doctor_checks
     from gui.services.engine_client import EngineClient
     from gui.services.history import HistoryStore
     from gui.services.hub import HubClient
@@ -155,15 +158,17 @@ def build_services(
     settings = store or SettingsStore()
     extra = [Path(f) for f in settings.model_folders if Path(f) != models_dir]
     simulated = SimulatedSource([SimulatedGpu(simulate.key)]) if simulate is not None else None
+    gpu = GpuServices.create(simulated, nvml=nvml)
     return Services(
         models_dir=models_dir,
         engine=engine or EngineClient(),
-        gpu=GpuServices.create(simulated, nvml=nvml),
+        gpu=gpu,
         library=Library([models_dir, *extra]),
         history=history or HistoryStore(),
         settings=settings,
         hub=hub or HubClient(),
         simulated=simulate,
+        doctor=partial(doctor_checks, simulated=simulate, nvml=gpu.nvml),
     )
 
 
@@ -182,7 +187,7 @@ def run_gui(args: argparse.Namespace, settings: Any, models_dir: Path, simulate:
     asyncio.set_event_loop(loop)
 
     window = MainWindow(build_services(models_dir, simulate), settings)
-    window.tabs.setCurrentIndex({"chat": 0, "monitor": 1, "quants": 2}.get(getattr(args, "tab", "chat"), 0))
+    window.tabs.setCurrentIndex(TABS.index(getattr(args, "tab", "chat")))
     install_excepthook(window)
     if args.screenshot is not None:
         window.resize(1280, 900)  # the picture's size, whatever the offscreen screen's

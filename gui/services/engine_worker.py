@@ -32,10 +32,12 @@ from gui.core.chat_template import (
     stand_in,
     template_for,
 )
+from gui.core.engine_route import cuda_version_from_int
 from gui.core.ggml_types import GGML_TYPES_BY_NAME
 from gui.core.llama_log import explain_failure, parse_dry_run
 from gui.core.params import LoadSettings, llama_gpu_layers
 from gui.core.stop_text import StopText
+from gui.core.system_info import backend_of, cuda_archs
 
 # Imported in run_worker() so that importing this module stays cheap and side-effect free.
 llama: Any = None
@@ -58,20 +60,52 @@ def _redirect_stderr(log_path: str | None) -> None:
 def _engine_build() -> p.EngineBuild:
     info = llama.llama_print_system_info().decode("utf-8", "replace")
     offload = bool(llama.llama_supports_gpu_offload())
-    backend = "CPU"
-    for name in ("CUDA", "ROCm", "HIP", "Metal", "Vulkan", "SYCL"):
-        if f"{name} :" in info or f"{name.upper()} :" in info:
-            backend = name
-            break
-    else:
-        if offload:
-            backend = "GPU"
+    backend = backend_of(info, offload)
     return p.EngineBuild(
         backend=backend,
         gpu_offload=offload,
         llama_cpp_python=getattr(sys.modules.get("llama_cpp"), "__version__", "?"),
         system_info=info.strip(),
+        cuda_archs=cuda_archs(info),
+        cuda_runtime=_cuda_runtime() if backend == "CUDA" else None,
+        ggml_version=_ggml_version(),
     )
+
+
+def _cuda_runtime() -> str | None:
+    """The version of the CUDA runtime this process loaded (the build's, not the driver's), read from the
+    libcudart in our own memory map: no second copy is loaded, and a CPU build has none to find."""
+    try:
+        with open("/proc/self/maps", encoding="utf-8", errors="replace") as maps:
+            paths = {line.split(maxsplit=5)[-1].strip() for line in maps if "libcudart" in line}
+    except OSError:
+        return None
+    for path in sorted(paths):
+        if not path.startswith("/"):
+            continue
+        try:
+            version = ctypes.c_int(0)
+            if ctypes.CDLL(path).cudaRuntimeGetVersion(ctypes.byref(version)) == 0 and version.value > 0:
+                major, minor = cuda_version_from_int(version.value)
+                return f"{major}.{minor}"
+        except (OSError, AttributeError):
+            continue
+    return None
+
+
+def _ggml_version() -> str:
+    """ggml's version and commit as the library reports them ("0.25.3 (0c1e570)"); '' where it cannot say."""
+    try:
+        from llama_cpp import _ggml
+
+        lib = _ggml.libggml
+        lib.ggml_version.restype = ctypes.c_char_p
+        version = (lib.ggml_version() or b"").decode("utf-8", "replace")
+        lib.ggml_commit.restype = ctypes.c_char_p
+        commit = (lib.ggml_commit() or b"").decode("utf-8", "replace")
+    except (ImportError, OSError, AttributeError):
+        return ""
+    return f"{version} ({commit})" if commit and commit != "unknown" else version
 
 
 class LogTap:
@@ -756,10 +790,16 @@ def context_params(settings: LoadSettings) -> Any:
     return params
 
 
-def run_worker(commands: Connection, events: Connection, log_path: str | None) -> None:
-    """Process entry point (spawned)."""
+def run_worker(commands: Connection, events: Connection, log_path: str | None, cpus: list[int] | None = None) -> None:
+    """Process entry point (spawned). ``cpus``: the CPUs to run on (a NUMA pin), set before llama.cpp
+    starts a thread, so every thread it starts inherits them."""
     global llama
     _redirect_stderr(log_path)
+    if cpus:
+        try:
+            os.sched_setaffinity(0, cpus)
+        except OSError as exc:  # CPUs taken offline since: run unpinned rather than not at all
+            print(f"tightfit: could not pin the engine to CPUs {cpus}: {exc}", file=sys.stderr)
     import llama_cpp
 
     llama = llama_cpp

@@ -11,7 +11,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
@@ -19,6 +19,8 @@ from gui.core import gpu_sample as reasons
 from gui.core.gpu_sample import GpuProcess, GpuSample
 
 __all__ = [
+    "DriverInfo",
+    "GpuHealth",
     "GpuInfo",
     "GpuProcess",
     "GpuQuery",
@@ -59,6 +61,7 @@ class Nvml:
         self._lock = threading.Lock()
         self._started = False
         self._start_error = ""
+        self._start_code: int | None = None  # NVML's error code for _start_error
         self._clock = clock
         self._logged: set[tuple[int, str, int | None]] = set()  # (gpu, field, NVML code) already logged
         self._lost: set[int] = set()  # GPUs whose last sample found them off the bus
@@ -80,6 +83,7 @@ class Nvml:
                 nvml.nvmlInit()
             except nvml.NVMLError as exc:
                 self._start_error = describe_nvml_error(nvml, exc)
+                self._start_code = getattr(exc, "value", None)
                 log.info("NVML unavailable: %s", self._start_error)
                 return self._start_error
             self._started = True
@@ -163,6 +167,71 @@ class Nvml:
             error="; ".join(f"{k}: {v}" for k, v in sample.errors.items() if k.startswith(("power", "gpu", "nvml"))),
         )
 
+    def driver_info(self) -> DriverInfo:
+        """The driver's version, the NVML library's, and the newest CUDA runtime the driver supports."""
+        error = self.start()
+        nvml = self._nvml()
+        if error:
+            mismatch = self._start_code == getattr(nvml, "NVML_ERROR_LIB_RM_VERSION_MISMATCH", 18)
+            return DriverInfo(None, None, None, error=error, mismatch=mismatch)
+        with self._lock:
+            reader = _FieldReader(nvml, -1, self._log_once)
+            driver = reader.read("driver_version", "nvmlSystemGetDriverVersion")
+            library = reader.read("nvml_version", "nvmlSystemGetNVMLVersion")
+            cuda = reader.read_first(
+                "cuda_version",
+                [("nvmlSystemGetCudaDriverVersion", ()), ("nvmlSystemGetCudaDriverVersion_v2", ())],
+            )
+        return DriverInfo(
+            driver_version=str(driver) if driver is not None else None,
+            nvml_version=str(library) if library is not None else None,
+            cuda_version=f"{int(cuda) // 1000}.{int(cuda) % 1000 // 10}" if cuda else None,
+            error="",
+            mismatch=False,
+            errors=reader.errors,
+        )
+
+    def gpu_health(self, index: int) -> GpuHealth:
+        """What the Doctor reads beyond a telemetry sample: persistence, display, PCI address, the ECC
+        counters since manufacture, and memory the card has set aside or still has to."""
+        error = self.start()
+        if error:
+            return GpuHealth(index=index, errors={"nvml": error})
+        nvml = self._nvml()
+        with self._lock:
+            reader = _FieldReader(nvml, index, self._log_once)
+            handle = reader.read("gpu", "nvmlDeviceGetHandleByIndex", index)
+            if handle is None:
+                return GpuHealth(index=index, errors=reader.errors)
+            enabled = getattr(nvml, "NVML_FEATURE_ENABLED", 1)
+            persistence = reader.read("persistence_mode", "nvmlDeviceGetPersistenceMode", handle)
+            display = reader.read("display_active", "nvmlDeviceGetDisplayActive", handle)
+            pci = reader.read("pci_bus_id", "nvmlDeviceGetPciInfo", handle)
+            corrected, uncorrected = nvml.NVML_MEMORY_ERROR_TYPE_CORRECTED, nvml.NVML_MEMORY_ERROR_TYPE_UNCORRECTED
+            aggregate = nvml.NVML_AGGREGATE_ECC
+            ecc_corrected = reader.read(
+                "ecc_corrected_aggregate", "nvmlDeviceGetTotalEccErrors", handle, corrected, aggregate
+            )
+            ecc_uncorrected = reader.read(
+                "ecc_uncorrected_aggregate", "nvmlDeviceGetTotalEccErrors", handle, uncorrected, aggregate
+            )
+            pending = reader.read("retired_pages_pending", "nvmlDeviceGetRetiredPagesPendingStatus", handle)
+            rows = reader.read("remapped_rows", "nvmlDeviceGetRemappedRows", handle)
+        if reader.lost:
+            return GpuHealth(index=index, lost=True, errors=reader.errors)
+        return GpuHealth(
+            index=index,
+            persistence_mode=None if persistence is None else int(persistence) == enabled,
+            display_active=None if display is None else int(display) == enabled,
+            pci_bus_id=_sysfs_bus_id(pci),
+            ecc_corrected_aggregate=_count(ecc_corrected),
+            ecc_uncorrected_aggregate=_count(ecc_uncorrected),
+            retired_pages_pending=None if pending is None else int(pending) == enabled,
+            remapped_rows_pending=None if rows is None else bool(rows[2]),
+            remapped_rows_failure=None if rows is None else bool(rows[3]),
+            errors=reader.errors,
+        )
+
     def _log_once(self, index: int, field: str, code: int | None, words: str) -> None:
         key = (index, field, code)
         if key in self._logged:
@@ -187,6 +256,33 @@ class PowerLimits:
     max_w: float | None
     default_w: float | None
     error: str  # why some are missing, in words; '' when all were read
+
+
+@dataclass(frozen=True)
+class DriverInfo:
+    driver_version: str | None  # "570.133.20"
+    nvml_version: str | None  # "12.570.133.20": the NVML library's, which must match the driver's
+    cuda_version: str | None  # "12.8": the newest CUDA runtime this driver can run
+    error: str  # why NVML gave nothing, in words; '' when it answered
+    # NVML would not start because the library and the loaded kernel module are different versions
+    # (a driver update without a reboot).
+    mismatch: bool = False
+    errors: dict[str, str] = field(default_factory=dict)  # field name -> why it has no value
+
+
+@dataclass(frozen=True)
+class GpuHealth:
+    index: int
+    persistence_mode: bool | None = None
+    display_active: bool | None = None  # a display is initialised on the card (a monitor, or X on it)
+    pci_bus_id: str | None = None  # as sysfs names it: "0000:3b:00.0"
+    ecc_corrected_aggregate: int | None = None  # over the card's life
+    ecc_uncorrected_aggregate: int | None = None
+    retired_pages_pending: bool | None = None  # pages waiting for a reboot to be retired
+    remapped_rows_pending: bool | None = None  # rows waiting for a GPU reset to be remapped
+    remapped_rows_failure: bool | None = None  # a row could not be remapped: no spare rows left
+    lost: bool = False
+    errors: dict[str, str] = field(default_factory=dict)
 
 
 class _FieldReader:
@@ -396,6 +492,23 @@ def _optional(nvml: Any, read: Any, handle: Any) -> Any:
     except nvml.NVMLError:
         return None
     return value.decode() if isinstance(value, bytes) else value
+
+
+def _sysfs_bus_id(pci: Any) -> str | None:
+    """NVML's bus id ("00000000:3B:00.0", a 32-bit domain) as sysfs spells it ("0000:3b:00.0")."""
+    bus_id = getattr(pci, "busId", None)
+    if isinstance(bus_id, bytes):
+        bus_id = bus_id.decode(errors="replace")
+    parts = str(bus_id or "").strip().lower().split(":")
+    if len(parts) == 2:  # no domain: the first one
+        parts.insert(0, "0")
+    if len(parts) != 3:
+        return None
+    try:
+        domain = int(parts[0], 16)
+    except ValueError:
+        return None
+    return f"{domain:04x}:{parts[1]}:{parts[2]}"
 
 
 def _compute_capability(nvml: Any, handle: Any) -> str | None:
