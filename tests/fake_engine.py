@@ -26,14 +26,17 @@ from gui.services.engine_client import EngineClient, EngineUnavailable, WorkerEx
 
 _pids = itertools.count(1)
 BUILD = p.EngineBuild(backend="CPU", gpu_offload=False, llama_cpp_python="fake", system_info="fake engine")
+# The engine a machine with an NVIDIA card has once the set-up built it for the card.
+CUDA_BUILD = p.EngineBuild(backend="CUDA", gpu_offload=True, llama_cpp_python="fake", system_info="fake CUDA engine")
 
 
 class FakeEngine(EngineClient):
     """EngineClient's commands, with a thread in this process standing in for the worker process."""
 
-    def __init__(self, reply: str = "Hello from a test engine.") -> None:
+    def __init__(self, reply: str = "Hello from a test engine.", build: p.EngineBuild = BUILD) -> None:
         super().__init__()
         self.reply = reply
+        self.fake_build = build
         self.notice = ""  # said before every reply, as the worker does when it falls back from a template
         self.decode_tok_s: float | None = None  # the decode rate replies report; None: as fast as they stream
         self._death: tuple[int, tuple[str, ...], str] = (-9, (), "")
@@ -100,8 +103,8 @@ class FakeEngine(EngineClient):
     # ---- the "worker" -----------------------------------------------------------------------
 
     def _serve(self) -> None:
-        self.build = BUILD
-        self._listener(p.Hello(p.PROTOCOL_VERSION, BUILD, self.pid or 0))
+        self.build = self.fake_build
+        self._listener(p.Hello(p.PROTOCOL_VERSION, self.fake_build, self.pid or 0))
         loaded: p.Loaded | None = None
         while True:
             command = self._inbox.get()

@@ -6,7 +6,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from fake_engine import FakeEngine
+from fake_engine import CUDA_BUILD, FakeEngine
 from fake_nvml import FakeGpu, FakeNvml
 from model_shapes import SHAPES, write_shape
 from PySide6.QtCore import Qt
@@ -129,13 +129,31 @@ def test_the_users_partial_offload_shows_every_term_and_what_buys_room(qtbot, mo
 
 def test_measured_gpus_are_planned_with_their_free_memory(qtbot, models: Path) -> None:
     fake = FakeNvml([FakeGpu(total_mib=16160.0, used_mib=2048.0)])
-    win = open_plan_window(qtbot, models, models / "Qwen3.5-27B-Q3_K_S.gguf", nvml=Nvml(fake))
+    engine = FakeEngine(build=CUDA_BUILD)
+    win = open_plan_window(qtbot, models, models / "Qwen3.5-27B-Q3_K_S.gguf", nvml=Nvml(fake), engine=engine)
     panel = win.plan_panel
     assert panel.current_target().key == "detected"
     assert "Measured" in panel.mode_label.text()
     device = win.plan.devices[0]
     assert device.other_mib == pytest.approx(2048.0)
     assert device.free_mib == pytest.approx(16160.0 - 2048.0)
+    win.close()
+
+
+def test_a_cpu_only_engine_plans_the_gpus_layers_on_the_cpu(qtbot, models: Path) -> None:
+    """NVML sees a V100, the engine was built without CUDA: no plan may promise the GPU."""
+    fake = FakeNvml([FakeGpu(total_mib=16160.0, used_mib=300.0)])
+    win = open_plan_window(qtbot, models, models / "Qwen3.5-27B-Q3_K_S.gguf", nvml=Nvml(fake), target=None)
+    panel = win.plan_panel
+    assert panel.current_target().key == "detected"  # the measured GPU is still what the machine has
+    assert panel.devices() == ()
+    assert "GPU layers will run on the CPU" in panel.mode_label.text()
+    assert "Doctor" in panel.mode_label.text()
+    assert win.plan is not None and win.plan.devices == () and win.plan.layers_on_gpu == 0
+    assert "0 of" in panel.host_label.text() and "layers on the GPU" in panel.host_label.text()
+    # The same machine once the engine is rebuilt for the card plans on the card again.
+    panel.set_engine_offload(True)
+    assert len(panel.devices()) == 1 and win.plan is not None and win.plan.layers_on_gpu > 0
     win.close()
 
 
@@ -171,6 +189,9 @@ def test_a_load_that_will_not_fit_is_stopped_with_a_way_out(qtbot, models: Path,
     win = open_plan_window(qtbot, models, models / demo_model.name, real_engine=True, nvml=Nvml(fake))
     panel = win.plan_panel
     assert panel.current_target().key == "detected"
+    # The engine here is the CPU build, which would run every layer on the CPU; the gate is for an engine
+    # built for the card, as the set-up builds it on a machine with one. (The load itself runs on the CPU.)
+    panel.set_engine_offload(True)
     panel.margin.setValue(0)
     assert win.plan is not None and win.plan.verdict == "will not fit"
     qtbot.mouseClick(win.load_button, Qt.MouseButton.LeftButton)

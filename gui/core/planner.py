@@ -27,7 +27,7 @@ import bisect
 import os
 import re
 import weakref
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, replace
 from enum import StrEnum
 from functools import cached_property, lru_cache
@@ -49,6 +49,7 @@ __all__ = [
     "TensorOverride",
     "Verdict",
     "auto_fit",
+    "cuda_flash_attn_gaps",
     "cuda_overhead_mib",
     "model_shape",
     "plan",
@@ -581,6 +582,21 @@ def _cuda_fa_kernel(head_k: int, head_v: int, gqa: int) -> bool:
     if head_k in (512, 576):
         return head_v == 512 and gqa >= 2
     return False
+
+
+def cuda_flash_attn_gaps(
+    attn_heads: Iterable[tuple[int, int, int]], cache_type_k: str, cache_type_v: str
+) -> tuple[str, ...]:
+    """What CUDA's flash-attention kernels lack for these attention layers and cache types, in words
+    ("head size 192/128 with 4 query heads per KV head", "iq4_nl V cache"); () when every layer has one."""
+    missing = [
+        f"{t} {kind} cache" for kind, t in (("K", cache_type_k), ("V", cache_type_v)) if t not in _CUDA_FA_KV_TYPES
+    ]
+    for head_k, head_v, gqa in sorted(set(attn_heads)):
+        if not _cuda_fa_kernel(head_k, head_v, gqa):
+            size = f"{head_k}" if head_k == head_v else f"{head_k}/{head_v}"
+            missing.append(f"head size {size} with {gqa} query heads per KV head")
+    return tuple(missing)
 
 
 def _flash_attn(shape: ModelShape, s: LoadSettings, gpu_layers: bool) -> bool:

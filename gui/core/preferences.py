@@ -143,6 +143,17 @@ LAST_SETTINGS: Preference[dict[str, LoadSettings]] = Preference(
 # without an entry is formatted as the engine chose at load.
 CHAT_FORMATS: Preference[dict[str, str]] = Preference("chat_formats", {}, _table(parse_format_name))
 
+
+def _node(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 1024:
+        raise ValueError("expected a NUMA node number")
+    return value
+
+
+# Per machine (its /etc/machine-id, so a settings folder shared between machines pins each one right): the
+# NUMA node the engine is pinned to, the one its GPU hangs off, as the Doctor's fix set it.
+NUMA_PINS: Preference[dict[str, int]] = Preference("numa_pins", {}, _table(_node))
+
 ALL_PREFERENCES: Mapping[str, Preference[Any]] = {
     p.key: p for p in (MODEL_FOLDERS, SAMPLING_PRESETS, SAMPLING_PRESET, MARGIN_MIB, CAP_WATTS, ALERT_C, INTERVAL_S)
-} | {LAST_SETTINGS.key: LAST_SETTINGS, CHAT_FORMATS.key: CHAT_FORMATS}
+} | {LAST_SETTINGS.key: LAST_SETTINGS, CHAT_FORMATS.key: CHAT_FORMATS, NUMA_PINS.key: NUMA_PINS}

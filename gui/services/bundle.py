@@ -4,11 +4,15 @@ builds and hands to the widgets; tests build it with their own parts (a fake eng
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from gui.core.cards import Card
+from gui.core.doctor import Check
+from gui.core.gpu_sample import GpuSample
+from gui.core.params import LoadSettings
+from gui.core.protocol import EngineBuild
 from gui.services.engine_client import EngineClient
 from gui.services.history import HistoryStore
 from gui.services.hub import HubClient
@@ -19,7 +23,7 @@ from gui.services.settings_store import SettingsStore
 from gui.services.system import measure_ram_bandwidth_gbs
 from gui.services.telemetry import DEFAULT_INTERVAL_S, GpuSource, SimulatedSource, TelemetryService
 
-__all__ = ["GpuServices", "Services"]
+__all__ = ["DoctorRequest", "GpuServices", "Services"]
 
 
 @dataclass
@@ -61,6 +65,48 @@ class GpuServices:
         return cls(nvml, telemetry, limiter, clock)
 
 
+@dataclass(frozen=True)
+class DoctorRequest:
+    """What only the window knows when the Doctor runs: the settings of the load (or the sliders), the
+    selected model's trained context and host-resident weights, the running engine's build and process."""
+
+    settings: LoadSettings
+    n_ctx_train: int | None = None
+    host_weights_mib: float | None = None
+    attn_heads: frozenset[tuple[int, int, int]] | None = None  # the model's attention head sizes
+    build: EngineBuild | None = None
+    engine_pid: int | None = None
+    recent: Mapping[int, Sequence[GpuSample]] = field(default_factory=dict)  # the monitor's latest readings
+
+
+def _no_doctor(_request: DoctorRequest) -> tuple[Check, ...]:
+    return ()
+
+
+def doctor_checks(request: DoctorRequest, simulated: Card | None = None, nvml: Nvml | None = None) -> tuple[Check, ...]:
+    """Every check of the Doctor for what the window knows, from this machine (or the simulated card):
+    the set-up's own plan for the rebuild command, NVML, sysfs, the power helper. Blocking."""
+    from gui.core.doctor import run_checks
+    from gui.services.doctor_facts import gather_facts, rebuild_route
+
+    route_command, route_help = rebuild_route(simulated)
+    facts = gather_facts(
+        request.settings,
+        n_ctx_train=request.n_ctx_train,
+        host_weights_mib=request.host_weights_mib,
+        attn_heads=request.attn_heads,
+        build=request.build,
+        build_error="" if request.build is not None else "the engine has not started",
+        route_command=route_command,
+        route_help=route_help,
+        engine_pid=request.engine_pid,
+        recent=request.recent,
+        simulate=simulated.key if simulated is not None else None,
+        nvml=nvml,
+    )
+    return run_checks(facts)
+
+
 @dataclass
 class Services:
     models_dir: Path  # the default models folder (the library may scan more)
@@ -72,6 +118,8 @@ class Services:
     hub: HubClient
     simulated: Card | None = None  # --simulate: planned for and watched, always labelled
     measure_ram: Callable[[], float | None] = measure_ram_bandwidth_gbs
+    # Every check of the Doctor for a request (blocking: NVML, sysfs, nvcc, pkexec; off the UI thread).
+    doctor: Callable[[DoctorRequest], tuple[Check, ...]] = _no_doctor
 
     def query_gpus(self) -> GpuQuery:
         """The GPUs the plan can be for (blocking: NVML may be slow; call it off the UI thread)."""

@@ -11,6 +11,7 @@ import contextlib
 import itertools
 import logging
 import multiprocessing as mp
+import multiprocessing.spawn as mp_spawn
 import os
 import queue
 import signal
@@ -27,6 +28,7 @@ import platformdirs
 from gui.core import protocol as p
 from gui.core.llama_log import Failure, describe_exit, explain_failure
 from gui.core.params import LoadSettings
+from gui.services.numa import NumaPin, write_launcher
 from gui.services.system import oom_kill_count
 
 log = logging.getLogger(__name__)
@@ -88,6 +90,9 @@ class EngineClient:
         self._request_ids = itertools.count(1)
         self.log_path: Path | None = None
         self.build: p.EngineBuild | None = None
+        # The NUMA node the next worker starts on (its CPUs; its memory too where numactl is installed).
+        self.numa: NumaPin | None = None
+        self.numa_memory = False  # whether the running worker's memory is bound as well
 
     def set_listener(self, listener: Listener) -> None:
         """Where events go (on the reader thread); set before start()."""
@@ -115,13 +120,25 @@ class EngineClient:
         ctx = mp.get_context("spawn")
         cmd_recv, cmd_send = ctx.Pipe(duplex=False)
         evt_recv, evt_send = ctx.Pipe(duplex=False)
+        pin = self.numa
         process = ctx.Process(
             target=run_worker,
-            args=(cmd_recv, evt_send, str(self.log_path)),
+            args=(cmd_recv, evt_send, str(self.log_path), sorted(pin.cpus) if pin is not None else None),
             name="tightfit-engine",
             daemon=True,
         )
-        process.start()
+        launcher = write_launcher(self._log_dir, pin.node) if pin is not None else None
+        self.numa_memory = launcher is not None
+        if launcher is None:
+            process.start()
+        else:
+            # multiprocessing's interpreter path is global to the process: set it for this start only.
+            python = mp_spawn.get_executable()
+            ctx.set_executable(str(launcher))
+            try:
+                process.start()
+            finally:
+                ctx.set_executable(python)
         # Close our copies of the child's ends so a dead worker reads as EOF here.
         cmd_recv.close()
         evt_send.close()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import time
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 
 import psutil
 
@@ -15,6 +16,40 @@ def physical_cores() -> int:
     if cores:
         return int(cores)
     return max(1, (os.cpu_count() or 2) // 2)
+
+
+@dataclass(frozen=True)
+class HostMemory:
+    total_mib: float
+    available_mib: float  # what new allocations can get without swapping (the kernel's MemAvailable)
+    swap_total_mib: float
+    swap_used_mib: float
+
+
+def host_memory() -> HostMemory | None:
+    """RAM and swap now; None where psutil cannot read them."""
+    try:
+        ram, swap = psutil.virtual_memory(), psutil.swap_memory()
+    except (OSError, RuntimeError):
+        return None
+    mib = float(1 << 20)
+    return HostMemory(ram.total / mib, ram.available / mib, swap.total / mib, swap.used / mib)
+
+
+def process_rss_mib(pid: int) -> float | None:
+    """How much RAM a process holds (resident set); None where it is gone or not ours to read."""
+    try:
+        return float(psutil.Process(pid).memory_info().rss) / (1 << 20)
+    except (psutil.Error, OSError):
+        return None
+
+
+def cpu_affinity(pid: int | None = None) -> frozenset[int] | None:
+    """The CPUs a process may run on (this process by default); None where that cannot be read."""
+    try:
+        return frozenset(os.sched_getaffinity(pid or 0))
+    except (OSError, AttributeError):  # gone, not ours, or a system without affinity calls
+        return None
 
 
 def measure_ram_bandwidth_gbs(size_mib: int = 256, repeats: int = 3, threads: int | None = None) -> float:

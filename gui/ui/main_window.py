@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
+import shutil
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -33,10 +35,11 @@ from gui import __version__
 from gui.core import protocol as p
 from gui.core.chat import Conversation
 from gui.core.chat_formats import format_label
+from gui.core.doctor import Check, Status, summary
 from gui.core.llama_log import Failure
 from gui.core.load_state import LoadState, Phase
 from gui.core.params import LoadSettings, changes, describe, llama_gpu_layers
-from gui.core.planner import Plan, Verdict, auto_fit, plan
+from gui.core.planner import Plan, Verdict, auto_fit, model_shape, plan
 from gui.core.preferences import (
     ALERT_C,
     CAP_WATTS,
@@ -44,18 +47,21 @@ from gui.core.preferences import (
     INTERVAL_S,
     LAST_SETTINGS,
     MARGIN_MIB,
+    NUMA_PINS,
     SAMPLING_PRESET,
     SAMPLING_PRESETS,
 )
 from gui.core.recovery import safer_settings
 from gui.core.speed_hint import SpeedFacts, speed_hint
-from gui.services.bundle import Services
+from gui.services.bundle import DoctorRequest, Services
 from gui.services.engine_client import EngineUnavailable, WorkerExited
 from gui.services.models import ModelEntry
+from gui.services.numa import NumaPin, describe_cpus, machine_id, node_cpus, pin_running
 from gui.services.nvml import GpuQuery
 from gui.services.system import physical_cores
 from gui.ui.background import Background
 from gui.ui.chat_pane import ChatPane
+from gui.ui.doctor_view import DoctorView
 from gui.ui.engine_bridge import EngineBridge
 from gui.ui.history_panel import HistoryPanel
 from gui.ui.load_session import LoadSession
@@ -67,6 +73,8 @@ from gui.ui.plain import plain_label, plain_tip
 from gui.ui.plan_panel import PlanPanel
 from gui.ui.scrolling import vertical_scroll
 
+# Alt+O: Alt+D is the history's Delete.
+DOCTOR_TAB = "D&octor"
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
@@ -83,6 +91,7 @@ class MainWindow(QMainWindow):
     planned = Signal(object)  # Plan or None, after every re-plan
     verified = Signal(object)  # p.DryRunResult
     engine_died = Signal(object)  # WorkerExited
+    doctor_checked = Signal(object)  # tuple[Check, ...], after every run of the Doctor
 
     def __init__(self, services: Services, settings: LoadSettings) -> None:
         super().__init__()
@@ -199,6 +208,12 @@ class MainWindow(QMainWindow):
         self.tabs.addTab(self.monitor, "&Monitor (SIMULATED)" if simulate is not None else "&Monitor")
         self.models_tab = ModelsTab(models_dir, services.hub, parent=self)
         self.tabs.addTab(self.models_tab, "&Quants")
+        self.doctor = DoctorView(self)
+        self.doctor.run_requested.connect(self.run_doctor)
+        self.doctor.action_requested.connect(self._doctor_action)
+        self.doctor_background = Background("doctor", parent=self)
+        self._doctor_running = False
+        self.tabs.addTab(self.doctor, DOCTOR_TAB)
         # The quant table re-plans every quant (auto-fit each): follow the sliders, but not on every step.
         self._quants_timer = QTimer(self)
         self._quants_timer.setSingleShot(True)
@@ -224,10 +239,20 @@ class MainWindow(QMainWindow):
         QShortcut(QKeySequence("Ctrl+F"), self, self._find_chats)
         for number in range(self.tabs.count()):
             QShortcut(QKeySequence(f"Ctrl+{number + 1}"), self, lambda n=number: self.tabs.setCurrentIndex(n))
-        self.engine_label = plain_label("Engine: starting…", self)
-        self.engine_label.setAccessibleName("Engine build")
+        # The engine line is a way into the Doctor: what the engine was built for is checked there.
+        self.engine_label = QPushButton("Engine: starting…", self)
+        self.engine_label.setFlat(True)
+        self.engine_label.setAccessibleName("Engine build: open the Doctor")
+        self.engine_label.setCursor(Qt.CursorShape.PointingHandCursor)
+        self.engine_label.clicked.connect(lambda: self.tabs.setCurrentWidget(self.doctor))
         self.statusBar().addPermanentWidget(self.engine_label)
 
+        pin = self.store.read(NUMA_PINS).get(machine_id())
+        if pin is not None and (cpus := node_cpus(pin)):
+            self.bridge.client.numa = NumaPin(pin, cpus)  # before the engine starts: see start()
+        # The Doctor first runs once the engine said what it is and the library has a model to check against.
+        self._first_scan_done = False
+        self.picker.scanned.connect(self._scanned_for_doctor)
         self.picker.selected.connect(self._model_selected)
         self.rescan_button.clicked.connect(lambda: self.picker.rescan())
         self.add_folder_button.clicked.connect(self._add_folder_clicked)
@@ -321,6 +346,94 @@ class MainWindow(QMainWindow):
         self.background.run(self.services.query_gpus, self.gpus_found.emit)
         # A failed measurement leaves the ceiling "n/a" for host-resident weights.
         self.background.run(self.services.measure_ram, self.ram_measured.emit, lambda _: self.ram_measured.emit(None))
+
+    # ---- doctor ---------------------------------------------------------------------------
+
+    def _scanned_for_doctor(self, *_: object) -> None:
+        if self._first_scan_done:
+            return
+        self._first_scan_done = True
+        if self.session.state.build is not None:
+            self.run_doctor()
+
+    def run_doctor(self) -> None:
+        """Every check, off the UI thread: NVML, sysfs, a toolkit's nvcc and pkexec may each take a while."""
+        if self._doctor_running or self._closed:
+            return
+        self._doctor_running = True
+        state = self.session.state
+        entry = self.picker.current()
+        header = state.header if state.header is not None else entry.header if entry is not None else None
+        plan = self.plan
+        heads = None
+        if header is not None:
+            with contextlib.suppress(ValueError):  # a header the planner cannot read has no heads to check
+                heads = model_shape(header).attn_heads
+        request = DoctorRequest(
+            settings=state.settings if state.settings is not None else self.params.settings(),
+            n_ctx_train=header.context_length if header is not None else None,
+            host_weights_mib=plan.host.weights_mib if plan is not None else None,
+            attn_heads=heads,
+            build=state.build,
+            engine_pid=self.bridge.client.pid,
+            recent={index: tuple(samples) for index, samples in self.monitor.recent.items()},
+        )
+        self.doctor.show_running()
+        self.doctor_background.run(lambda: self.services.doctor(request), self._doctor_done, self._doctor_failed)
+
+    def _doctor_done(self, checks: tuple[Check, ...]) -> None:
+        self._doctor_running = False
+        self.doctor.show_checks(checks)
+        index = self.tabs.indexOf(self.doctor)
+        self.tabs.setTabIcon(index, self.doctor.badge_icon())
+        status = self.doctor.worst()
+        counts = sum(c.status in (Status.FAIL, Status.WARN) for c in checks)
+        word = {Status.FAIL: "needs attention", Status.WARN: "has advice"}.get(status) if status else None
+        self.tabs.setTabText(index, f"{DOCTOR_TAB} ({counts})" if word else DOCTOR_TAB)
+        self.tabs.setTabToolTip(index, f"The Doctor {word}: {summary(self.doctor.checks)}" if word else "")
+        self.doctor_checked.emit(checks)
+
+    def _doctor_failed(self, exc: Exception) -> None:
+        self._doctor_running = False
+        log.error("doctor failed", exc_info=exc)
+        self.doctor.show_failed(str(exc) or type(exc).__name__)
+
+    def _doctor_action(self, action: str) -> None:
+        """A fix the window does itself; the next load uses it, and the status line says so."""
+        kind, _, arg = action.partition(":")
+        if kind == "set":
+            key, _, value = arg.partition("=")
+            try:
+                changed = self.params.set_value(key, value)
+            except ValueError as exc:
+                self.statusBar().showMessage(f"Could not apply the fix: {exc}", 15000)
+                return
+            self.statusBar().showMessage(f"{changed}. It applies at the next load.", 15000)
+        elif kind == "pin_numa" and arg.isdigit():
+            self.statusBar().showMessage(self.pin_numa(int(arg)), 15000)
+        elif action == "open:power":
+            self.tabs.setCurrentWidget(self.monitor)
+            self.monitor.power_panel.spin.setFocus()
+        elif action == "open:log":
+            self._open_log()
+        self.run_doctor()
+
+    def pin_numa(self, node: int) -> str:
+        """Pin the engine to ``node``, remembered for this machine. The running worker's threads move now;
+        with numactl its memory is bound too, from the engine's next start."""
+        cpus = node_cpus(node)
+        if not cpus:
+            return f"NUMA node {node} lists no CPUs here; the engine was not pinned."
+        pins: dict[str, int] = self.store.read(NUMA_PINS)
+        pins = {**pins, machine_id(): node}
+        self.store.write(NUMA_PINS, pins)
+        client = self.bridge.client
+        client.numa = NumaPin(node, cpus)
+        moved = pin_running(client.pid, cpus) if client.pid is not None else 0
+        where = f"NUMA node {node} (CPUs {describe_cpus(cpus)})"
+        memory = " and its memory" if shutil.which("numactl") else ""
+        now = f"; {moved} of its threads moved now" if moved else ""
+        return f"The engine is pinned to {where}{now}. Its CPUs{memory} are bound there from every engine start."
 
     def _ram_measured(self, gbs: float | None) -> None:
         self.ram_bandwidth_gbs = gbs
@@ -589,8 +702,11 @@ class MainWindow(QMainWindow):
         if state.build is not None and state.build is not before.build:
             self._cannot_start = False
             self.engine_label.setText(f"Engine: {state.build.describe()}")
-            self.engine_label.setToolTip(plain_tip(state.build.system_info))
+            self.engine_label.setToolTip(plain_tip(f"{state.build.system_info}\n\nClick to open the Doctor."))
+            self.plan_panel.set_engine_offload(state.build.gpu_offload)
             self.engine_ready.emit()
+            if self._first_scan_done:
+                self.run_doctor()
         elif state.phase is Phase.ENGINE_DEAD and not self._cannot_start:
             self.engine_label.setText("Engine: restarting…")
         self.progress.setValue(round(state.progress * 100))
@@ -721,6 +837,7 @@ class MainWindow(QMainWindow):
         self.picker.shutdown()
         self.models_tab.shutdown()
         self.background.shutdown()  # a hung driver call must not hang the close
+        self.doctor_background.shutdown()
         super().closeEvent(event)
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections import deque
 from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
@@ -54,6 +55,7 @@ _SEVERITY_STYLE = {
     "warning": "background:#fff3e0; color:#e65100; border:1px solid #ffb74d;",
     "critical": "background:#ffebee; color:#b71c1c; border:1px solid #e57373;",
 }
+RECENT_SAMPLES = 300  # five minutes at the default interval
 READOUT_KEYS = ("temperature", "power", "limit", "util", "vram", "clocks", "fan", "pstate", "throttle", "ecc", "pcie")
 _READOUT_TITLES = {
     "temperature": "Temp",
@@ -137,6 +139,9 @@ class MonitorView(QWidget):
         interval_s, clock = gpu.telemetry.interval_s, gpu.clock
         self.rules = AlertRules(ALERT_TEMPERATURE.default)
         self.samples: dict[int, GpuSample] = {}  # the latest of each GPU
+        # The last minutes of each GPU's readings, whole, for checks that look at a run of them (the Doctor's
+        # sustained thermal slowdown).
+        self.recent: dict[int, deque[GpuSample]] = {}
         self.last_tick: Tick | None = None
         self.alerts: list[Alert] = []  # every alert raised, oldest first
         self._selected: int | None = None
@@ -330,6 +335,7 @@ class MonitorView(QWidget):
         self.last_tick = tick
         for sample in tick.gpus:
             self.samples[sample.index] = sample
+            self.recent.setdefault(sample.index, deque(maxlen=RECENT_SAMPLES)).append(sample)
             self._ensure_in_combo(sample)
             for alert in self.rules.check(sample):
                 self._raise_alert(alert)

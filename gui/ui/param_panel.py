@@ -16,7 +16,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gui.core.params import CONTEXT, CPU_MOE_LAYERS, GPU_LAYERS, LOAD_SPECS, LoadSettings
+from gui.core.params import CONTEXT, CPU_MOE_LAYERS, GPU_LAYERS, LOAD_SPECS, SPECS_BY_KEY, LoadSettings
 from gui.core.specs import BoolSpec, ChoiceSpec, IntSpec
 from gui.ui.plain import plain_label, plain_tip
 from gui.ui.spec_widgets import ClampSpinBox, check_box, choice_box
@@ -193,6 +193,24 @@ class ParamPanel(QWidget):
         values.update({key: combo.currentText() for key, combo in self.choices.items()})
         values.update({key: box.isChecked() for key, box in self.switches.items()})
         return self._base.with_values(**values)
+
+    def set_value(self, key: str, text: str) -> str:
+        """Set one declared setting from its text form ("8", "false", "q8_0"), checked against its spec as
+        a stored value is; return what changed, in words. A bad key or value is a ValueError."""
+        spec = SPECS_BY_KEY.get(key)
+        if spec is None:
+            raise ValueError(f"no load setting called {key!r}")
+        value: object = text
+        if isinstance(spec, IntSpec):
+            value = int(text)
+        elif isinstance(spec, BoolSpec):
+            if text.lower() not in ("true", "false", "on", "off", "1", "0"):
+                raise ValueError(f"{spec.label}: {text!r} is not on or off")
+            value = text.lower() in ("true", "on", "1")
+        settings = LoadSettings.from_dict({**self.settings().to_dict(), key: value})
+        self.set_settings(settings)
+        shown = ("on" if value else "off") if isinstance(value, bool) else str(value)
+        return f"{spec.label} set to {shown}"
 
     def say(self, text: str, near: QWidget | None = None) -> None:
         """A line under the settings: what just changed them, or why a typed value was not taken. With

@@ -100,6 +100,10 @@ class PlanPanel(QWidget):
         self.simulated = simulated
         self.targets: list[Target] = []
         self._user_chose = False  # once the user picks a target, refreshes keep it
+        # What the running engine was built for: None until it says hello. A build without GPU offload runs
+        # every layer on the CPU whatever NVML sees, so a plan for the measured GPUs would promise a fit
+        # that the load cannot have.
+        self.engine_offload: bool | None = None
         self.plan: Plan | None = None
         self.target_combo = QComboBox(self)
         self.target_combo.setAccessibleName("Plan for device")
@@ -212,7 +216,19 @@ class PlanPanel(QWidget):
         if target.key == CUSTOM:
             card = custom_card(self.custom_vram.value(), self.custom_bw.value())
             return Target(CUSTOM, target.label, (device_from_card(card),), False)
+        if self.engine_unusable(target):
+            return Target(target.key, target.label, (), True)  # planned as it will run: on the CPU
         return target
+
+    def engine_unusable(self, target: Target) -> bool:
+        """The GPUs NVML measured are there, but the engine cannot put a layer on them."""
+        return target.measured and self.engine_offload is False
+
+    def set_engine_offload(self, offload: bool | None) -> None:
+        if offload == self.engine_offload:
+            return
+        self.engine_offload = offload
+        self._target_changed()
 
     def select_target(self, key: str) -> None:
         keys = [t.key for t in self.targets]
@@ -229,7 +245,13 @@ class PlanPanel(QWidget):
         custom = target.key == CUSTOM
         for widget in (self.custom_vram, self.custom_bw, *self.custom_labels):
             widget.setVisible(custom)
-        if target.simulated:
+        if self.engine_unusable(self.targets[max(0, self.target_combo.currentIndex())]):
+            mode = (
+                "This engine build has no GPU offload: the GPU layers will run on the CPU, so the plan is for "
+                "the CPU and RAM. The Doctor tab has the command that builds the engine for this GPU."
+            )
+            style = "color: #c62828; font-weight: bold"
+        elif target.simulated:
             mode = "SIMULATED card: planning against a simulated GPU, not a real one."
             style = "color: #8a2be2; font-weight: bold"
         elif target.measured:

@@ -1,0 +1,1153 @@
+"""The Doctor's checks: what is wrong with this machine for running big models on an old card, in numbers
+and words, with the fix.
+
+Each check is a pure function of `DoctorFacts` (gathered by gui.services.doctor_facts, or built by a test)
+and returns one `Check`. Nothing here reads the machine.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from gui.core import gpu_sample as reasons
+from gui.core.engine_route import AMX_ISSUE, ARCHS_ENV, ENGINE_ENV, host_cmake_args
+from gui.core.gpu_sample import GpuProcess, GpuSample
+from gui.core.params import FLOAT_CACHE_TYPES, LoadSettings
+from gui.core.planner import cuda_flash_attn_gaps
+from gui.core.preferences import CAP
+from gui.core.protocol import EngineBuild
+from gui.core.system_info import parse_system_info
+
+__all__ = [
+    "CHECKS",
+    "STATUS_WORDS",
+    "Check",
+    "DoctorFacts",
+    "EngineFacts",
+    "Fix",
+    "GpuFacts",
+    "Status",
+    "by_severity",
+    "exit_code",
+    "rebuild_command",
+    "run_checks",
+    "summary",
+    "worst",
+]
+
+
+class Status(StrEnum):
+    OK = "ok"
+    UNKNOWN = "unknown"  # the fact could not be read here; not a finding
+    WARN = "warn"
+    FAIL = "fail"
+
+
+_RANK = {Status.OK: 0, Status.UNKNOWN: 1, Status.WARN: 2, Status.FAIL: 3}
+# How each status is written where space is short (the CLI's column, the window's list and badge).
+STATUS_WORDS = {Status.FAIL: "FAIL", Status.WARN: "WARN", Status.UNKNOWN: "?", Status.OK: "OK"}
+
+
+@dataclass(frozen=True)
+class Fix:
+    """How to put it right: words always; a command to copy, or an action the window performs itself."""
+
+    words: str
+    command: str = ""  # a shell command the user copies and runs
+    # An action the window can do itself ("" when it cannot): "pin_numa:<node>", "set:<setting key>=<value>",
+    # "open:power" (the power panel), "open:log".
+    action: str = ""
+
+    def as_json(self) -> dict[str, str]:
+        return {"words": self.words, "command": self.command, "action": self.action}
+
+
+@dataclass(frozen=True)
+class Check:
+    id: str  # stable, dotted: "engine.cpu_only", "numa.gpu_node"
+    title: str  # a few words: "Engine built for the GPU"
+    status: Status
+    evidence: str  # the numbers behind the status
+    why: str  # one sentence a hobbyist understands
+    fix: Fix | None = None  # None when there is nothing to do
+
+    def as_json(self) -> dict[str, object]:
+        return {
+            "id": self.id,
+            "title": self.title,
+            "status": str(self.status),
+            "evidence": self.evidence,
+            "why": self.why,
+            "fix": self.fix.as_json() if self.fix is not None else None,
+        }
+
+
+def worst(checks: list[Check] | tuple[Check, ...]) -> Status:
+    return max((c.status for c in checks), key=_RANK.__getitem__, default=Status.OK)
+
+
+def by_severity(checks: list[Check] | tuple[Check, ...]) -> tuple[Check, ...]:
+    """Worst first (failures, warnings, unknowns, then ok), each group in the checks' own order."""
+    return tuple(sorted(checks, key=lambda c: -_RANK[c.status]))
+
+
+def summary(checks: list[Check] | tuple[Check, ...]) -> str:
+    """'1 failure, 2 warnings, 3 not known here, 12 ok': what was found, worst first."""
+    nouns = {Status.FAIL: "failure", Status.WARN: "warning", Status.UNKNOWN: "not known here", Status.OK: "ok"}
+    parts = []
+    for status in sorted(Status, key=lambda s: -_RANK[s]):
+        n = sum(c.status is status for c in checks)
+        if n:
+            plural = "s" if status in (Status.FAIL, Status.WARN) and n != 1 else ""
+            parts.append(f"{n} {nouns[status]}{plural}")
+    return ", ".join(parts) or "no checks"
+
+
+def exit_code(checks: list[Check] | tuple[Check, ...]) -> int:
+    """0 when all is ok (unknowns are not findings), 1 with warnings, 2 with failures."""
+    status = worst(checks)
+    return 2 if status is Status.FAIL else 1 if status is Status.WARN else 0
+
+
+# ---- the facts ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class EngineFacts:
+    """What the installed llama.cpp was built for. None where the build does not say."""
+
+    backend: str | None = None  # "CPU", "CUDA", ...
+    gpu_offload: bool | None = None  # False: GPU layers are silently ignored
+    cuda_archs: tuple[int, ...] | None = None  # compiled CUDA architectures: 70 is compute capability 7.0
+    cuda_runtime: str | None = None  # the CUDA runtime it was built with: "12.4"
+    describe: str = ""  # the build in words, as the status bar shows it
+    error: str = ""  # why the build could not be read
+    cpu_features: Mapping[str, str] = field(default_factory=dict)  # its CPU backend's: {"AMX_INT8": "1", ...}
+
+    @classmethod
+    def of(cls, build: EngineBuild) -> EngineFacts:
+        return cls(
+            backend=build.backend,
+            gpu_offload=build.gpu_offload,
+            cuda_archs=tuple(build.cuda_archs) or None,  # () where the build did not say
+            cuda_runtime=build.cuda_runtime or None,
+            describe=build.describe(),
+            cpu_features=parse_system_info(build.system_info).get("CPU", {}),
+        )
+
+
+@dataclass(frozen=True)
+class GpuFacts:
+    index: int
+    name: str = ""
+    compute_capability: str | None = None  # "7.0"
+    sample: GpuSample | None = None  # the reading now: load, PCIe link, processes, power limits, ECC since boot
+    history: tuple[GpuSample, ...] = ()  # recent readings, oldest first, for what must be sustained
+    persistence_mode: bool | None = None
+    display_active: bool | None = None
+    pci_bus_id: str | None = None  # "0000:3b:00.0"
+    numa_node: int | None = None  # from sysfs; -1 where the board does not say
+    ecc_corrected_aggregate: int | None = None  # over the card's life
+    ecc_uncorrected_aggregate: int | None = None
+    retired_pages_pending: bool | None = None
+    remapped_rows_pending: bool | None = None
+    remapped_rows_failure: bool | None = None
+    errors: Mapping[str, str] = field(default_factory=dict)  # fact -> why it could not be read
+
+
+@dataclass(frozen=True)
+class DoctorFacts:
+    """Everything the checks look at. Every field may be missing: a check whose facts are missing says
+    "unknown" and why, never guesses."""
+
+    simulated: str = ""  # the simulated card's name: the GPU and driver facts are made up, and say so
+    # The NVIDIA driver, through NVML.
+    gpus: tuple[GpuFacts, ...] | None = None  # None: NVML did not answer (nvml_error says why)
+    nvml_error: str = ""
+    nvml_mismatch: bool | None = None  # NVML refused to start: library and kernel module differ
+    driver_version: str | None = None  # "570.133.20"
+    nvml_version: str | None = None  # "12.570.133.20"
+    cuda_driver_version: str | None = None  # the newest CUDA runtime the driver runs: "12.8"
+    pci_nvidia_gpus: int | None = None  # NVIDIA display controllers on the PCI bus, driver or not
+    # The engine, and what the set-up would build here.
+    engine: EngineFacts | None = None
+    route_command: str | None = None  # the command that builds a CUDA engine for these GPUs (the set-up's route)
+    route_help: str = ""  # what to install first where the set-up cannot build one yet (no suitable toolkit)
+    python: str = "python"  # the interpreter Tightfit runs in, as a command names it (".venv/bin/python")
+    cpu_flags: frozenset[str] | None = None  # the processor's features (/proc/cpuinfo), None where unknown
+    # The load, as the window or the command line has it.
+    settings: LoadSettings | None = None
+    n_ctx_train: int | None = None  # the model's trained context (GGUF header)
+    attn_heads: frozenset[tuple[int, int, int]] | None = None  # the model's (head K, head V, query heads per KV)
+    host_weights_mib: float | None = None  # weights the plan keeps in host memory
+    # The processor.
+    physical_cores: int | None = None
+    performance_cpus: frozenset[int] | None = None  # hybrid CPUs: the performance cores' logical CPUs
+    performance_cores: int | None = None  # physical performance cores
+    efficiency_cpus: frozenset[int] | None = None  # empty: not a hybrid CPU
+    numa_nodes: Mapping[int, frozenset[int]] | None = None  # node -> its CPUs
+    engine_cpus: frozenset[int] | None = None  # the CPUs the engine may run on
+    engine_cpus_from: str = "engine"  # whose affinity that is, in words
+    numactl: bool | None = None
+    # Memory.
+    ram_total_mib: float | None = None
+    ram_available_mib: float | None = None
+    swap_total_mib: float | None = None
+    swap_used_mib: float | None = None
+    engine_rss_mib: float | None = None  # what the running engine holds now (freed when it reloads)
+    own_pids: frozenset[int] = frozenset()  # the engine and this process: not "other" GPU users
+    # The power cap's path.
+    power_readiness: str | None = None  # PowerLimiter.readiness(): "" when the cap can run
+    helper_path: str = "/usr/libexec/tightfit-power-helper"
+    helper_installed: bool | None = None
+    helper_python: str | None = None  # the interpreter the helper runs with
+    helper_python_has_pynvml: bool | None = None
+    pkexec_version: str | None = None  # "127"; None where pkexec is not installed (pkexec says whether known)
+    pkexec: bool | None = None
+    sudo: bool | None = None
+    sudo_rule: bool | None = None  # `sudo -n` may run the helper
+    # The distribution, for the commands to copy.
+    os_id: str | None = None  # "ubuntu"
+    os_like: tuple[str, ...] = ()  # ("debian",)
+    os_name: str | None = None  # "Ubuntu 24.04.2 LTS"
+
+
+# ---- shared words ------------------------------------------------------------------------------
+
+# Above this share of the recent readings, a slowdown is sustained rather than a passing spike.
+SUSTAINED_SHARE = 0.5
+BUSY_PCT = 50.0  # a GPU busier than this should have its PCIe link at full speed
+# RAM kept free beyond the host-resident weights: the KV cache of host layers, buffers, the desktop.
+RAM_MARGIN_MIB = 2048.0
+SWAP_IN_USE_MIB = 256.0  # a little swap is always in use on some systems; more means memory ran short
+# nvidia-smi's process names for display servers and compositors that keep a framebuffer on the card.
+DISPLAY_SERVERS = frozenset(
+    {
+        "xorg",
+        "x",
+        "xwayland",
+        "gnome-shell",
+        "kwin",
+        "kwin_x11",
+        "kwin_wayland",
+        "sway",
+        "mutter",
+        "weston",
+        "cosmic-comp",
+    }
+)
+OLD_DRIVER_BRANCH = 580  # the last driver branch for Maxwell, Pascal and Volta
+# The install lines of packaging/README.md, for a copied command.
+_HELPER_INSTALL = (
+    "sudo install -m 0755 -o root -g root packaging/tightfit-power-helper {helper} && "
+    "sudo install -m 0644 packaging/org.tightfit.power-limit.policy /usr/share/polkit-1/actions/"
+)
+_SUDO_RULE = (
+    'echo "$USER ALL=(root) NOPASSWD: {helper}" > tightfit.sudoers && '
+    "sudo visudo -cf tightfit.sudoers && sudo install -m 0440 -o root -g root tightfit.sudoers /etc/sudoers.d/tightfit"
+    " && rm tightfit.sudoers"
+)
+_SUDO_SECTION = 'packaging/README.md, "Without a polkit agent: sudo -n"'
+
+
+def _mib(value: float) -> str:
+    return f"{value:,.0f} MiB"
+
+
+def _cpus(cpus: frozenset[int] | set[int]) -> str:
+    """The kernel's CPU list format: {0, 1, 2, 3, 8} -> '0-3,8'."""
+    runs: list[list[int]] = []
+    for cpu in sorted(cpus):
+        if runs and cpu == runs[-1][1] + 1:
+            runs[-1][1] = cpu
+        else:
+            runs.append([cpu, cpu])
+    return ",".join(str(a) if a == b else f"{a}-{b}" for a, b in runs) or "none"
+
+
+def _count(value: int | None) -> str:
+    return "?" if value is None else f"{value:,}"
+
+
+def _capability(text: str | None) -> int | None:
+    """'7.0' -> 70, the form CUDA architectures are written in."""
+    if not text:
+        return None
+    major, _, minor = text.partition(".")
+    try:
+        return int(major) * 10 + int(minor or 0)
+    except ValueError:
+        return None
+
+
+def _version(text: str | None) -> tuple[int, ...] | None:
+    """'12.4' -> (12, 4); '590.44.01' -> (590, 44, 1); None where it is not dotted numbers."""
+    if not text:
+        return None
+    try:
+        return tuple(int(part) for part in text.strip().split("."))
+    except ValueError:
+        return None
+
+
+def _label(gpu: GpuFacts, facts: DoctorFacts) -> str:
+    name = gpu.name or (gpu.sample.name if gpu.sample is not None and gpu.sample.name else "")
+    details = ", ".join(part for part in (name, "simulated" if facts.simulated else "") if part)
+    return f"GPU {gpu.index} ({details})" if details else f"GPU {gpu.index}"
+
+
+def _no_gpu(facts: DoctorFacts) -> str:
+    """Why there is no GPU to check, in words."""
+    if facts.gpus is None:
+        return f"NVML did not answer: {facts.nvml_error or 'not asked'}"
+    return "NVML sees no NVIDIA GPU"
+
+
+def rebuild_command(archs: Sequence[int], python: str = "python") -> str:
+    """The set-up, told to build with CUDA for these architectures: for when it cannot choose CUDA by itself yet
+    (no usable toolkit found). Run once a CUDA 12.x toolkit is installed; it says what is still missing."""
+    arch_list = ";".join(str(a) for a in sorted(set(archs)))
+    return f'{ENGINE_ENV}=cuda {ARCHS_ENV}="{arch_list}" {python} -m gui.commands.engine_setup'
+
+
+def _rebuild_fix(facts: DoctorFacts, gpus: Sequence[GpuFacts], words: str) -> Fix:
+    archs = [a for a in (_capability(g.compute_capability) for g in gpus) if a is not None]
+    old = any(a < 75 for a in archs)
+    toolkit = (
+        " Cards below compute capability 7.5 need a CUDA 12.x toolkit: CUDA 13 cannot build for them." if old else ""
+    )
+    listed = ", ".join(str(a) for a in sorted(set(archs))) or "your card"
+    command = facts.route_command or (rebuild_command(archs, facts.python) if archs else "")
+    more = f" {facts.route_help}" if facts.route_help else toolkit
+    return Fix(f"{words} Build the engine with CUDA for architecture {listed}.{more}", command=command)
+
+
+def _check(id: str, title: str, status: Status, evidence: str, why: str, fix: Fix | None = None) -> Check:
+    return Check(id, title, status, evidence, why, fix)
+
+
+# ---- engine ------------------------------------------------------------------------------------
+
+
+def check_engine_gpu_build(facts: DoctorFacts) -> Check:
+    title, id = "Engine built for the GPU", "engine.gpu_build"
+    why = (
+        "An engine built without CUDA silently ignores GPU layers: the model runs on the processor at a fraction of "
+        "the card's speed."
+    )
+    engine = facts.engine
+    if engine is None or engine.gpu_offload is None:
+        reason = engine.error if engine is not None and engine.error else "the engine's build could not be read"
+        return _check(id, title, Status.UNKNOWN, reason, why)
+    if not facts.gpus:
+        if facts.pci_nvidia_gpus:
+            return _check(id, title, Status.UNKNOWN, f"{engine.describe}; {_no_gpu(facts)}", why)
+        return _check(id, title, Status.OK, f"{engine.describe}; {_no_gpu(facts)}, so the CPU is what runs models", why)
+    gpus = ", ".join(f"{_label(g, facts)}, compute capability {g.compute_capability or '?'}" for g in facts.gpus)
+    if engine.gpu_offload:
+        return _check(id, title, Status.OK, f"{engine.describe}; {gpus}", why)
+    fix = _rebuild_fix(facts, facts.gpus, "This engine cannot use the GPU.")
+    return _check(id, title, Status.FAIL, f"{engine.describe or 'CPU-only build'}; NVML sees {gpus}", why, fix)
+
+
+def check_engine_amx(facts: DoctorFacts) -> Check:
+    title, id = "Engine safe on this processor", "engine.amx"
+    why = (
+        f"llama.cpp's AMX matrix kernels crash the first prompt on some Xeon processors with AMX ({AMX_ISSUE}); "
+        "an engine built without them runs on the same processor with its AVX-512 kernels."
+    )
+    engine = facts.engine
+    if engine is None or engine.gpu_offload is None:
+        reason = engine.error if engine is not None and engine.error else "the engine's build could not be read"
+        return _check(id, title, Status.UNKNOWN, reason, why)
+    if facts.cpu_flags is None:
+        return _check(id, title, Status.UNKNOWN, "the processor's features could not be read", why)
+    if not host_cmake_args(facts.cpu_flags):
+        return _check(id, title, Status.OK, "this processor has no AMX: nothing to avoid", why)
+    if engine.cpu_features.get("AMX_INT8") != "1":
+        return _check(id, title, Status.OK, "the processor has AMX; the engine was built without its kernels", why)
+    fix = Fix(
+        "Build the engine again: the set-up builds it without the AMX kernels on this processor.",
+        command=f"{facts.python} -m gui.commands.engine_setup",
+    )
+    return _check(id, title, Status.FAIL, "the processor has AMX and the engine was built with AMX_INT8 = 1", why, fix)
+
+
+def check_engine_cuda_archs(facts: DoctorFacts) -> Check:
+    title, id = "Engine compiled for the card", "engine.cuda_archs"
+    why = (
+        "CUDA runs a kernel only where it was compiled for the card's architecture or an older one of the same "
+        "generation; without it the engine cannot use the card, or runs slower code."
+    )
+    engine = facts.engine
+    if engine is None or not engine.gpu_offload or (engine.backend or "").upper() != "CUDA":
+        return _check(id, title, Status.UNKNOWN, "not a CUDA build", why)
+    if not facts.gpus:
+        return _check(id, title, Status.UNKNOWN, _no_gpu(facts), why)
+    if engine.cuda_archs is None:
+        return _check(id, title, Status.UNKNOWN, "the build does not say which architectures it was compiled for", why)
+    compiled = set(engine.cuda_archs)
+    missing: list[GpuFacts] = []
+    older: list[GpuFacts] = []
+    notes = []
+    for gpu in facts.gpus:
+        cap = _capability(gpu.compute_capability)
+        if cap is None:
+            notes.append(f"{_label(gpu, facts)}: compute capability unknown")
+        elif cap in compiled:
+            notes.append(f"{_label(gpu, facts)} is {cap}: compiled in")
+        elif any(a // 10 == cap // 10 and a < cap for a in compiled):
+            older.append(gpu)
+            notes.append(f"{_label(gpu, facts)} is {cap}: only an older {cap // 10}.x architecture is compiled in")
+        else:
+            missing.append(gpu)
+            notes.append(f"{_label(gpu, facts)} is {cap}: not compiled in")
+    evidence = f"compiled for {', '.join(str(a) for a in sorted(compiled)) or 'nothing'}; " + "; ".join(notes)
+    if missing:
+        fix = _rebuild_fix(facts, facts.gpus, "The engine has no code for this card.")
+        return _check(id, title, Status.FAIL, evidence, why, fix)
+    if older:
+        fix = _rebuild_fix(
+            facts, facts.gpus, "The card runs code built for an older architecture, without its own features."
+        )
+        return _check(id, title, Status.WARN, evidence, why, fix)
+    if notes and all("unknown" in n for n in notes):
+        return _check(id, title, Status.UNKNOWN, evidence, why)
+    return _check(id, title, Status.OK, evidence, why)
+
+
+def check_engine_cuda_runtime(facts: DoctorFacts) -> Check:
+    title, id = "CUDA runtime and driver", "engine.cuda_runtime"
+    why = "An engine built with a newer CUDA than the driver supports cannot start its GPU code, or only some of it."
+    engine = facts.engine
+    if engine is None or not engine.gpu_offload or (engine.backend or "").upper() != "CUDA":
+        return _check(id, title, Status.UNKNOWN, "not a CUDA build", why)
+    runtime, driver = _version(engine.cuda_runtime), _version(facts.cuda_driver_version)
+    if runtime is None or driver is None:
+        missing = "the engine's CUDA runtime" if runtime is None else "the driver's CUDA version"
+        return _check(id, title, Status.UNKNOWN, f"{missing} is not known", why)
+    evidence = (
+        f"engine built with CUDA {engine.cuda_runtime}; driver {facts.driver_version or '?'} supports up to CUDA "
+        f"{facts.cuda_driver_version}"
+    )
+    words = (
+        f"Update the driver to one that supports CUDA {engine.cuda_runtime} (for Pascal or Volta cards, the R580 "
+        f"branch is the last), or rebuild the engine with a CUDA toolkit no newer than {facts.cuda_driver_version}."
+    )
+    if runtime[0] > driver[0]:
+        return _check(id, title, Status.FAIL, evidence, why, Fix(words, command=facts.route_command or ""))
+    if runtime[:2] > driver[:2]:
+        evidence += (
+            " (same major version: CUDA's minor-version compatibility runs it, but any kernel it must compile at start "
+            "fails)"
+        )
+        return _check(id, title, Status.WARN, evidence, why, Fix(words, command=facts.route_command or ""))
+    return _check(id, title, Status.OK, evidence, why)
+
+
+def check_engine_flash_attn(facts: DoctorFacts) -> Check:
+    title, id = "Flash attention on the card", "engine.flash_attn"
+    why = (
+        "Flash attention needs a CUDA kernel for the model's head size and cache types; without one llama.cpp "
+        "either turns it off (a larger compute buffer) or runs it on the processor (much slower)."
+    )
+    s = facts.settings
+    if s is None:
+        return _check(id, title, Status.UNKNOWN, "no load settings", why)
+    if s.flash_attn == "off":
+        return _check(id, title, Status.OK, "flash attention is off", why)
+    engine = facts.engine
+    if engine is None or engine.gpu_offload is None:
+        return _check(id, title, Status.UNKNOWN, "the engine's build could not be read", why)
+    if not engine.gpu_offload or not facts.gpus:
+        return _check(id, title, Status.OK, "runs on the CPU, which has flash attention for every head size", why)
+    if facts.attn_heads is None:
+        return _check(id, title, Status.UNKNOWN, "no model selected: its head sizes are not known", why)
+    gaps = cuda_flash_attn_gaps(facts.attn_heads, s.cache_type_k, s.cache_type_v)
+    if not gaps:
+        return _check(id, title, Status.OK, f"flash attention {s.flash_attn}: CUDA has kernels for this model", why)
+    evidence = f"flash attention {s.flash_attn}; no CUDA kernel for {', '.join(gaps)}"
+    forced = s.flash_attn == "on" or s.cache_type_v not in FLOAT_CACHE_TYPES  # a quantized V cache forces it on
+    if not forced:
+        words = "With auto, llama.cpp runs this model without flash attention: plan for the larger compute buffer."
+        return _check(id, title, Status.WARN, evidence + " (auto turns it off)", why, Fix(words))
+    if s.cache_type_v in FLOAT_CACHE_TYPES:
+        words = "Set flash attention to auto: llama.cpp then runs without it on the GPU instead of on the processor."
+        return _check(
+            id,
+            title,
+            Status.WARN,
+            evidence + " (it runs on the processor)",
+            why,
+            Fix(words, action="set:flash_attn=auto"),
+        )
+    words = "Use an f16 V cache and flash attention auto, so attention stays on the GPU."
+    return _check(
+        id,
+        title,
+        Status.WARN,
+        evidence + " (a quantized V cache forces it on)",
+        why,
+        Fix(words, action="set:cache_type_v=f16"),
+    )
+
+
+# ---- driver ------------------------------------------------------------------------------------
+
+
+def _driver_fix(facts: DoctorFacts, words: str) -> Fix:
+    ids = {facts.os_id or "", *facts.os_like}
+    command = f"sudo apt install nvidia-driver-{OLD_DRIVER_BRANCH}" if "ubuntu" in ids else ""
+    return Fix(words, command=command)
+
+
+def check_driver_branch(facts: DoctorFacts) -> Check:
+    title, id = "Driver supports the card", "driver.branch"
+    why = (
+        f"NVIDIA's R{OLD_DRIVER_BRANCH} driver branch is the last for Maxwell, Pascal and Volta cards (P40, P100, "
+        "V100); newer drivers ignore them."
+    )
+    legacy_words = (
+        f"Install the R{OLD_DRIVER_BRANCH} driver branch (580.xx) from your distribution or NVIDIA, and keep it "
+        "from being upgraded to a newer branch."
+    )
+    if facts.gpus is None:
+        if facts.nvml_mismatch:
+            return _check(
+                id,
+                title,
+                Status.UNKNOWN,
+                "NVML's library and the loaded driver differ (see: Driver and NVML match)",
+                why,
+            )
+        if facts.pci_nvidia_gpus:
+            evidence = f"{facts.pci_nvidia_gpus} NVIDIA card(s) on the PCI bus, but {_no_gpu(facts)}"
+            return _check(
+                id, title, Status.FAIL, evidence, why, _driver_fix(facts, f"Install an NVIDIA driver. {legacy_words}")
+            )
+        if facts.pci_nvidia_gpus == 0:
+            return _check(id, title, Status.OK, "no NVIDIA card on the PCI bus", why)
+        return _check(id, title, Status.UNKNOWN, _no_gpu(facts), why)
+    version = _version(facts.driver_version)
+    if version is None:
+        return _check(id, title, Status.UNKNOWN, "the driver's version is not known", why)
+    evidence = f"driver {facts.driver_version}" + (" (simulated)" if facts.simulated else "")
+    ignored = (facts.pci_nvidia_gpus or 0) - len(facts.gpus)
+    if version[0] > OLD_DRIVER_BRANCH:
+        old = [g for g in facts.gpus if (cap := _capability(g.compute_capability)) is not None and cap < 75]
+        if old or ignored > 0:
+            parts = [f"{_label(g, facts)} is compute capability {g.compute_capability}" for g in old]
+            if ignored > 0:
+                parts.append(f"{ignored} NVIDIA card(s) on the PCI bus that NVML does not list")
+            return _check(
+                id, title, Status.FAIL, f"{evidence}; {'; '.join(parts)}", why, _driver_fix(facts, legacy_words)
+            )
+    if ignored > 0:
+        evidence += f"; {ignored} NVIDIA card(s) on the PCI bus that NVML does not list (disabled, or given to a VM?)"
+    return _check(id, title, Status.OK, evidence, why)
+
+
+def check_driver_nvml_mismatch(facts: DoctorFacts) -> Check:
+    title, id = "Driver and NVML match", "driver.nvml_mismatch"
+    why = (
+        "After a driver update the old driver stays loaded until a reboot, and nothing that uses the GPU works until "
+        "then."
+    )
+    fix = Fix("Reboot, so the updated driver is the one loaded.", command="sudo reboot")
+    if facts.nvml_mismatch:
+        return _check(
+            id, title, Status.FAIL, f"NVML: {facts.nvml_error or 'driver/library version mismatch'}", why, fix
+        )
+    if facts.nvml_version is None or facts.driver_version is None:
+        return _check(id, title, Status.UNKNOWN, _no_gpu(facts) if facts.gpus is None else "versions not known", why)
+    # NVML's version is the CUDA major version, then the driver's: "12.570.133.20" for driver 570.133.20.
+    library = facts.nvml_version.partition(".")[2]
+    evidence = f"NVML {facts.nvml_version}, driver {facts.driver_version}"
+    if library != facts.driver_version:
+        return _check(id, title, Status.FAIL, evidence, why, fix)
+    return _check(id, title, Status.OK, evidence, why)
+
+
+def check_driver_persistence(facts: DoctorFacts) -> Check:
+    title, id = "Persistence mode", "driver.persistence"
+    why = (
+        "Without persistence mode the driver lets go of an idle card, so the next start waits seconds while it wakes "
+        "up."
+    )
+    if not facts.gpus:
+        return _check(id, title, Status.UNKNOWN, _no_gpu(facts), why)
+    off = [g for g in facts.gpus if g.persistence_mode is False]
+    known = [g for g in facts.gpus if g.persistence_mode is not None]
+    states = "; ".join(
+        f"{_label(g, facts)}: {'on' if g.persistence_mode else 'off' if g.persistence_mode is False else 'unknown'}"
+        for g in facts.gpus
+    )
+    if off:
+        words = "Turn persistence mode on now, and keep it on at every boot with the nvidia-persistenced service."
+        command = "sudo nvidia-smi -pm 1 && sudo systemctl enable --now nvidia-persistenced"
+        return _check(id, title, Status.WARN, states, why, Fix(words, command=command))
+    if not known:
+        return _check(id, title, Status.UNKNOWN, states, why)
+    return _check(id, title, Status.OK, states, why)
+
+
+# ---- processor ---------------------------------------------------------------------------------
+
+
+def check_cpu_threads(facts: DoctorFacts) -> Check:
+    title, id = "Threads and cores", "cpu.threads"
+    why = (
+        "llama.cpp is fastest with one thread per physical core; more threads fight over the same cores (about 10% "
+        "slower with 16 threads on 8 cores)."
+    )
+    if facts.settings is None or not facts.physical_cores:
+        missing = "no load settings" if facts.settings is None else "the physical core count is not known"
+        return _check(id, title, Status.UNKNOWN, missing, why)
+    threads, cores = facts.settings.n_threads, facts.physical_cores
+    evidence = f"{threads} threads on {cores} physical cores"
+    if threads > cores:
+        fix = Fix(f"Use {cores} threads, one per physical core.", action=f"set:n_threads={cores}")
+        return _check(id, title, Status.WARN, evidence, why, fix)
+    return _check(id, title, Status.OK, evidence, why)
+
+
+def check_cpu_hybrid(facts: DoctorFacts) -> Check:
+    title, id = "Performance and efficiency cores", "cpu.hybrid"
+    why = (
+        "On a CPU with performance and efficiency cores, llama.cpp's threads wait for the slowest one, so threads on "
+        "efficiency cores slow every token."
+    )
+    if facts.efficiency_cpus is None:
+        return _check(id, title, Status.UNKNOWN, "the kinds of cores are not known (no /sys/devices/cpu_atom)", why)
+    if not facts.efficiency_cpus:
+        return _check(id, title, Status.OK, "not a hybrid CPU", why)
+    p_cpus = facts.performance_cpus or frozenset()
+    p_cores = facts.performance_cores or len(p_cpus)
+    evidence = (
+        f"{p_cores} performance cores (CPUs {_cpus(p_cpus)}), efficiency cores on CPUs {_cpus(facts.efficiency_cpus)}"
+    )
+    threads = facts.settings.n_threads if facts.settings is not None else None
+    if threads is not None:
+        evidence += f"; {threads} threads"
+    if threads is not None and p_cores and threads > p_cores:
+        fix = Fix(f"Use {p_cores} threads, one per performance core.", action=f"set:n_threads={p_cores}")
+    else:
+        fix = Fix(
+            "Keep the threads at the performance-core count and start Tightfit on the performance cores only.",
+            command=f"taskset -c {_cpus(p_cpus)} tightfit" if p_cpus else "",
+        )
+    return _check(id, title, Status.WARN, evidence, why, fix)
+
+
+def check_numa(facts: DoctorFacts) -> Check:
+    title, id = "GPU and engine on one NUMA node", "numa.gpu_node"
+    why = (
+        "On a board with several NUMA nodes, an engine running on the far node's cores sends every transfer to the GPU "
+        "across the link between them (tens of ms on the first token)."
+    )
+    nodes = facts.numa_nodes
+    if nodes is not None and len(nodes) <= 1:
+        return _check(id, title, Status.OK, "one NUMA node", why)
+    if nodes is None:
+        return _check(id, title, Status.UNKNOWN, "the NUMA nodes are not known", why)
+    if not facts.gpus:
+        return _check(id, title, Status.UNKNOWN, _no_gpu(facts), why)
+    gpu = next((g for g in facts.gpus if g.numa_node is not None and g.numa_node >= 0), None)
+    if gpu is None or gpu.numa_node is None:
+        return _check(
+            id, title, Status.UNKNOWN, f"{len(nodes)} NUMA nodes; the board does not say which one the GPU is on", why
+        )
+    node = gpu.numa_node
+    node_cpus = nodes.get(node, frozenset())
+    evidence = f"GPU {gpu.index} on node {node} (CPUs {_cpus(node_cpus)})"
+    if facts.engine_cpus is None:
+        return _check(id, title, Status.UNKNOWN, f"{evidence}; where the engine runs is not known", why)
+    evidence += f"; {facts.engine_cpus_from} allowed on {_cpus(facts.engine_cpus)}"
+    if node_cpus and facts.engine_cpus <= node_cpus:
+        return _check(id, title, Status.OK, evidence, why)
+    memory = "and its memory" if facts.numactl else "(install numactl to bind its memory too)"
+    words = f"Pin the engine to node {node}'s CPUs {memory}, from the next load; remembered for this machine."
+    return _check(id, title, Status.WARN, evidence, why, Fix(words, action=f"pin_numa:{node}"))
+
+
+def check_pcie(facts: DoctorFacts) -> Check:
+    title, id = "PCIe link", "pcie.link"
+    why = (
+        "A riser or slot that trained the link down to a lower generation or fewer lanes slows every transfer between "
+        "the card and the processor."
+    )
+    if not facts.gpus:
+        return _check(id, title, Status.UNKNOWN, _no_gpu(facts), why)
+    status, lines, fix = Status.OK, [], None
+    for gpu in facts.gpus:
+        s = gpu.sample
+        values = None if s is None else (s.pcie_gen, s.pcie_width, s.pcie_gen_max, s.pcie_width_max, s.gpu_util_pct)
+        if s is None or values is None or any(v is None for v in values):
+            lines.append(f"{_label(gpu, facts)}: link not known")
+            status = max(status, Status.UNKNOWN, key=_RANK.__getitem__)
+            continue
+        link = f"gen {s.pcie_gen} x{s.pcie_width} of gen {s.pcie_gen_max} x{s.pcie_width_max}"
+        busy = (s.gpu_util_pct or 0) > BUSY_PCT
+        below = (s.pcie_gen or 0) < (s.pcie_gen_max or 0) or (s.pcie_width or 0) < (s.pcie_width_max or 0)
+        lines.append(f"{_label(gpu, facts)}: {link} at {s.gpu_util_pct:.0f}% busy")
+        if below and busy:
+            status = Status.WARN
+            bus = f" -s {gpu.pci_bus_id}" if gpu.pci_bus_id else ""
+            fix = fix or Fix(
+                "Reseat the card or its riser, try another slot, and check the slot's PCIe setting in the BIOS; "
+                "lspci shows what the link can do (LnkCap) and what it runs at (LnkSta).",
+                command=f"sudo lspci -vv{bus} | grep -E 'LnkCap|LnkSta'",
+            )
+        elif below:
+            lines[-1] += " (links slow down when idle: run the Doctor during a reply to check)"
+            status = max(status, Status.UNKNOWN, key=_RANK.__getitem__)
+    return _check(id, title, status, "; ".join(lines), why, fix)
+
+
+# ---- memory ------------------------------------------------------------------------------------
+
+
+def _room_for_weights(facts: DoctorFacts) -> float | None:
+    """RAM the next load can use: what is available now plus what the running engine would give back."""
+    if facts.ram_available_mib is None:
+        return None
+    return facts.ram_available_mib + (facts.engine_rss_mib or 0.0)
+
+
+def check_memory_host_weights(facts: DoctorFacts) -> Check:
+    title, id = "Room in RAM for the weights", "memory.host_weights"
+    why = (
+        "Weights kept in host memory must fit in free RAM; when they do not, the system swaps and every token waits "
+        "for the disk."
+    )
+    room = _room_for_weights(facts)
+    if facts.host_weights_mib is None:
+        return _check(id, title, Status.UNKNOWN, "no model planned", why)
+    if room is None:
+        return _check(id, title, Status.UNKNOWN, "available RAM is not known", why)
+    weights = facts.host_weights_mib
+    if weights <= 0:
+        return _check(id, title, Status.OK, "every weight is on the GPU", why)
+    evidence = f"{_mib(weights)} of weights in host memory; {_mib(room)} of RAM available"
+    if facts.engine_rss_mib:
+        evidence += f" (counting the {_mib(facts.engine_rss_mib)} the engine holds now)"
+    words = "Put more layers on the GPU, use a smaller quant, or close programs that hold memory."
+    if room < weights:
+        return _check(id, title, Status.FAIL, evidence, why, Fix(words))
+    if room < weights + RAM_MARGIN_MIB:
+        return _check(id, title, Status.WARN, f"{evidence}: less than {_mib(RAM_MARGIN_MIB)} to spare", why, Fix(words))
+    return _check(id, title, Status.OK, evidence, why)
+
+
+def check_memory_swap(facts: DoctorFacts) -> Check:
+    title, id = "Swap", "memory.swap"
+    why = (
+        "Swap in use means memory ran short; anything that was swapped out makes a reply stall while it is read back "
+        "from disk."
+    )
+    if facts.swap_used_mib is None:
+        return _check(id, title, Status.UNKNOWN, "swap use is not known", why)
+    if not facts.swap_total_mib:
+        return _check(id, title, Status.OK, "no swap", why)
+    evidence = f"{_mib(facts.swap_used_mib)} of {_mib(facts.swap_total_mib)} swap in use"
+    if facts.swap_used_mib > SWAP_IN_USE_MIB:
+        words = (
+            "Close programs that hold memory, or keep fewer weights in host memory; swap empties as pages are used "
+            "again."
+        )
+        return _check(id, title, Status.WARN, evidence, why, Fix(words))
+    return _check(id, title, Status.OK, evidence, why)
+
+
+def check_memory_mmap(facts: DoctorFacts) -> Check:
+    title, id = "Memory-mapped weights", "memory.mmap"
+    why = (
+        "A memory-mapped model file can be dropped from RAM under memory pressure and read from disk again mid-reply; "
+        "reading it in whole (no mmap) was steadier."
+    )
+    s = facts.settings
+    if s is None:
+        return _check(id, title, Status.UNKNOWN, "no load settings", why)
+    if not s.use_mmap:
+        return _check(id, title, Status.OK, "mmap off: the weights are read into RAM", why)
+    room = _room_for_weights(facts)
+    if facts.host_weights_mib is None or room is None:
+        return _check(
+            id, title, Status.UNKNOWN, "no model planned" if room is not None else "available RAM is not known", why
+        )
+    weights = facts.host_weights_mib
+    if weights <= 0:
+        return _check(id, title, Status.OK, "mmap on, and every weight is on the GPU", why)
+    evidence = f"mmap on; {_mib(weights)} of weights in host memory, {_mib(room)} of RAM available"
+    if room >= weights + RAM_MARGIN_MIB:
+        return _check(id, title, Status.OK, evidence, why)
+    if room >= weights:
+        fix = Fix("Turn memory mapping off: the weights then stay in RAM.", action="set:use_mmap=false")
+        return _check(id, title, Status.WARN, evidence, why, fix)
+    words = "RAM is too small to hold these weights either way: put more layers on the GPU or use a smaller quant."
+    return _check(id, title, Status.WARN, evidence, why, Fix(words))
+
+
+# ---- VRAM ----------------------------------------------------------------------------------------
+
+
+def _is_display_server(name: str | None) -> bool:
+    return bool(name) and (name or "").rstrip("/").rpartition("/")[2].lower() in DISPLAY_SERVERS
+
+
+def _process_words(p: GpuProcess) -> str:
+    name = (p.name or "?").rpartition("/")[2]
+    used = _mib(p.used_mib) if p.used_mib is not None else "memory not reported"
+    return f"{name} (pid {p.pid}) {used}"
+
+
+def check_vram_others(facts: DoctorFacts) -> Check:
+    title, id = "VRAM held by other programs", "vram.other_processes"
+    why = "Memory another program holds on the card is memory the model cannot use: fewer layers or less context fit."
+    if not facts.gpus:
+        return _check(id, title, Status.UNKNOWN, _no_gpu(facts), why)
+    lines, found, unknown = [], False, False
+    for gpu in facts.gpus:
+        processes = gpu.sample.processes if gpu.sample is not None else None
+        if processes is None:
+            reason = gpu.sample.errors.get("processes", "not read") if gpu.sample is not None else "not read"
+            lines.append(f"{_label(gpu, facts)}: process list not available ({reason})")
+            unknown = True
+            continue
+        others = [p for p in processes if p.pid not in facts.own_pids and not _is_display_server(p.name)]
+        if others:
+            found = True
+            lines.append(f"{_label(gpu, facts)}: " + ", ".join(_process_words(p) for p in others))
+        else:
+            lines.append(f"{_label(gpu, facts)}: none")
+    evidence = "; ".join(lines)
+    if found:
+        words = "Close those programs before loading, or plan with the memory they leave."
+        command = "nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv"
+        return _check(id, title, Status.WARN, evidence, why, Fix(words, command=command))
+    return _check(id, title, Status.UNKNOWN if unknown else Status.OK, evidence, why)
+
+
+def check_vram_display(facts: DoctorFacts) -> Check:
+    title, id = "Display on the card", "vram.display"
+    why = "A desktop drawn on the compute card keeps hundreds of MiB of its memory and competes for it while you chat."
+    if not facts.gpus:
+        return _check(id, title, Status.UNKNOWN, _no_gpu(facts), why)
+    lines, found, known = [], False, False
+    for gpu in facts.gpus:
+        processes = gpu.sample.processes if gpu.sample is not None else None
+        servers = [p for p in processes or () if _is_display_server(p.name)]
+        if processes is not None or gpu.display_active is not None:
+            known = True
+        if servers or gpu.display_active:
+            found = True
+            held = ", ".join(_process_words(p) for p in servers) or "display active"
+            lines.append(f"{_label(gpu, facts)}: {held}")
+    if found:
+        words = "Plug the monitor into another GPU or the processor's graphics, so this card only computes."
+        return _check(id, title, Status.WARN, "; ".join(lines), why, Fix(words))
+    if not known:
+        return _check(id, title, Status.UNKNOWN, "neither the process list nor the display state could be read", why)
+    return _check(id, title, Status.OK, "no display server on the card", why)
+
+
+# ---- thermals and health -------------------------------------------------------------------------
+
+
+def suggested_cap_w(sample: GpuSample) -> int | None:
+    """The cap to suggest: the Monitor's 200 W where the card allows it, else a fifth under its default."""
+    if sample.power_default_w is None:
+        return None
+    low = sample.power_min_w or 0.0
+    if sample.power_default_w > CAP.default >= low:
+        return CAP.default
+    return max(round(sample.power_default_w * 0.8 / 5) * 5, round(low))
+
+
+def check_thermal(facts: DoctorFacts) -> Check:
+    title, id = "Thermal slowdown", "thermal.slowdown"
+    why = (
+        "A card that keeps hitting its temperature limit cuts its clocks in bursts; a lower power cap costs a few "
+        "percent but holds it cooler and steady."
+    )
+    if not facts.gpus:
+        return _check(id, title, Status.UNKNOWN, _no_gpu(facts), why)
+    status, lines, fix = Status.OK, [], None
+    for gpu in facts.gpus:
+        samples = [s for s in (gpu.history or ((gpu.sample,) if gpu.sample is not None else ())) if s is not None]
+        known = [s for s in samples if s.throttle_reasons is not None]
+        if not known:
+            lines.append(f"{_label(gpu, facts)}: clock-event reasons not known")
+            status = max(status, Status.UNKNOWN, key=_RANK.__getitem__)
+            continue
+        hot = sum(
+            reasons.THERMAL_SLOWDOWN in (s.throttle_reasons or ())
+            or reasons.HW_THERMAL_SLOWDOWN in (s.throttle_reasons or ())
+            for s in known
+        )
+        last = samples[-1]
+        temperature = f", {last.temperature_c:.0f} °C" if last.temperature_c is not None else ""
+        line = f"{_label(gpu, facts)}: thermal slowdown in {hot} of {len(known)} readings{temperature}"
+        if hot <= SUSTAINED_SHARE * len(known):
+            lines.append(line)
+            continue
+        status = Status.WARN
+        limit, default = last.power_limit_w, last.power_default_w
+        if limit is not None and default is not None and limit < default - 0.5:
+            lines.append(f"{line}; already capped at {limit:.0f} W (default {default:.0f} W)")
+            fix = fix or Fix(
+                "The card is capped and still hot: give it more intake airflow, or cap it lower.", action="open:power"
+            )
+            continue
+        at = f" at the default {default:.0f} W limit" if default is not None and limit is not None else ""
+        lines.append(line + at)
+        cap = suggested_cap_w(last)
+        words = f"Cap the card at {cap} W in the power panel" if cap else "Cap the card's power in the power panel"
+        fix = fix or Fix(
+            f"{words}: on a blower V100, 200 W held about 70 °C for about 5% fewer tokens/s.", action="open:power"
+        )
+    return _check(id, title, status, "; ".join(lines), why, fix)
+
+
+def check_ecc(facts: DoctorFacts) -> Check:
+    title, id = "Memory errors (ECC)", "health.ecc"
+    why = (
+        "ECC errors mean the card's memory is wearing or running too hot; uncorrected ones corrupt results and crash "
+        "programs, and bad rows must be retired at a reboot."
+    )
+    if not facts.gpus:
+        return _check(id, title, Status.UNKNOWN, _no_gpu(facts), why)
+    status, lines, fix = Status.OK, [], None
+    for gpu in facts.gpus:
+        s = gpu.sample
+        vol_c = s.ecc_corrected if s is not None else None
+        vol_u = s.ecc_uncorrected if s is not None else None
+        agg_c, agg_u = gpu.ecc_corrected_aggregate, gpu.ecc_uncorrected_aggregate
+        pending = gpu.retired_pages_pending or gpu.remapped_rows_pending
+        readings = (vol_c, vol_u, agg_c, agg_u, gpu.retired_pages_pending, gpu.remapped_rows_pending)
+        if all(v is None for v in readings) and gpu.remapped_rows_failure is None:
+            lines.append(f"{_label(gpu, facts)}: no ECC readings (a card without ECC, or not reported)")
+            status = max(status, Status.UNKNOWN, key=_RANK.__getitem__)
+            continue
+        counts = [
+            f"since boot {_count(vol_c)} corrected, {_count(vol_u)} uncorrected",
+            f"lifetime {_count(agg_c)} corrected, {_count(agg_u)} uncorrected",
+        ]
+        if gpu.retired_pages_pending:
+            counts.append("pages waiting to be retired")
+        if gpu.remapped_rows_pending:
+            counts.append("rows waiting to be remapped")
+        if gpu.remapped_rows_failure:
+            counts.append("a row could not be remapped")
+        lines.append(f"{_label(gpu, facts)}: " + "; ".join(counts))
+        if gpu.remapped_rows_failure or (vol_u or 0) > 0:
+            status = Status.FAIL
+            fix = Fix(
+                "The card's memory has errors it cannot correct: results may be wrong. Keep it cool, reboot, and if "
+                "errors come back, replace the card."
+            )
+        elif pending:
+            status = max(status, Status.WARN, key=_RANK.__getitem__)
+            fix = fix or Fix(
+                "Reboot (or reset the GPU) so the driver sets the bad memory aside.", command="sudo reboot"
+            )
+        elif (vol_c or 0) > 0 or (agg_u or 0) > 0:
+            status = max(status, Status.WARN, key=_RANK.__getitem__)
+            fix = fix or Fix("Keep the card cooler: more airflow, or a power cap.", action="open:power")
+    return _check(id, title, status, "; ".join(lines), why, fix)
+
+
+# ---- settings ----------------------------------------------------------------------------------
+
+
+def check_settings_parallel(facts: DoctorFacts) -> Check:
+    title, id = "Parallel slots", "settings.parallel"
+    why = (
+        "Each parallel slot gets only its share of the context, so more slots than conversations you really run leave "
+        "each one a short memory."
+    )
+    s = facts.settings
+    if s is None:
+        return _check(id, title, Status.UNKNOWN, "no load settings", why)
+    if s.n_parallel <= 1:
+        return _check(id, title, Status.OK, f"1 slot with the whole {s.n_ctx}-token context", why)
+    if s.kv_unified:
+        return _check(id, title, Status.OK, f"{s.n_parallel} slots sharing one {s.n_ctx}-token cache", why)
+    evidence = f"{s.n_parallel} slots: each gets {s.n_ctx // s.n_parallel} tokens of the {s.n_ctx}-token context"
+    fix = Fix("Use one slot unless you really run several conversations at once.", action="set:n_parallel=1")
+    return _check(id, title, Status.WARN, evidence, why, fix)
+
+
+def check_settings_batch(facts: DoctorFacts) -> Check:
+    title, id = "Batch and micro-batch", "settings.batch"
+    why = (
+        "llama.cpp never computes more tokens at once than a batch holds, so a micro-batch above the batch only "
+        "reserves memory it cannot use."
+    )
+    s = facts.settings
+    if s is None:
+        return _check(id, title, Status.UNKNOWN, "no load settings", why)
+    evidence = f"batch {s.n_batch}, micro-batch {s.n_ubatch}"
+    if s.n_batch < s.n_ubatch:
+        fix = Fix(f"Set the micro-batch to {s.n_batch}, the batch.", action=f"set:n_ubatch={s.n_batch}")
+        return _check(id, title, Status.WARN, evidence, why, fix)
+    return _check(id, title, Status.OK, evidence, why)
+
+
+def check_settings_context(facts: DoctorFacts) -> Check:
+    title, id = "Context and the model's training", "settings.context"
+    why = (
+        "Past the context a model was trained on, its answers fall apart unless the model is made for a longer one "
+        "(rope scaling)."
+    )
+    s = facts.settings
+    if s is None or facts.n_ctx_train is None:
+        return _check(id, title, Status.UNKNOWN, "no load settings" if s is None else "no model selected", why)
+    evidence = f"context {s.n_ctx}; the model was trained on {facts.n_ctx_train}"
+    if s.n_ctx > facts.n_ctx_train:
+        fix = Fix(f"Set the context to {facts.n_ctx_train}.", action=f"set:n_ctx={facts.n_ctx_train}")
+        return _check(id, title, Status.WARN, evidence, why, fix)
+    return _check(id, title, Status.OK, evidence, why)
+
+
+def check_settings_v_cache(facts: DoctorFacts) -> Check:
+    title, id = "Quantized V cache", "settings.v_cache"
+    why = "llama.cpp refuses to load with a quantized V cache unless flash attention is on."
+    s = facts.settings
+    if s is None:
+        return _check(id, title, Status.UNKNOWN, "no load settings", why)
+    evidence = f"V cache {s.cache_type_v}, flash attention {s.flash_attn}"
+    if s.cache_type_v not in FLOAT_CACHE_TYPES and s.flash_attn == "off":
+        fix = Fix("Turn flash attention on (or use an f16 V cache).", action="set:flash_attn=on")
+        return _check(id, title, Status.FAIL, evidence, why, fix)
+    return _check(id, title, Status.OK, evidence, why)
+
+
+# ---- the power cap's path ------------------------------------------------------------------------
+
+
+def _power_applies(facts: DoctorFacts, id: str, title: str, why: str) -> Check | None:
+    """The cap's path only matters where there is a real card to cap."""
+    if facts.simulated:
+        return _check(id, title, Status.OK, "simulated card: capped directly, without the helper", why)
+    if not facts.gpus:
+        return _check(id, title, Status.UNKNOWN, f"no card to cap ({_no_gpu(facts)})", why)
+    return None
+
+
+def check_power_helper(facts: DoctorFacts) -> Check:
+    title, id = "Power cap helper", "power.helper"
+    why = "Setting a power limit needs root; Tightfit never runs as root, so a small helper installed once does it."
+    if (done := _power_applies(facts, id, title, why)) is not None:
+        return done
+    if facts.helper_installed is None:
+        return _check(id, title, Status.UNKNOWN, "not looked for", why)
+    if not facts.helper_installed:
+        words = facts.power_readiness or f"Install the helper at {facts.helper_path} once."
+        command = _HELPER_INSTALL.format(helper=facts.helper_path)
+        return _check(id, title, Status.WARN, f"no helper at {facts.helper_path}", why, Fix(words, command=command))
+    return _check(id, title, Status.OK, f"installed at {facts.helper_path}", why)
+
+
+def _pynvml_fix(facts: DoctorFacts, python: str) -> Fix:
+    ids = {facts.os_id or "", *facts.os_like}
+    if ids & {"debian", "ubuntu"}:
+        section = "multiverse" if "ubuntu" in ids else "contrib"
+        return Fix(
+            f"Install python3-pynvml (in {section}) for the system Python.", command="sudo apt install python3-pynvml"
+        )
+    if "arch" in ids:
+        return Fix("Install the NVML bindings for the system Python.", command="sudo pacman -S python-nvidia-ml-py")
+    return Fix(
+        "Give the helper its own root-owned environment with nvidia-ml-py (packaging/README.md, "
+        '"A root-owned environment for the helper").',
+        command="sudo python3 -m venv /opt/tightfit/helper-venv && "
+        "sudo /opt/tightfit/helper-venv/bin/python3 -m pip install nvidia-ml-py",
+    )
+
+
+def check_power_pynvml(facts: DoctorFacts) -> Check:
+    title, id = "NVML for the helper", "power.pynvml"
+    why = (
+        "The helper runs with the system's Python, isolated from Tightfit's, and needs NVIDIA's pynvml installed there "
+        "by root."
+    )
+    if (done := _power_applies(facts, id, title, why)) is not None:
+        return done
+    python = facts.helper_python or "/usr/bin/python3"
+    if facts.helper_python_has_pynvml is None:
+        return _check(id, title, Status.UNKNOWN, f"could not ask {python}", why)
+    if not facts.helper_python_has_pynvml:
+        return _check(id, title, Status.WARN, f"{python} cannot import pynvml", why, _pynvml_fix(facts, python))
+    return _check(id, title, Status.OK, f"{python} has pynvml", why)
+
+
+def _polkit_127(version: str | None) -> bool:
+    parsed = _version(version)
+    return parsed is not None and parsed[0] == 127
+
+
+def check_power_privilege(facts: DoctorFacts) -> Check:
+    title, id = "A way to run the helper as root", "power.privilege"
+    why = (
+        "The helper runs through pkexec (a password dialog) or, where pkexec cannot ask, a sudo rule for the helper "
+        "alone."
+    )
+    if (done := _power_applies(facts, id, title, why)) is not None:
+        return done
+    if facts.pkexec is None and facts.sudo_rule is None:
+        return _check(id, title, Status.UNKNOWN, "not looked for", why)
+    pkexec = f"pkexec (polkit {facts.pkexec_version or '?'})" if facts.pkexec else "no pkexec"
+    sudo = "a sudo -n rule for the helper" if facts.sudo_rule else "no sudo -n rule" if facts.sudo else "no sudo"
+    evidence = f"{pkexec}; {sudo}"
+    rule = Fix(
+        f"Add the sudo rule for the helper alone ({_SUDO_SECTION}).",
+        command=_SUDO_RULE.format(helper=facts.helper_path),
+    )
+    if facts.sudo_rule:
+        return _check(id, title, Status.OK, evidence, why)
+    if not facts.pkexec:
+        return _check(id, title, Status.WARN, evidence, why, rule)
+    if _polkit_127(facts.pkexec_version):
+        evidence += "; polkit 127's pkexec can reject the right password (its socket-activated agent helper)"
+        return _check(id, title, Status.WARN, evidence, why, rule)
+    return _check(id, title, Status.OK, evidence, why)
+
+
+# ---- all of them ---------------------------------------------------------------------------------
+
+CHECKS: tuple[Callable[[DoctorFacts], Check], ...] = (
+    check_engine_gpu_build,
+    check_engine_cuda_archs,
+    check_engine_cuda_runtime,
+    check_engine_flash_attn,
+    check_engine_amx,
+    check_driver_branch,
+    check_driver_nvml_mismatch,
+    check_driver_persistence,
+    check_cpu_threads,
+    check_cpu_hybrid,
+    check_numa,
+    check_pcie,
+    check_memory_host_weights,
+    check_memory_swap,
+    check_memory_mmap,
+    check_vram_others,
+    check_vram_display,
+    check_thermal,
+    check_ecc,
+    check_settings_parallel,
+    check_settings_batch,
+    check_settings_context,
+    check_settings_v_cache,
+    check_power_helper,
+    check_power_pynvml,
+    check_power_privilege,
+)
+
+
+def run_checks(facts: DoctorFacts) -> tuple[Check, ...]:
+    """Every check, in a fixed order (engine, driver, processor, memory, card, settings, power cap)."""
+    return tuple(check(facts) for check in CHECKS)

@@ -1,0 +1,182 @@
+"""The Doctor tab: what is wrong with this machine for big models on an old card, worst first, each finding
+with its numbers, why it matters, and the fix — a button where Tightfit can do it, a command to copy where
+it cannot.
+
+The checks run off the UI thread (the window's Background); this view only shows them.
+"""
+
+from __future__ import annotations
+
+import time
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QGuiApplication, QIcon
+from PySide6.QtWidgets import (
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QPlainTextEdit,
+    QPushButton,
+    QScrollArea,
+    QStyle,
+    QVBoxLayout,
+    QWidget,
+)
+
+from gui.core.doctor import STATUS_WORDS, Check, Status, by_severity, summary, worst
+from gui.ui.plain import plain_label
+
+__all__ = ["DoctorView", "action_label"]
+
+# Each status's colour in the list.
+STATUS_COLOURS = {Status.FAIL: "#c62828", Status.WARN: "#b26a00", Status.UNKNOWN: "#666666", Status.OK: "#2e7d32"}
+
+
+def action_label(action: str) -> str:
+    """The button's words for an action a check offers ('' for one this window cannot do)."""
+    kind, _, arg = action.partition(":")
+    if kind == "pin_numa" and arg.isdigit():
+        return f"Pin the engine to NUMA node {arg}"
+    if kind == "set":
+        key, _, value = arg.partition("=")
+        if key == "n_threads":
+            return f"Use {value} threads"
+        if key == "use_mmap" and value.lower() in ("false", "0", "off"):
+            return "Turn memory mapping off"
+        return f"Set {key} to {value}"
+    if kind == "open" and arg == "power":
+        return "Open the power cap"
+    if kind == "open" and arg == "log":
+        return "Open the engine log"
+    return ""
+
+
+class DoctorView(QWidget):
+    run_requested = Signal()
+    action_requested = Signal(str)  # a check's Fix.action
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.checks: tuple[Check, ...] = ()
+        self.summary = plain_label("The checks run once the engine has started.", self, wrap=True)
+        self.summary.setAccessibleName("Doctor summary")
+        self.run_button = QPushButton("Chec&k again", self)
+        self.run_button.setToolTip("Run every check again (the engine, driver, CPU, memory, card and settings)")
+        self.run_button.clicked.connect(self.run_requested)
+        top = QHBoxLayout()
+        top.addWidget(self.summary, 1)
+        top.addWidget(self.run_button)
+        self._list = QWidget(self)
+        self._rows = QVBoxLayout(self._list)
+        self._rows.setContentsMargins(0, 0, 0, 0)
+        self._rows.addStretch(1)
+        scroll = QScrollArea(self)
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QFrame.Shape.NoFrame)
+        scroll.setWidget(self._list)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(6, 6, 6, 6)
+        layout.addLayout(top)
+        layout.addWidget(scroll, 1)
+        self.action_buttons: dict[str, QPushButton] = {}
+        self.command_boxes: dict[str, QPlainTextEdit] = {}
+
+    def show_running(self) -> None:
+        self.run_button.setEnabled(False)
+        self.summary.setText("Checking this machine…" if not self.checks else "Checking again…")
+
+    def show_failed(self, words: str) -> None:
+        self.run_button.setEnabled(True)
+        self.summary.setText(f"The checks could not run: {words}")
+
+    def show_checks(self, checks: tuple[Check, ...]) -> None:
+        self.checks = by_severity(checks)
+        self.run_button.setEnabled(True)
+        self.summary.setText(f"{summary(self.checks)} — checked at {time.strftime('%H:%M')}.")
+        while self._rows.count() > 1:
+            item = self._rows.takeAt(0)
+            widget = item.widget() if item is not None else None
+            if widget is not None:
+                widget.deleteLater()
+        self.action_buttons.clear()
+        self.command_boxes.clear()
+        for index, check in enumerate(self.checks):
+            self._rows.insertWidget(index, self._row(check))
+
+    def worst(self) -> Status | None:
+        return worst(self.checks) if self.checks else None
+
+    def badge_icon(self) -> QIcon:
+        """The tab's icon: a failure or a warning is seen from every tab."""
+        status = self.worst()
+        pixmap = (
+            {
+                Status.FAIL: QStyle.StandardPixmap.SP_MessageBoxCritical,
+                Status.WARN: QStyle.StandardPixmap.SP_MessageBoxWarning,
+            }.get(status)
+            if status is not None
+            else None
+        )
+        return self.style().standardIcon(pixmap) if pixmap is not None else QIcon()
+
+    def _row(self, check: Check) -> QFrame:
+        frame = QFrame(self._list)
+        frame.setFrameShape(QFrame.Shape.StyledPanel)
+        frame.setObjectName(f"check:{check.id}")
+        word, colour = STATUS_WORDS[check.status], STATUS_COLOURS[check.status]
+        status = QLabel(word, frame)
+        status.setStyleSheet(f"color: {colour}; font-weight: bold")
+        status.setMinimumWidth(40)
+        title = plain_label(check.title, frame, wrap=True)
+        title.setStyleSheet("font-weight: bold")
+        head = QHBoxLayout()
+        head.addWidget(status)
+        head.addWidget(title, 1)
+        layout = QVBoxLayout(frame)
+        layout.setContentsMargins(8, 6, 8, 6)
+        layout.addLayout(head)
+        if check.evidence:
+            layout.addWidget(plain_label(check.evidence, frame, wrap=True))
+        if check.why and check.status is not Status.OK:
+            why = plain_label(check.why, frame, wrap=True)
+            why.setStyleSheet("color: #555")
+            layout.addWidget(why)
+        fix = check.fix
+        if fix is not None and check.status is not Status.OK:
+            if fix.words:
+                layout.addWidget(plain_label(f"Fix: {fix.words}", frame, wrap=True))
+            words = action_label(fix.action)
+            if words:
+                button = QPushButton(words, frame)
+                button.setAccessibleName(f"{words} ({check.title})")
+                button.clicked.connect(lambda _=False, action=fix.action: self.action_requested.emit(action))
+                self.action_buttons[check.id] = button
+                row = QHBoxLayout()
+                row.addWidget(button)
+                row.addStretch(1)
+                layout.addLayout(row)
+            if fix.command:
+                box = QPlainTextEdit(fix.command, frame)
+                box.setReadOnly(True)
+                # Wrapped to the width, so the whole command is seen; Copy takes it as it is.
+                box.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
+                box.setAccessibleName(f"Command for {check.title}")
+                box.setTabChangesFocus(True)
+                box.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
+                lines = min(6, fix.command.count("\n") + 2)  # room for a long line to wrap once
+                box.setFixedHeight(box.fontMetrics().lineSpacing() * lines + 12)
+                copy = QPushButton("Copy", frame)
+                copy.setToolTip("Copy the command to paste it into a terminal")
+                copy.clicked.connect(lambda _=False, text=fix.command: _copy(text))
+                self.command_boxes[check.id] = box
+                row = QHBoxLayout()
+                row.addWidget(box, 1)
+                row.addWidget(copy)
+                layout.addLayout(row)
+        return frame
+
+
+def _copy(text: str) -> None:
+    clipboard = QGuiApplication.clipboard()
+    if clipboard is not None:
+        clipboard.setText(text)
