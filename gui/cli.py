@@ -14,7 +14,14 @@ from pathlib import Path
 
 from gui import __version__
 from gui.app import TABS
-from gui.commands.flags import add_sampling_flags, add_sizing_flags, add_spec_flags, settings_from_args
+from gui.commands.flags import (
+    add_sampling_flags,
+    add_simulate_flag,
+    add_sizing_flags,
+    add_spec_flags,
+    settings_from_args,
+    simulated_card,
+)
 from gui.core.protocol import MAX_TOKENS
 
 DEFAULT_MODELS_ENV = "TIGHTFIT_MODELS"
@@ -43,12 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--model", type=Path, default=None, metavar="FILE", help="select this model at start")
     parser.add_argument("--load", action="store_true", help="load the selected model at start")
     parser.add_argument("--prompt", default=None, metavar="TEXT", help="send this message once loaded")
-    parser.add_argument(
-        "--simulate",
-        default=None,
-        metavar="CARD",
-        help="run against a simulated GPU (e.g. v100-16gb, p40, t4, 3090), labelled as such",
-    )
+    add_simulate_flag(parser, "run against a simulated GPU, labelled as such")
     parser.add_argument("--tab", choices=TABS, default="chat", help="the tab shown at start")
     parser.add_argument("--screenshot", type=Path, default=None, metavar="PATH",
                         help="render the window offscreen once start-up work settles, save a PNG, exit")  # fmt: skip
@@ -110,13 +112,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 raise SystemExit(f"tightfit: error: {exc}") from exc
             return 0
         from gui.app import run_gui
-        from gui.core.cards import UnknownCardError, find_card
 
-        try:
-            simulate = find_card(args.simulate) if args.simulate else None
-        except UnknownCardError as exc:
-            raise ValueError(str(exc)) from exc
-        return run_gui(args, settings_from_args(args), args.models or default_models_dir(), simulate)
+        return run_gui(args, settings_from_args(args), args.models or default_models_dir(), simulated_card(args))
     except ValueError as exc:
         parser.exit(2, f"tightfit: error: {exc}\n")
     except KeyboardInterrupt:

@@ -17,8 +17,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-from gui.commands.flags import given_values
-from gui.core.cards import CARDS, Card, UnknownCardError, find_card
+from gui.commands.flags import add_simulate_flag, given_values, simulated_card
+from gui.core.cards import Card
 from gui.core.doctor import STATUS_WORDS, Check, DoctorFacts, Status, by_severity, exit_code, run_checks, summary, worst
 from gui.core.params import LOAD_SPECS, LoadSettings, default_settings
 from gui.core.protocol import EngineBuild
@@ -59,12 +59,7 @@ def add_doctor_parser(sub: Any, add_sizing_flags: Any) -> None:
         metavar="MODEL.gguf",
         help="also check the settings against this model: its trained context, head sizes, weights left in RAM",
     )
-    parser.add_argument(
-        "--simulate",
-        default=None,
-        metavar="CARD",
-        help=f"check as if this card were in the machine, with a plausible driver ({', '.join(CARDS)})",
-    )
+    add_simulate_flag(parser, "check as if this card were in the machine, with a plausible driver")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     add_sizing_flags(parser)
 
@@ -76,8 +71,8 @@ def fail(message: str) -> SystemExit:
 def run_doctor(args: argparse.Namespace) -> int:
     settings = settings_as_given(args)
     try:
-        card = find_card(args.simulate) if args.simulate else None
-    except UnknownCardError as exc:
+        card = simulated_card(args)
+    except ValueError as exc:
         raise fail(str(exc)) from exc
     if args.model is not None and not Path(args.model).is_file():
         raise fail(f"no such model file: {args.model}")

@@ -12,7 +12,7 @@ import json
 import sys
 from typing import Any
 
-from gui.core.cards import CARDS, UnknownCardError, find_card
+from gui.commands.flags import add_simulate_flag, simulated_card
 from gui.core.engine_route import RoutePlan, describe_capabilities
 from gui.core.protocol import EngineBuild
 
@@ -24,12 +24,7 @@ def add_engine_parser(sub: Any) -> None:
         "engine", help="the llama.cpp build installed, or (--plan) the one the set-up installs here and why"
     )
     parser.add_argument("--plan", action="store_true", help="what the set-up installs on this machine, and why")
-    parser.add_argument(
-        "--simulate",
-        default=None,
-        metavar="CARD",
-        help=f"with --plan: plan for this card with a plausible driver ({', '.join(CARDS)})",
-    )
+    add_simulate_flag(parser, "with --plan: plan for this card with a plausible driver")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
@@ -82,11 +77,7 @@ def format_build(build: EngineBuild, stamp: dict[str, Any] | None) -> str:
 def _print_plan(args: argparse.Namespace) -> int:
     from gui.services.engine_facts import plan_here
 
-    try:
-        card = find_card(args.simulate) if args.simulate else None
-    except UnknownCardError as exc:
-        raise ValueError(str(exc)) from exc
-    plan = plan_here(card)
+    plan = plan_here(simulated_card(args))
     if args.json:
         _dump(plan.as_json())
     else:

@@ -10,6 +10,7 @@ import argparse
 from collections.abc import Iterable
 from typing import Any
 
+from gui.core.cards import CARDS, Card, UnknownCardError, find_card
 from gui.core.params import LOAD_SPECS, LoadSettings, default_settings
 from gui.core.protocol import Sampling
 from gui.core.specs import BoolSpec, ChoiceSpec, FloatSpec, IntSpec, Spec, specs_of
@@ -54,3 +55,16 @@ def add_sampling_flags(parser: argparse.ArgumentParser) -> None:
 
 def sampling_from_args(args: argparse.Namespace) -> Sampling:
     return Sampling(**given_values(args, specs_of(Sampling))).validated()
+
+
+def add_simulate_flag(parser: Any, purpose: str) -> None:
+    """`--simulate CARD`, the same for every command: ``purpose`` says what the card is for there."""
+    parser.add_argument("--simulate", default=None, metavar="CARD", help=f"{purpose} ({', '.join(CARDS)})")
+
+
+def simulated_card(args: argparse.Namespace) -> Card | None:
+    """The card `--simulate` named; an unknown one is a ValueError with the known cards."""
+    try:
+        return find_card(args.simulate) if args.simulate else None
+    except UnknownCardError as exc:
+        raise ValueError(str(exc)) from exc
