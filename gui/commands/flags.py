@@ -68,3 +68,78 @@ def simulated_card(args: argparse.Namespace) -> Card | None:
         return find_card(args.simulate) if args.simulate else None
     except UnknownCardError as exc:
         raise ValueError(str(exc)) from exc
+
+
+# ---- list-valued sizing flags (benchmark sweeps) ------------------------------------------------
+
+BOOL_WORDS = {"on": True, "off": False, "true": True, "false": False, "yes": True, "no": False, "1": True, "0": False}
+
+
+def add_sizing_list_flags(parser: argparse.ArgumentParser) -> None:
+    """The sizing flags of add_sizing_flags, each taking a comma-separated list (``--ngl 40,48,999
+    --flash-attn on,off --mmap on,off``); a BoolSpec's ``--no-FLAG`` stays as a shorthand for ``FLAG off``.
+    Values are read as text and checked by :func:`sizing_lists_from_args`, so a bad one is one line."""
+    group = parser.add_argument_group("load settings (each a comma-separated list: every combination is run)")
+    for spec in LOAD_SPECS:
+        if not spec.flag:
+            continue
+        if isinstance(spec, IntSpec):
+            metavar, help_text = "N[,N...]", f"{spec.help} [{spec.minimum}-{spec.maximum}]"
+        elif isinstance(spec, FloatSpec):
+            metavar, help_text = "X[,X...]", f"{spec.help} [{spec.minimum:g}-{spec.maximum:g}]"
+        elif isinstance(spec, ChoiceSpec):
+            metavar, help_text = "T[,T...]", f"{spec.help} [{', '.join(spec.choices)}]"
+        else:
+            metavar, help_text = "on|off[,...]", f"{spec.help} [on, off]"
+        group.add_argument(spec.flag, dest=spec.key, default=None, metavar=metavar, help=help_text)
+        if isinstance(spec, BoolSpec):
+            group.add_argument(
+                "--no-" + spec.flag.removeprefix("--"), dest=spec.key, action="store_const", const="off",
+                help=argparse.SUPPRESS,
+            )  # fmt: skip
+
+
+def parse_value_list(spec: Spec[Any], text: str) -> list[Any]:
+    """The values of one comma-separated list, each checked against its declaration, repeats dropped; a
+    ValueError that names the flag and the bad item."""
+    items = [item.strip() for item in text.split(",")]
+    if not any(items):
+        raise ValueError(f"{spec.flag}: no value given")
+    values: list[Any] = []
+    for item in items:
+        if not item:
+            raise ValueError(f"{spec.flag}: an empty item in {text!r}")
+        try:
+            value = _parse_item(spec, item)
+        except ValueError as exc:
+            raise ValueError(f"{spec.flag}: {exc}") from None
+        if value not in values:
+            values.append(value)
+    return values
+
+
+def _parse_item(spec: Spec[Any], item: str) -> Any:
+    value: Any
+    if isinstance(spec, IntSpec):
+        try:
+            value = int(item)
+        except ValueError:
+            raise ValueError(f"{item!r} is not a whole number") from None
+    elif isinstance(spec, FloatSpec):
+        try:
+            value = float(item)
+        except ValueError:
+            raise ValueError(f"{item!r} is not a number") from None
+    elif isinstance(spec, BoolSpec):
+        if item.lower() not in BOOL_WORDS:
+            raise ValueError(f"{item!r} is not on or off")
+        value = BOOL_WORDS[item.lower()]
+    else:
+        value = item
+    spec.check(value)
+    return value
+
+
+def sizing_lists_from_args(args: argparse.Namespace) -> dict[str, list[Any]]:
+    """The value lists given on the command line, by setting key (settings not given are absent)."""
+    return {s.key: parse_value_list(s, text) for s in LOAD_SPECS if (text := getattr(args, s.key, None)) is not None}

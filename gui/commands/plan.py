@@ -23,6 +23,13 @@ from gui.services.nvml import Nvml
 def add_plan_parser(sub: Any, add_sizing_flags: Any) -> None:
     parser = sub.add_parser("plan", help="the memory plan of a load, from the model's header alone")
     parser.add_argument("model", metavar="MODEL.gguf|URL", help="a GGUF file (may be header-only) or an http(s) URL")
+    add_device_flags(parser)
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    add_sizing_flags(parser)
+
+
+def add_device_flags(parser: Any) -> None:
+    """What to plan for (read by resolve_devices) and the margin and RAM bandwidth the plan uses."""
     parser.add_argument(
         "--gpu",
         default=None,
@@ -39,8 +46,6 @@ def add_plan_parser(sub: Any, add_sizing_flags: Any) -> None:
         metavar="N",
         help="host memory bandwidth for the decode ceiling (default: measured when needed)",
     )
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
-    add_sizing_flags(parser)
 
 
 def fail(message: str) -> SystemExit:

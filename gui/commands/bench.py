@@ -1,0 +1,409 @@
+"""`tightfit bench MODEL [--pp N,..] [--tg N,..] [--depth N,..] [--reps N] [sizing flags, each a comma list]
+[--json | --csv | --md] [--anyway]`: llama-bench's measurements through the window's engine.
+
+Every combination of the given lists runs each test (gui.core.bench); the engine is reloaded only when a setting
+other than the threads changes. Each configuration is planned first: one the planner says will not fit is skipped
+with the reason (``--anyway`` runs it), and its decode ceiling goes beside the measured speed. A model that will
+not load is one line on stderr and rows that say so; the other configurations still run. Ctrl+C stops after the
+repetition under way (again: at once) and prints the rows measured, the last one marked partial.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, NoReturn
+
+from gui.commands.flags import add_sizing_list_flags, parse_value_list, sizing_lists_from_args
+from gui.commands.plan import add_device_flags, fail, resolve_devices
+from gui.core import protocol as p
+from gui.core.bench import (
+    DEPTH,
+    GEN_TOKENS,
+    PROMPT_TOKENS,
+    REPETITIONS,
+    BenchRow,
+    BenchTest,
+    Config,
+    bench_tests,
+    context_for,
+    format_csv,
+    format_markdown,
+    needs_reload,
+    sweep_grid,
+)
+from gui.core.gguf_reader import GGUFError, GGUFHeader, read_model
+from gui.core.params import LoadSettings, default_settings
+from gui.core.planner import Device, Plan, Verdict, plan
+from gui.core.specs import IntSpec
+from gui.services.bench_meter import PeakMeter
+from gui.services.engine_client import EngineUnavailable, SyncEngine
+from gui.services.nvml import Nvml
+
+LOAD_TIMEOUT_S = 600.0
+# A repetition of a big model on a CPU, or the untimed decode of a long depth, can take many minutes; a worker
+# that dies is reported at once (WorkerExited), so this only bounds a worker that hangs.
+EVENT_TIMEOUT_S = 6 * 3600.0
+
+
+def add_bench_parser(sub: Any) -> None:
+    parser = sub.add_parser(
+        "bench",
+        help="llama-bench's tests (pp, tg, depth) over every combination of load settings, with the planned "
+        "ceiling and the memory measured",
+    )
+    parser.add_argument("model", type=Path, metavar="MODEL.gguf")
+    for spec in (PROMPT_TOKENS, GEN_TOKENS, DEPTH):
+        parser.add_argument(
+            spec.flag, dest=spec.key, default=None, metavar="N[,N...]", help=f"{spec.help} [default {spec.default}]"
+        )
+    parser.add_argument(
+        REPETITIONS.flag,
+        dest=REPETITIONS.key,
+        default=None,
+        metavar="N",
+        help=f"{REPETITIONS.help} [default {REPETITIONS.default}]",
+    )
+    shown = parser.add_mutually_exclusive_group()
+    shown.add_argument("--json", action="store_true", help="print a JSON list of rows")
+    shown.add_argument("--csv", action="store_true", help="print CSV, one line per row")
+    shown.add_argument("--md", action="store_true", help="print a markdown table only")
+    parser.add_argument("--anyway", action="store_true", help="also run configurations the planner says will not fit")
+    add_device_flags(parser)
+    add_sizing_list_flags(parser)
+
+    def one_line(message: str) -> NoReturn:  # a bad flag is one line, not the usage text
+        sys.stderr.write(f"tightfit: error: {message}\n")
+        raise SystemExit(2)
+
+    setattr(parser, "error", one_line)  # noqa: B010
+
+
+@dataclass(frozen=True)
+class Job:
+    """A configuration as the sweep runs it: the plan's ceiling, and why it is skipped ('' to run it)."""
+
+    config: Config
+    ceiling_tok_s: float | None = None
+    skip: str = ""
+
+
+def run_bench(args: argparse.Namespace) -> int:
+    tests, reps = tests_from_args(args)
+    lists = sizing_lists_from_args(args)
+    model = Path(args.model)
+    if not model.is_file():
+        raise ValueError(f"no such model file: {model}")
+    try:
+        header = read_model(model)
+    except GGUFError as exc:
+        raise fail(f"{model}: {exc}") from exc
+    from gui.services.system import physical_cores
+
+    base = default_settings(physical_cores())
+    if "n_ctx" not in lists:  # llama-bench sizes the context to the test; here one context holds every test
+        base = base.with_values(n_ctx=context_for(tests))
+    configs = sweep_grid(base, lists)
+    if all(c.invalid for c in configs):
+        raise ValueError(configs[0].invalid)
+    devices, source = resolve_devices(args)
+    if args.margin_mib < 0:
+        raise ValueError(f"--margin-mib cannot be negative (got {args.margin_mib:g})")
+    jobs = plan_jobs(header, configs, devices, args.margin_mib, args.ram_gbs, args.anyway)
+
+    nvml = Nvml()
+    gpus, _ = nvml.device_count()
+    progress = _progress_printer()
+    sweep = BenchSweep(model, tests, reps, jobs, nvml=nvml, gpu_count=gpus, progress=progress, n_layer=header.n_layer)
+    result = sweep.run()
+    rows = [r.to_dict() for r in result.rows]
+    _record_in_journey(rows, model)
+    if args.json:
+        json.dump(rows, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    elif args.csv:
+        sys.stdout.write(format_csv(rows))
+    elif args.md:
+        sys.stdout.write(format_markdown(rows))
+    else:
+        print(f"{model}: {result.engine or 'engine not started'}; decode ceiling planned for {source}")
+        sys.stdout.write(format_markdown(rows))
+        if result.interrupted:
+            print("partial: interrupted before every test ran")
+    if result.interrupted:
+        measured = sum(1 for r in result.rows if not r.skipped)
+        print(f"tightfit: interrupted: the run is partial, {measured} measured rows printed", file=sys.stderr)
+        return 130
+    return 1 if result.failures else 0
+
+
+def _record_in_journey(rows: list[dict[str, Any]], model: Path) -> None:
+    """Every measured row goes into the journey beside the window's loads and replies."""
+    import time
+
+    from gui.core.journey import bench_record
+    from gui.services.journey import JourneyStore
+
+    measured = [row for row in rows if not row.get("skipped")]
+    if not measured:
+        return
+    with JourneyStore() as store:
+        for row in measured:
+            store.add_bench_row(bench_record(row, now=time.time(), model_path=model.resolve()))
+        if not store.persistent and store.warning:
+            print(f"tightfit: the journey was not saved: {store.warning}", file=sys.stderr)
+
+
+def tests_from_args(args: argparse.Namespace) -> tuple[list[BenchTest], int]:
+    def values(spec: IntSpec) -> list[int]:
+        text = getattr(args, spec.key)
+        return [spec.default] if text is None else parse_value_list(spec, text)
+
+    reps = values(REPETITIONS)
+    if len(reps) > 1:
+        raise ValueError(f"{REPETITIONS.flag} takes one number (got {args.reps!r})")
+    return bench_tests(values(PROMPT_TOKENS), values(GEN_TOKENS), values(DEPTH)), reps[0]
+
+
+def plan_jobs(
+    header: GGUFHeader,
+    configs: Sequence[Config],
+    devices: Sequence[Device],
+    margin_mib: float,
+    ram_gbs: float | None,
+    anyway: bool,
+) -> list[Job]:
+    """Each configuration planned: its decode ceiling, and whether it is skipped (will not fit, or settings that
+    contradict each other). The RAM bandwidth a ceiling needs is measured once, when some plan reads host memory."""
+    jobs = []
+    for config in configs:
+        if config.invalid:
+            jobs.append(Job(config, skip=config.invalid))
+            continue
+
+        def planned(ram: float | None, settings: LoadSettings = config.settings) -> Plan:
+            return plan(header, settings, devices, margin_mib=margin_mib, ram_bandwidth_gbs=ram, suggest=False)
+
+        result = planned(ram_gbs)
+        if ram_gbs is None and result.host.weights_mib > 0:
+            from gui.services.system import measure_ram_bandwidth_gbs
+
+            ram_gbs = measure_ram_bandwidth_gbs()
+            result = planned(ram_gbs)
+        skip = ""
+        if result.verdict is Verdict.WONT_FIT and not anyway:
+            short = [
+                f"{d.name} needs {d.needed_mib:,.0f} MiB, {d.free_mib:,.0f} MiB free"
+                for d in result.devices
+                if d.verdict is Verdict.WONT_FIT
+            ]
+            skip = f"will not fit: {'; '.join(short)} (--anyway runs it)"
+        jobs.append(Job(config, result.predicted_tg_tok_s, skip))
+    return jobs
+
+
+@dataclass
+class SweepResult:
+    rows: list[BenchRow] = field(default_factory=list)
+    interrupted: bool = False
+    failures: int = 0  # configurations that would not load, tests the engine failed
+    loads: int = 0
+    engine: str = ""  # the engine build, in words
+
+
+class _Abandon(Exception):
+    """A second Ctrl+C, or one during a load: stop at once."""
+
+
+class BenchSweep:
+    """Runs the jobs on one engine worker (a fresh one after a crash), in order, loading only when needed."""
+
+    def __init__(
+        self,
+        model: Path,
+        tests: Sequence[BenchTest],
+        reps: int,
+        jobs: Sequence[Job],
+        *,
+        make_engine: Callable[[], SyncEngine] = SyncEngine,
+        nvml: Nvml | None = None,
+        gpu_count: int = 0,
+        progress: Callable[[str], None] | None = None,
+        n_layer: int | None = None,
+    ) -> None:
+        self.model = model
+        self.n_layer = n_layer
+        self.tests = list(tests)
+        self.reps = reps
+        self.jobs = list(jobs)
+        self.make_engine = make_engine
+        self.nvml = nvml
+        self.gpu_count = gpu_count
+        self.progress = progress or (lambda _line: None)
+        self.result = SweepResult()
+        self._engine: SyncEngine | None = None
+        self._loaded: LoadSettings | None = None
+        self._failed_loads: list[tuple[LoadSettings, str]] = []
+        self._said: set[str] = set()  # load failures already told on stderr
+        self._stopping = False  # Ctrl+C once: end after the repetition under way
+        self._build: p.EngineBuild | None = None
+
+    def run(self) -> SweepResult:
+        try:
+            for job in self.jobs:
+                self._run_job(job)
+                if self._stopping:
+                    self.result.interrupted = True
+                    break
+        except (KeyboardInterrupt, _Abandon):
+            self.result.interrupted = True
+        finally:
+            self._close_engine()
+        build = self._build
+        if build is not None:
+            self.result.engine = build.describe()
+            self.result.rows = [
+                replace(r, backend=build.backend, build=build.ggml_version, llama_cpp_python=build.llama_cpp_python)
+                for r in self.result.rows
+            ]
+        return self.result
+
+    # ---- one configuration ------------------------------------------------------------------
+
+    def _row(self, job: Job, test: BenchTest, **values: Any) -> BenchRow:
+        return BenchRow(
+            str(self.model), test, job.config.settings, self.reps, ceiling_tok_s=job.ceiling_tok_s,
+            n_layer=self.n_layer, **values,
+        )  # fmt: skip
+
+    def _skip_all(self, job: Job, reason: str) -> None:
+        self.result.rows += [self._row(job, t, skipped=True, reason=reason) for t in self.tests]
+
+    def _run_job(self, job: Job) -> None:
+        if job.skip:
+            self._skip_all(job, job.skip)
+            return
+        settings = job.config.settings
+        failed = next((error for s, error in self._failed_loads if not needs_reload(s, settings)), None)
+        if failed is not None:  # the same load failed with other threads: not tried again
+            self._skip_all(job, f"could not load: {failed}")
+            return
+        for index, test in enumerate(self.tests):
+            error = self._ensure_loaded(settings)  # again after a worker that died in a test
+            if error:
+                self.result.failures += 1
+                self._failed_loads.append((settings, error))
+                if error not in self._said:  # a broken file fails every load alike: one line says it
+                    self._said.add(error)
+                    where = f"{self.model.name} ({_describe(settings)})"
+                    print(f"tightfit: error: could not load {where}: {error}", file=sys.stderr)
+                reason = f"could not load: {error}"
+                self.result.rows += [self._row(job, t, skipped=True, reason=reason) for t in self.tests[index:]]
+                return
+            self.result.rows.append(self._run_test(job, test))
+            if self._stopping:
+                return
+
+    def _engine_now(self) -> SyncEngine:
+        if self._engine is None:
+            engine = self.make_engine()
+            engine.__enter__()
+            self._engine = engine
+            self._build = engine.client.build or self._build
+        return self._engine
+
+    def _close_engine(self) -> None:
+        engine, self._engine, self._loaded = self._engine, None, None
+        if engine is not None:
+            engine.__exit__(None, None, None)
+
+    def _ensure_loaded(self, settings: LoadSettings) -> str:
+        """Load ``settings`` unless the loaded ones serve; '' when loaded, else why not."""
+        if not needs_reload(self._loaded, settings):
+            return ""
+        self._loaded = None
+        try:
+            engine = self._engine_now()
+            engine.client.load(self.model, settings)
+            self.result.loads += 1
+            while True:
+                event = engine.next_event(LOAD_TIMEOUT_S)
+                if isinstance(event, p.Loaded):
+                    self._loaded = settings
+                    return ""
+                if isinstance(event, p.LoadFailed):
+                    return event.error
+        except EngineUnavailable as exc:  # the worker died loading (an out-of-memory abort): a fresh one next time
+            self._close_engine()
+            return str(exc)
+        except KeyboardInterrupt:
+            raise _Abandon from None
+
+    def _run_test(self, job: Job, test: BenchTest) -> BenchRow:
+        engine = self._engine_now()
+        started = datetime.now(UTC).isoformat(timespec="seconds")
+        samples: list[int] = []
+        error = ""
+        request = engine.client.bench(test.n_prompt, test.n_gen, test.n_depth, self.reps, job.config.settings.n_threads)
+        meter = PeakMeter(engine.client.pid, self.nvml, self.gpu_count)
+        with meter:
+            while True:
+                try:
+                    event = engine.next_event(EVENT_TIMEOUT_S)
+                except KeyboardInterrupt:
+                    if self._interrupt(engine, request):
+                        continue
+                    break  # abandoned: the repetitions received so far make a partial row
+                except EngineUnavailable as exc:
+                    self.result.failures += 1
+                    error = f"the engine stopped: {exc}"
+                    self._close_engine()
+                    break
+                if isinstance(event, p.BenchSample) and event.request_id == request:
+                    samples.append(event.elapsed_ns)
+                elif isinstance(event, p.BenchDone) and event.request_id == request:
+                    samples = list(event.samples_ns)
+                    break
+                elif isinstance(event, p.BenchFailed) and event.request_id == request:
+                    error = event.error
+                    if event.kind != "context":  # a test longer than the context is the user's to fix
+                        self.result.failures += 1
+                    break
+        row = self._row(
+            job, test, samples_ns=tuple(samples), peak_rss_mib=meter.peak_rss_mib, peak_gpu_mib=meter.peak_gpu_mib,
+            test_time=started, skipped=bool(error), reason=error,
+        )  # fmt: skip
+        self._report(row)
+        return row
+
+    def _interrupt(self, engine: SyncEngine, request: int) -> bool:
+        """Ctrl+C during a test: the first asks the engine to stop after the repetition under way (True: keep
+        waiting for it); a second ends the engine at once (False)."""
+        if self._stopping:
+            engine.client.kill("the benchmark was stopped")
+            self._close_engine()
+            return False
+        self._stopping = True
+        print("tightfit: stopping after the repetition under way (Ctrl+C again: at once)", file=sys.stderr)
+        engine.client.stop(request)
+        return True
+
+    def _report(self, row: BenchRow) -> None:
+        speed = f"{row.avg_ts:.2f} tok/s" if row.avg_ts is not None else row.reason or "no repetition finished"
+        self.progress(f"{_describe(row.settings)}, {row.test.name}: {speed}")
+
+
+def _describe(settings: LoadSettings) -> str:
+    return f"ngl {settings.n_gpu_layers}, threads {settings.n_threads}, batch {settings.n_batch}/{settings.n_ubatch}"
+
+
+def _progress_printer() -> Callable[[str], None] | None:
+    """Progress on stderr when it is a terminal: what each test measured as it ends."""
+    if not sys.stderr.isatty():
+        return None
+    return lambda line: print(f"bench: {line}", file=sys.stderr, flush=True)
