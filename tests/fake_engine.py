@@ -3,7 +3,8 @@ gui.services.engine_client.EngineClient, answered by a thread in this process, n
 
 Loads read the real GGUF header (so layer counts are the file's) and can be held until the test
 releases them, and report the chat format a test sets; replies stream a fixed text word by word with
-honest counts, and every Generate is kept for a test to read what was asked.
+honest counts, and every Generate is kept for a test to read what was asked. Benchmarks report each
+repetition at a fixed speed (``bench_tok_s``), a Stop ending them after the repetition under way.
 """
 
 from __future__ import annotations
@@ -43,6 +44,11 @@ class FakeEngine(EngineClient):
         self.frozen = False
         self.loads: list[tuple[str, LoadSettings]] = []  # every load sent, in order
         self.requests: list[p.Generate] = []  # every Generate sent, in order
+        self.benches: list[p.Bench] = []  # every Bench sent, in order
+        self.bench_tok_s = 1000.0  # the speed every benchmark repetition reports
+        self.bench_rep_s = 0.0  # how long each repetition takes here (for a test that stops one)
+        # A load whose settings this names (a reason) fails with it: a model that will not load that way.
+        self.load_error: Any = None  # Callable[[LoadSettings], str] | None
         self.chat_format = (MODEL_FORMAT, "")  # what a load reports: the format chosen and why
         self.release = threading.Event()  # loads wait on it; set unless a test holds them
         self.release.set()
@@ -98,6 +104,8 @@ class FakeEngine(EngineClient):
             self.loads.append((command.model_path, LoadSettings.from_dict(command.settings)))
         elif isinstance(command, p.Generate):
             self.requests.append(command)
+        elif isinstance(command, p.Bench):
+            self.benches.append(command)
         self._inbox.put(command)
 
     # ---- the "worker" -----------------------------------------------------------------------
@@ -127,11 +135,17 @@ class FakeEngine(EngineClient):
                 self._listener(_dry_run(command))
             elif isinstance(command, p.Generate):
                 self._generate(command, loaded)
+            elif isinstance(command, p.Bench):
+                self._bench(command, loaded)
 
     def _load(self, command: p.Load) -> p.Loaded | None:
         self._listener(p.LoadProgress(0.5))
         self.release.wait()
         settings = LoadSettings.from_dict(command.settings)
+        error = self.load_error(settings) if self.load_error is not None else ""
+        if error:
+            self._listener(p.LoadFailed(command.model_path, error))
+            return None
         try:
             n_layer = read_model(command.model_path).n_layer or 0
         except Exception as exc:
@@ -170,6 +184,29 @@ class FakeEngine(EngineClient):
         rate = self.decode_tok_s if self.decode_tok_s is not None else n_gen / max(elapsed / 1000, 1e-6)
         stats = p.ReplyStats(n_prompt, n_prompt, n_gen, 1.0, 1.0, elapsed, rate, finish)
         self._listener(p.Done(rid, stats))
+
+    def _bench(self, command: p.Bench, loaded: p.Loaded | None) -> None:
+        rid = command.request_id
+        if loaded is None:
+            self._listener(p.BenchFailed(rid, "no model is loaded", kind="no_model"))
+            return
+        needed = command.n_depth + command.n_prompt + command.n_gen
+        if needed > loaded.n_ctx:
+            error = f"the test needs a context of {needed} tokens, the loaded one holds {loaded.n_ctx}"
+            self._listener(p.BenchFailed(rid, error, kind="context"))
+            return
+        elapsed = int((command.n_prompt + command.n_gen) / self.bench_tok_s * 1e9)
+        samples: list[int] = []
+        for index in range(command.reps):
+            if rid in self._stopped or self._inbox.qsize():  # a Stop, or a command that replaces the benchmark
+                break
+            time.sleep(self.bench_rep_s)
+            samples.append(elapsed)
+            self._listener(p.BenchSample(rid, index, command.reps, elapsed))
+        stopped = len(samples) < command.reps
+        threads = command.n_threads or 1
+        done = p.BenchDone(rid, command.n_prompt, command.n_gen, command.n_depth, threads, tuple(samples), stopped)
+        self._listener(done)
 
 
 def _dry_run(command: p.DryRun) -> p.DryRunResult:

@@ -42,6 +42,19 @@ def parse_dry_run(lines: Iterable[str]) -> DryRunFigures:
     return figures
 
 
+BUFFER = re.compile(r":\s*(\S+)\s+(model|KV|RS|compute|output) buffer size =\s*([\d.]+) MiB")
+
+
+def parse_buffers(lines: Iterable[str]) -> dict[str, float]:
+    """What llama.cpp allocated, by buffer type as it names them ("CUDA0", "CUDA_Host", "CPU_Mapped"), in MiB:
+    the model, KV, recurrent-state, compute and output buffers it logs while loading."""
+    sizes: dict[str, float] = {}
+    for line in lines:
+        if m := BUFFER.search(line):
+            sizes[m.group(1)] = sizes.get(m.group(1), 0.0) + float(m.group(3))
+    return sizes
+
+
 # ---- failures -----------------------------------------------------------------------------------
 #
 # What llama.cpp / ggml print when a load or a decode fails. The wording below is what these

@@ -11,7 +11,7 @@ from typing import Any
 
 from gui.core.specs import FloatSpec, IntSpec, specs_of
 
-PROTOCOL_VERSION = 6
+PROTOCOL_VERSION = 7
 
 
 @dataclass(frozen=True)
@@ -155,7 +155,28 @@ class GetStats:
     pass
 
 
-Command = Load | Unload | Generate | Stop | Shutdown | DryRun | GetStats
+@dataclass(frozen=True)
+class Bench:
+    """Time the loaded context as llama.cpp's llama-bench does: one test, ``reps`` timed repetitions.
+
+    Each repetition clears the KV cache, decodes ``n_depth`` tokens untimed, then times ``n_prompt`` tokens in
+    batches of the load's batch size followed by ``n_gen`` single-token decodes (random tokens: no tokenizing,
+    no sampling), up to llama_synchronize. One untimed warm-up comes first. A Stop for this request ends the
+    test after the repetition under way; BenchDone then has fewer samples than ``reps``. The context's
+    prompt cache is gone afterwards (the next reply reads its whole prompt).
+    """
+
+    request_id: int
+    n_prompt: int = 512
+    n_gen: int = 0
+    n_depth: int = 0
+    reps: int = 5
+    # The CPU threads for this test (llama_set_n_threads, no reload); 0: the load's. The load's are restored after.
+    n_threads: int = 0
+    warmup: bool = True
+
+
+Command = Load | Unload | Generate | Stop | Shutdown | DryRun | GetStats | Bench
 
 # ---- events: worker -> client ---------------------------------------------------------------
 
@@ -204,6 +225,9 @@ class Loaded:
     # name of a format in gui.core.chat_formats.FORMATS.
     chat_format: str
     chat_format_reason: str = ""  # why, in words for the user; empty when the file's template is used as it is
+    # What llama.cpp logged allocating, by buffer type ("CUDA0": model + KV + compute + output MiB), from
+    # llama_log.parse_buffers: its own figures to set beside the plan and the driver's reading.
+    buffers_mib: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -311,6 +335,43 @@ class Notice:
 
 
 @dataclass(frozen=True)
+class BenchSample:
+    """One timed repetition of a Bench, sent as soon as it is measured."""
+
+    request_id: int
+    index: int  # 0-based repetition
+    reps: int  # repetitions asked for
+    elapsed_ns: int  # prompt and generation, the KV cache's clearing and the depth not counted
+
+
+@dataclass(frozen=True)
+class BenchDone:
+    """A Bench ended: every timed repetition, in order. ``stopped``: a Stop (or a command that replaces what the
+    engine does) ended it early, so there may be fewer samples than asked for, even none."""
+
+    request_id: int
+    n_prompt: int
+    n_gen: int
+    n_depth: int
+    n_threads: int  # the threads it ran with
+    samples_ns: tuple[int, ...]
+    stopped: bool = False
+
+    @property
+    def samples_tok_s(self) -> tuple[float, ...]:
+        """Tokens per second of each repetition, as llama-bench counts them: (n_prompt + n_gen) / time."""
+        n_tokens = self.n_prompt + self.n_gen
+        return tuple(n_tokens * 1e9 / ns for ns in self.samples_ns if ns > 0)
+
+
+@dataclass(frozen=True)
+class BenchFailed:
+    request_id: int
+    error: str
+    kind: str = ""  # "no_model", "context" (the test needs more context than the load has), "decode", "input"
+
+
+@dataclass(frozen=True)
 class CommandRejected:
     error: str
 
@@ -336,6 +397,9 @@ Event = (
     | GenerateFailed
     | CommandRejected
     | Acknowledged
+    | BenchSample
+    | BenchDone
+    | BenchFailed
 )
 
 

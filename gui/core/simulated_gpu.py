@@ -12,7 +12,10 @@ The model, kept simple on purpose and deterministic (no noise):
   cards the cooler is taken to hold full board power at 82 °C.
 - When the cap binds the SM clock drops as (allowed / demand)^(1/3): dynamic power goes roughly as f·V² and
   voltage tracks frequency, so power ∝ f³. A 250→200 W cap costs ~7% clock, and decode, being
-  memory-bound, loses less than that (about 5% fewer tokens/s on a V100 capped that way).
+  memory-bound, loses less than that (about 5% fewer tokens/s on a V100 capped that way):
+  `decode_speed_factor()` is the card's decode rate against its unthrottled rate, (f / f_free)^0.69, the
+  exponent fitted to those two figures. A power-cap sweep on a simulated card scales the engine's measured
+  rate by it.
 - At the slowdown threshold the card cuts power to what would settle 1 °C under it, until it has cooled
   2 °C below the threshold (hysteresis, so the draw does not flicker every tick).
 - Illustrative ECC wear: one corrected error per 30 minutes spent above 80 °C, on cards with ECC.
@@ -27,13 +30,15 @@ from gui.core import gpu_sample as reasons
 from gui.core.cards import find_card
 from gui.core.gpu_sample import GpuProcess, GpuSample
 
-__all__ = ["PROFILES", "SimProfile", "SimulatedGpu"]
+__all__ = ["DECODE_CLOCK_EXPONENT", "PROFILES", "SimProfile", "SimulatedGpu"]
 
 NOT_SUPPORTED = "not supported by this GPU"  # the same words the NVML path uses
 HOT_C = 80.0
 SECONDS_PER_ECC_ERROR = 30 * 60
 IDLE_LOAD = 0.05  # below this the card counts as idle (clock-event reason "idle", low P-state)
 SETTLE_AT_FULL_POWER_C = 82.0
+# Decode tokens/s go as (SM clock ratio)^this: a 250→200 W cap, (200/250)^(1/3) of the clock, costs 5%.
+DECODE_CLOCK_EXPONENT = math.log(0.95) / math.log((200.0 / 250.0) ** (1.0 / 3.0))
 
 
 @dataclass(frozen=True)
@@ -187,6 +192,15 @@ class SimulatedGpu:
         if demand > self.power_w > 0:
             clock *= (self.power_w / demand) ** (1.0 / 3.0)
         return clock
+
+    def decode_speed_factor(self) -> float:
+        """Decode speed now against the same load with nothing held down (1.0 when neither the power limit
+        nor a thermal slowdown binds)."""
+        demand = self.demand_w()
+        if demand <= self.power_w or self.power_w <= 0:
+            return 1.0
+        clock_ratio = (self.power_w / demand) ** (1.0 / 3.0)
+        return float(clock_ratio**DECODE_CLOCK_EXPONENT)
 
     def throttle_reasons(self) -> tuple[str, ...]:
         words = []

@@ -215,6 +215,22 @@ class EngineClient:
     def request_stats(self) -> None:
         self._send(p.GetStats())
 
+    def bench(
+        self,
+        n_prompt: int = 512,
+        n_gen: int = 0,
+        n_depth: int = 0,
+        reps: int = 5,
+        n_threads: int = 0,
+        warmup: bool = True,
+    ) -> int:
+        """Time one llama-bench test on the loaded model (see protocol.Bench); returns its request id. Events: a
+        BenchSample per repetition, then BenchDone (or BenchFailed). ``stop(request_id)`` ends it after the
+        repetition under way. ``n_threads`` 0: the load's threads."""
+        request_id = next(self._request_ids)
+        self._send(p.Bench(request_id, n_prompt, n_gen, n_depth, reps, n_threads, warmup))
+        return request_id
+
     def stop(self, request_id: int) -> None:
         self._send(p.Stop(request_id))
 
@@ -294,5 +310,5 @@ class SyncEngine:
             event = self.next_event(max(0.1, deadline - time.monotonic()))
             if isinstance(event, kind):
                 return event
-            if isinstance(event, (p.LoadFailed, p.GenerateFailed, p.CommandRejected)):
+            if isinstance(event, (p.LoadFailed, p.GenerateFailed, p.CommandRejected, p.BenchFailed)):
                 raise EngineUnavailable(event.error)

@@ -14,6 +14,8 @@ import ctypes
 import functools
 import os
 import queue
+import random
+import signal
 import sys
 import threading
 import time
@@ -34,7 +36,7 @@ from gui.core.chat_template import (
 )
 from gui.core.engine_route import cuda_version_from_int
 from gui.core.ggml_types import GGML_TYPES_BY_NAME
-from gui.core.llama_log import explain_failure, parse_dry_run
+from gui.core.llama_log import explain_failure, parse_buffers, parse_dry_run
 from gui.core.params import LoadSettings, llama_gpu_layers
 from gui.core.stop_text import StopText
 from gui.core.system_info import backend_of, cuda_archs
@@ -44,7 +46,7 @@ llama: Any = None
 
 FLASH_ATTN = {"auto": -1, "off": 0, "on": 1}
 # Commands that replace what the engine is doing: one waiting ends the reply being generated.
-INTERRUPTING = (p.Load, p.Unload, p.Generate, p.Shutdown)
+INTERRUPTING = (p.Load, p.Unload, p.Generate, p.Shutdown, p.Bench)
 
 
 def _redirect_stderr(log_path: str | None) -> None:
@@ -147,6 +149,7 @@ class Engine:
         self.model_path = ""
         self.n_ctx = 0
         self.n_batch = 512
+        self.n_threads = 0  # the load's CPU threads, restored after a benchmark that ran with others
         self.cached: list[int] = []  # tokens whose KV is in the context, in order
         # Pipe I/O runs on two small threads so the decode loop never waits on it: the reader files
         # commands (a Stop only raises a flag) and the writer sends events while the next token decodes.
@@ -230,6 +233,8 @@ class Engine:
             self.send(self.stats())
         elif isinstance(command, p.DryRun):
             self.send(self.dry_run(command))
+        elif isinstance(command, p.Bench):
+            self.bench(command)
         elif isinstance(command, p.Stop):
             pass  # nothing is running; a late stop is harmless
         else:
@@ -273,6 +278,7 @@ class Engine:
         mparams = model_params(settings)
         mparams.progress_callback = self._progress_cb
         self.log.start()  # what llama.cpp says while loading is the cause, should the load fail
+        load_log: list[str] = []
         try:
             model = llama.llama_model_load_from_file(command.model_path.encode(), mparams)
             if not model:
@@ -288,7 +294,7 @@ class Engine:
                 return
         finally:
             if self.log.capture is not None:
-                self.log.stop()
+                load_log = self.log.stop()  # on success: the buffer sizes it allocated
 
         self.model, self.ctx = model, ctx
         self.vocab = llama.llama_model_get_vocab(model)
@@ -296,6 +302,7 @@ class Engine:
         # What one conversation can use: with parallel slots the KV cache is split between sequences.
         self.n_ctx = int(llama.llama_n_ctx_seq(ctx))
         self.n_batch = settings.n_batch
+        self.n_threads = settings.n_threads
         self.choose_format()
         self.bos_text = self.special_text(llama.llama_vocab_bos(self.vocab))
         self.eos_text = self.special_text(llama.llama_vocab_eos(self.vocab))
@@ -309,6 +316,7 @@ class Engine:
                 load_ms=(time.perf_counter() - started) * 1000,
                 chat_format=self.template.format,
                 chat_format_reason=self.template.reason,
+                buffers_mib=parse_buffers(load_log),
             )
         )
 
@@ -608,6 +616,96 @@ class Engine:
         stats = self._stats(prompt, reused, n_gen, received, first, last, decode_rate, prompt_done, finish)
         self.send(p.Done(rid, stats))
 
+    # ---- benchmark ------------------------------------------------------------------------
+
+    def bench(self, command: p.Bench) -> None:
+        """One llama-bench test on the loaded context (tools/llama-bench/llama-bench.cpp: test_prompt, test_gen
+        and its repetition loop). Everything a repetition decodes is built before its clock starts: the timed
+        region is llama_decode calls and the llama_synchronize that ends them, nothing else."""
+        rid = command.request_id
+        if self.ctx is None:
+            self.send(p.BenchFailed(rid, "no model is loaded", kind="no_model"))
+            return
+        n_prompt, n_gen, n_depth = command.n_prompt, command.n_gen, command.n_depth
+        if min(n_prompt, n_gen, n_depth) < 0 or n_prompt + n_gen == 0 or command.reps < 1 or command.n_threads < 0:
+            error = f"nothing to measure: pp {n_prompt}, tg {n_gen}, depth {n_depth}, {command.reps} repetitions"
+            self.send(p.BenchFailed(rid, error, kind="input"))
+            return
+        needed = n_depth + n_prompt + n_gen
+        if needed > self.n_ctx:
+            error = f"the test needs a context of {needed} tokens, the loaded one holds {self.n_ctx}"
+            self.send(p.BenchFailed(rid, error, kind="context"))
+            return
+        threads = command.n_threads or self.n_threads
+        memory = llama.llama_get_memory(self.ctx)
+        tokens = _BenchTokens(self.vocab, self.n_batch)
+        samples: list[int] = []
+        self.cached = []  # the prompt cache is overwritten from here on
+        llama.llama_set_n_threads(self.ctx, threads, threads)
+        try:
+            if command.warmup:
+                llama.llama_memory_clear(memory, False)
+                # llama-bench's warm-up: the whole prompt, then one generated token.
+                self._bench_prompt(tokens.prompt(n_prompt), "the warm-up", stop_for=rid)
+                self._bench_gen(tokens.gen(min(n_gen, 1)), "the warm-up")
+            depth_state: Any = None
+            for index in range(command.reps):
+                if self.stop_requested(rid):
+                    raise _BenchStopped
+                llama.llama_memory_clear(memory, False)
+                if n_depth:
+                    # As llama-bench: the depth is decoded once and its state restored for the later repetitions.
+                    restored = depth_state is not None and llama.llama_state_seq_set_data(
+                        self.ctx, depth_state, len(depth_state), 0
+                    )
+                    if not restored:
+                        self._bench_prompt(tokens.prompt(n_depth), "the depth", stop_for=rid)
+                        depth_state = (ctypes.c_uint8 * llama.llama_state_seq_get_size(self.ctx, 0))()
+                        llama.llama_state_seq_get_data(self.ctx, depth_state, len(depth_state), 0)
+                prompt, gen = tokens.prompt(n_prompt), tokens.gen(n_gen)
+                where = f"repetition {index + 1}"
+                started = time.perf_counter_ns()
+                self._bench_prompt(prompt, where)
+                self._bench_gen(gen, where)
+                elapsed = time.perf_counter_ns() - started
+                samples.append(elapsed)
+                self.send(p.BenchSample(rid, index, command.reps, elapsed))
+            stopped = False
+        except _BenchStopped:
+            stopped = True
+        except _BenchDecodeFailed as exc:
+            self.send(p.BenchFailed(rid, str(exc), kind="decode"))
+            return
+        finally:
+            llama.llama_memory_clear(memory, True)
+            self.cached = []
+            llama.llama_set_n_threads(self.ctx, self.n_threads, self.n_threads)
+        self.send(p.BenchDone(rid, n_prompt, n_gen, n_depth, threads, tuple(samples), stopped))
+
+    def _bench_prompt(self, batches: list[Any], where: str, stop_for: int | None = None) -> None:
+        """Decode prepared batches, then wait for the backend (test_prompt). ``stop_for``: an untimed run (warm-up,
+        depth) that a Stop for that request ends between batches."""
+        if not batches:
+            return
+        for batch in batches:
+            status = int(llama.llama_decode(self.ctx, batch))
+            if status != 0:
+                raise _BenchDecodeFailed(f"llama_decode failed during {where} (status {status})")
+            if stop_for is not None and self.stop_requested(stop_for):
+                raise _BenchStopped
+        llama.llama_synchronize(self.ctx)
+
+    def _bench_gen(self, tokens: list[int], where: str) -> None:
+        """Single-token decodes, each waited for (test_gen)."""
+        one = self._one_token
+        batch_one = llama.llama_batch_get_one(one, 1)
+        for token in tokens:
+            one[0] = token
+            status = int(llama.llama_decode(self.ctx, batch_one))
+            if status != 0:
+                raise _BenchDecodeFailed(f"llama_decode failed during {where} (status {status})")
+            llama.llama_synchronize(self.ctx)
+
     @staticmethod
     def _stats(
         prompt: list[int],
@@ -631,6 +729,48 @@ class Engine:
             engine_decode_tok_s=decode_rate,
             finish_reason=finish,
         )
+
+
+class _BenchStopped(Exception):
+    """A Stop (or a command that replaces what the engine does) ends a benchmark between repetitions."""
+
+
+class _BenchDecodeFailed(Exception):
+    pass
+
+
+class _BenchTokens:
+    """The tokens a benchmark decodes, drawn as llama-bench draws them: at random from the vocabulary (seeded,
+    so every run decodes the same), the first a BOS where the model adds one."""
+
+    def __init__(self, vocab: Any, n_batch: int) -> None:
+        self.n_vocab = int(llama.llama_vocab_n_tokens(vocab))
+        self.bos = int(llama.llama_vocab_bos(vocab)) if llama.llama_vocab_get_add_bos(vocab) else None
+        self.n_batch = n_batch
+        self.random = random.Random(1)
+
+    def _draw(self, n: int) -> list[int]:
+        return [self.random.randrange(self.n_vocab) for _ in range(n)]
+
+    def prompt(self, n: int) -> list[Any]:
+        """``n`` tokens as batches of at most n_batch, each ready for llama_decode (arrays kept alive by them)."""
+        tokens = self._draw(n)
+        if tokens and self.bos is not None:
+            tokens[0] = self.bos
+        batches = []
+        for start in range(0, n, self.n_batch):
+            chunk = tokens[start : start + self.n_batch]
+            array = (llama.llama_token * len(chunk))(*chunk)
+            batch = llama.llama_batch_get_one(array, len(chunk))
+            batch._tokens_array = array  # the batch points into it
+            batches.append(batch)
+        return batches
+
+    def gen(self, n: int) -> list[int]:
+        tokens = self._draw(n)
+        if tokens and self.bos is not None:
+            tokens[0] = self.bos
+        return tokens
 
 
 def _text(raw: bytes | None) -> str | None:
@@ -794,6 +934,9 @@ def run_worker(commands: Connection, events: Connection, log_path: str | None, c
     """Process entry point (spawned). ``cpus``: the CPUs to run on (a NUMA pin), set before llama.cpp
     starts a thread, so every thread it starts inherits them."""
     global llama
+    # Ctrl+C in a terminal reaches the whole process group: the client decides what it means (a benchmark stops
+    # after its repetition, a CLI closes the engine); the worker ends when told to or when its pipe closes.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     _redirect_stderr(log_path)
     if cpus:
         try:

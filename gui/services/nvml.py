@@ -29,6 +29,7 @@ __all__ = [
     "PowerLimits",
     "decode_clock_event_reasons",
     "describe_nvml_error",
+    "engine_memory_mib",
 ]
 
 log = logging.getLogger(__name__)
@@ -436,6 +437,15 @@ def _read_processes(reader: _FieldReader, handle: Any) -> tuple[GpuProcess, ...]
         reader.errors.pop("process_name", None)  # a nameless process is normal, not a missing field
         processes.append(GpuProcess(pid=pid, name=name or None, used_mib=memory / _MIB if memory is not None else None))
     return tuple(processes)
+
+
+def engine_memory_mib(sample: GpuSample, pid: int) -> float | None:
+    """What one process holds on a card by the driver's per-process accounting; None where the driver
+    does not list it (not accounted, or no such process on that card)."""
+    for process in sample.processes or ():
+        if process.pid == pid:
+            return process.used_mib
+    return None
 
 
 def _clock_event_reason_words(nvml: Any) -> list[tuple[int, str]]:
