@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("tightfit")
 SETTLE_TIMEOUT_S = 300
 # The window's tabs in order, by the names `--tab` takes.
-TABS = ("chat", "monitor", "quants", "doctor")
+TABS = ("chat", "monitor", "quants", "doctor", "journey")
 
 
 def _prepare_environment(offscreen: bool) -> None:
@@ -144,6 +144,7 @@ def build_services(
     store: Any = None,
     history: Any = None,
     hub: Any = None,
+    journey: Any = None,
 ) -> Services:
     """Every service the window uses, built once, here. Tests pass their own engine, NVML, stores or hub."""
     from gui.core.simulated_gpu import SimulatedGpu
@@ -151,6 +152,7 @@ def build_services(
     from gui.services.engine_client import EngineClient
     from gui.services.history import HistoryStore
     from gui.services.hub import HubClient
+    from gui.services.journey import JourneyStore
     from gui.services.library import Library
     from gui.services.settings_store import SettingsStore
     from gui.services.telemetry import SimulatedSource
@@ -167,6 +169,7 @@ def build_services(
         history=history or HistoryStore(),
         settings=settings,
         hub=hub or HubClient(),
+        journey=journey or JourneyStore(),
         simulated=simulate,
         doctor=partial(doctor_checks, simulated=simulate, nvml=gpu.nvml),
     )

@@ -13,12 +13,14 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QToolTip
-from window_kit import open_window
+from window_kit import load, open_window
 
 from gui.core import protocol as p
 from gui.core.cards import find_card
 from gui.core.params import LoadSettings
+from gui.core.preferences import MEMORY_CHECKS
 from gui.services.nvml import Nvml
+from gui.services.settings_store import SettingsStore
 from gui.ui.main_window import MainWindow
 from gui.ui.param_panel import ParamPanel
 from gui.ui.vram_bar import SEGMENTS
@@ -319,3 +321,50 @@ def test_the_experts_settings_show_for_a_mixture_of_experts_model_only(qtbot) ->
     assert experts.value() == 48  # no more blocks than the model has
     got = panel.settings()
     assert (got.n_cpu_moe, got.n_outputs_max, got.kv_unified, got.op_offload) == (48, 0, True, False)
+
+
+def test_after_a_load_the_drivers_reading_is_set_beside_the_plan_and_corrects_the_next(
+    qtbot, models: Path, demo_model: Path, tmp_path: Path
+) -> None:
+    """NVML's per-process memory of the engine after a load, against the plan for the settings sent; the
+    difference is kept per card, driver and build, and the plan adds it to the card's overhead term."""
+    gpu = FakeGpu(total_mib=16160.0, used_mib=300.0)
+    system = {"driver_version": "570.133.20", "nvml_version": "12.570.133.20", "cuda_driver_version": 12080}
+    nvml = Nvml(FakeNvml([gpu], system=system))
+    engine = FakeEngine(build=CUDA_BUILD)
+    store = SettingsStore(tmp_path / "settings.json")
+    win = open_plan_window(qtbot, models, models / demo_model.name, nvml=nvml, engine=engine, store=store, target=None)
+    qtbot.waitUntil(lambda: win.driver_version == "570.133.20", timeout=TIMEOUT)
+    panel = win.plan_panel
+    assert win.plan is not None and panel.current_target().key == "detected"
+    planned = win.plan.devices[0].needed_mib
+    base_overhead = win.plan.devices[0].overhead_mib
+    # What the driver will list for the engine once it has loaded: 150 MiB more than the plan.
+    gpu.readings["processes"] = [{"pid": engine.pid, "used_bytes": int((planned + 150) * (1 << 20)), "name": "python"}]
+    with qtbot.waitSignal(win.memory_measured, timeout=TIMEOUT) as measured:
+        load(qtbot, win)
+    (check,) = measured.args[0]
+    assert check.planned_mib == pytest.approx(planned) and check.difference_mib == pytest.approx(150, abs=1)
+    assert "+150 MiB" in panel.measured_label.text() and panel.measured_label.isVisible()
+    (key,) = store.read(MEMORY_CHECKS)
+    assert "570.133.20" in key and "CUDA" in key and store.read(MEMORY_CHECKS)[key] == [pytest.approx(150, abs=1)]
+    # From now on the plan for this card adds what was measured, and says so.
+    assert win.plan.devices[0].overhead_mib == pytest.approx(base_overhead + 150, abs=1)
+    assert "corrected by +150 MiB from 1 load on this card" in panel.mode_label.text()
+    # A second load measures against the uncorrected plan again: the difference does not count itself twice.
+    with qtbot.waitSignal(win.memory_measured, timeout=TIMEOUT) as measured:
+        load(qtbot, win)
+    assert measured.args[0][0].difference_mib == pytest.approx(150, abs=1)
+    assert "from 2 loads" in panel.mode_label.text()
+    win.close()
+
+
+def test_an_engine_the_driver_does_not_list_leaves_the_plan_as_it_is(qtbot, models: Path, demo_model: Path) -> None:
+    nvml = Nvml(FakeNvml([FakeGpu(total_mib=16160.0)], system={"driver_version": "570.133.20"}))
+    win = open_plan_window(
+        qtbot, models, models / demo_model.name, nvml=nvml, engine=FakeEngine(build=CUDA_BUILD), target=None
+    )
+    load(qtbot, win)
+    qtbot.wait(200)  # the reading runs in the background; nothing comes of it
+    assert not win.plan_panel.measured_label.isVisible() and "corrected" not in win.plan_panel.mode_label.text()
+    win.close()

@@ -118,6 +118,9 @@ class Device:
     bandwidth_gbs: float | None = None
     sm_count: int | None = None
     compute_capability: str | None = None
+    # Learned from loads on this card (gui/core/memory_check.py): what the driver measured beyond the plan,
+    # added to the CUDA context and runtime term, the one part the plan assumes.
+    overhead_correction_mib: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -814,11 +817,11 @@ def cuda_overhead_mib(device: Device) -> float:
     """CUDA context + cuBLAS/runtime workspace llama.cpp's process holds on a card.
 
     An assumption, not a measurement: ~200 MiB base plus ~3 MiB per SM, which gives ~440 MiB on a
-    V100 (80 SMs), ~320 MiB on a T4 and ~580 MiB on a 4090. Unknown SM count: 400 MiB.
+    V100 (80 SMs), ~320 MiB on a T4 and ~580 MiB on a 4090. Unknown SM count: 400 MiB. Plus what loads on
+    this card measured beyond the plan (``Device.overhead_correction_mib``), where the window learned it.
     """
-    if device.sm_count is None:
-        return 400.0
-    return 200.0 + 3.0 * device.sm_count
+    base = 400.0 if device.sm_count is None else 200.0 + 3.0 * device.sm_count
+    return max(0.0, base + device.overhead_correction_mib)
 
 
 # ---- placement -------------------------------------------------------------------------------

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from gui.core.chat_formats import parse_format_name
+from gui.core.memory_check import KEEP_LOADS
 from gui.core.params import MARGIN, LoadSettings
 from gui.core.presets import DEFAULT_PRESET, sampling_from_dict, sampling_to_dict
 from gui.core.protocol import Sampling
@@ -154,6 +155,16 @@ def _node(value: Any) -> int:
 # NUMA node the engine is pinned to, the one its GPU hangs off, as the Doctor's fix set it.
 NUMA_PINS: Preference[dict[str, int]] = Preference("numa_pins", {}, _table(_node))
 
+
+def _differences(value: Any) -> list[float]:
+    if not isinstance(value, list) or not all(isinstance(v, int | float) and not isinstance(v, bool) for v in value):
+        raise ValueError("expected a list of numbers")
+    return [float(v) for v in value if abs(v) < 1 << 20][-KEEP_LOADS:]
+
+
+# Per card, driver and engine build (gui/core/memory_check.py): what loads measured beyond the plan, MiB.
+MEMORY_CHECKS: Preference[dict[str, list[float]]] = Preference("memory_checks", {}, _table(_differences))
+
 ALL_PREFERENCES: Mapping[str, Preference[Any]] = {
     p.key: p for p in (MODEL_FOLDERS, SAMPLING_PRESETS, SAMPLING_PRESET, MARGIN_MIB, CAP_WATTS, ALERT_C, INTERVAL_S)
-} | {LAST_SETTINGS.key: LAST_SETTINGS, CHAT_FORMATS.key: CHAT_FORMATS, NUMA_PINS.key: NUMA_PINS}
+} | {p.key: p for p in (LAST_SETTINGS, CHAT_FORMATS, NUMA_PINS, MEMORY_CHECKS)}

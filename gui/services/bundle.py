@@ -16,6 +16,7 @@ from gui.core.protocol import EngineBuild
 from gui.services.engine_client import EngineClient
 from gui.services.history import HistoryStore
 from gui.services.hub import HubClient
+from gui.services.journey import JourneyStore
 from gui.services.library import Library
 from gui.services.nvml import GpuQuery, Nvml
 from gui.services.power_limit import PowerLimiter
@@ -116,6 +117,7 @@ class Services:
     history: HistoryStore
     settings: SettingsStore
     hub: HubClient
+    journey: JourneyStore  # every load, reply speed and benchmark row, for the Journey tab
     simulated: Card | None = None  # --simulate: planned for and watched, always labelled
     measure_ram: Callable[[], float | None] = measure_ram_bandwidth_gbs
     # Every check of the Doctor for a request (blocking: NVML, sysfs, nvcc, pkexec; off the UI thread).

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 import os
 import shutil
@@ -38,6 +39,7 @@ from gui.core.chat_formats import format_label
 from gui.core.doctor import Check, Status, summary
 from gui.core.llama_log import Failure
 from gui.core.load_state import LoadState, Phase
+from gui.core.memory_check import MemoryCheck, correction_for, correction_key, recorded
 from gui.core.params import LoadSettings, changes, describe, llama_gpu_layers
 from gui.core.planner import Plan, Verdict, auto_fit, model_shape, plan
 from gui.core.preferences import (
@@ -47,6 +49,7 @@ from gui.core.preferences import (
     INTERVAL_S,
     LAST_SETTINGS,
     MARGIN_MIB,
+    MEMORY_CHECKS,
     NUMA_PINS,
     SAMPLING_PRESET,
     SAMPLING_PRESETS,
@@ -57,13 +60,14 @@ from gui.services.bundle import DoctorRequest, Services
 from gui.services.engine_client import EngineUnavailable, WorkerExited
 from gui.services.models import ModelEntry
 from gui.services.numa import NumaPin, describe_cpus, machine_id, node_cpus, pin_running
-from gui.services.nvml import GpuQuery
+from gui.services.nvml import DriverInfo, GpuInfo, GpuQuery, engine_memory_mib
 from gui.services.system import physical_cores
 from gui.ui.background import Background
 from gui.ui.chat_pane import ChatPane
 from gui.ui.doctor_view import DoctorView
 from gui.ui.engine_bridge import EngineBridge
 from gui.ui.history_panel import HistoryPanel
+from gui.ui.journey_view import JourneyView
 from gui.ui.load_session import LoadSession
 from gui.ui.model_picker import ModelPicker, describe_group
 from gui.ui.models_tab import ModelsTab
@@ -92,6 +96,7 @@ class MainWindow(QMainWindow):
     verified = Signal(object)  # p.DryRunResult
     engine_died = Signal(object)  # WorkerExited
     doctor_checked = Signal(object)  # tuple[Check, ...], after every run of the Doctor
+    memory_measured = Signal(object)  # list[MemoryCheck], after a load on this machine's GPUs was measured
 
     def __init__(self, services: Services, settings: LoadSettings) -> None:
         super().__init__()
@@ -109,6 +114,8 @@ class MainWindow(QMainWindow):
         self._last_good: LoadState | None = None  # the last load that worked, to go back to if one fails
         self._after_failure = ""  # why the load now under way goes back to the last good one
         self._selected_path: Path | None = None
+        self.gpus: list[GpuInfo] = []  # NVML's, once detection finished
+        self.driver_version: str | None = None
         title = f"Tightfit {__version__}"
         if simulate is not None:
             title += f" — SIMULATED {simulate.name}"
@@ -214,6 +221,8 @@ class MainWindow(QMainWindow):
         self.doctor_background = Background("doctor", parent=self)
         self._doctor_running = False
         self.tabs.addTab(self.doctor, DOCTOR_TAB)
+        self.journey = JourneyView(services.journey, self)
+        self.tabs.addTab(self.journey, "&Journey")
         # The quant table re-plans every quant (auto-fit each): follow the sliders, but not on every step.
         self._quants_timer = QTimer(self)
         self._quants_timer.setSingleShot(True)
@@ -283,6 +292,10 @@ class MainWindow(QMainWindow):
         self.chat.chat_format_chosen.connect(self._chat_format_chosen)
         self.chat.live_rate.connect(self.monitor.set_engine_rate)
         self.chat.reply_finished.connect(self._hint_speed)
+        self.chat.reply_finished.connect(
+            lambda stats: self.journey.recorder.record_reply(stats, self.session.state, here=self._planned_here())
+        )
+        self.journey.failed.connect(lambda message: self.statusBar().showMessage(message, 15000))
         self._hinted: LoadState | None = None  # the load a speed hint was given for: once is enough
         self.monitor.alert.connect(self._alert)
         self.monitor.message.connect(lambda text: self.statusBar().showMessage(text, 15000))
@@ -418,6 +431,10 @@ class MainWindow(QMainWindow):
             self._open_log()
         self.run_doctor()
 
+    def _planned_here(self) -> bool:
+        """The plan is for what this machine runs (its GPUs, a simulated card or its CPU), not a "what if"."""
+        return self.plan_panel.current_target().here
+
     def pin_numa(self, node: int) -> str:
         """Pin the engine to ``node``, remembered for this machine. The running worker's threads move now;
         with numactl its memory is bound too, from the engine's next start."""
@@ -440,7 +457,73 @@ class MainWindow(QMainWindow):
         self.replan()
 
     def _gpus_found(self, query: GpuQuery) -> None:
+        self.gpus = list(query.gpus)
         self.plan_panel.set_targets(list(query.gpus), query.error)
+        if query.gpus:  # the driver's version keys what loads on these cards measured
+            self.background.run(self.services.gpu.nvml.driver_info, self._driver_found)
+
+    def _driver_found(self, info: DriverInfo) -> None:
+        self.driver_version = info.driver_version
+        self._apply_corrections()
+
+    # ---- planned against measured memory --------------------------------------------------
+
+    def _memory_key(self, device: str) -> str | None:
+        build = self.session.state.build
+        return correction_key(device, self.driver_version, build.describe()) if build is not None else None
+
+    def _apply_corrections(self) -> None:
+        """Each measured GPU's overhead term corrected by what earlier loads on it measured."""
+        table = self.store.read(MEMORY_CHECKS)
+        corrections = {}
+        for gpu in self.gpus:
+            name = f"GPU {gpu.index}: {gpu.name}"  # as device_from_gpu names it
+            key = self._memory_key(name)
+            found = correction_for(table, key) if key is not None else None
+            if found is not None:
+                corrections[name] = found
+        self.plan_panel.set_corrections(corrections)
+
+    def _measure_memory(self, state: LoadState, event: p.Loaded) -> None:
+        """After a load on this machine's GPUs: what the driver says the engine holds on each, off the UI
+        thread, set beside the plan for the settings that were sent (before any correction)."""
+        self.plan_panel.show_measured("")
+        target = self.plan_panel.current_target()
+        build, header, sent, pid = state.build, state.header, state.settings, self.bridge.client.pid
+        if not (target.measured and target.devices and build is not None and build.gpu_offload):
+            return
+        if header is None or sent is None or pid is None:
+            return
+        devices = tuple(dataclasses.replace(d, overhead_correction_mib=0.0) for d in target.devices)
+        planned, _ = _planning(lambda: plan(header, sent, devices, suggest=False))
+        if planned is None:
+            return
+        indices = [gpu.index for gpu in self.gpus]
+        nvml = self.services.gpu.nvml
+
+        def measure() -> list[MemoryCheck]:
+            checks = []
+            for index, device in zip(indices, planned.devices, strict=False):
+                used = engine_memory_mib(nvml.sample(index), pid)
+                if used is not None:
+                    llama = event.buffers_mib.get(f"CUDA{index}")
+                    checks.append(MemoryCheck(device.name, device.needed_mib, used, llama))
+            return checks
+
+        self.background.run(measure, self._memory_measured)
+
+    def _memory_measured(self, checks: list[MemoryCheck]) -> None:
+        if not checks:
+            return
+        table = self.store.read(MEMORY_CHECKS)
+        for check in checks:
+            key = self._memory_key(check.device)
+            if key is not None:
+                table = recorded(table, key, check.difference_mib)
+        self.store.write(MEMORY_CHECKS, table)
+        self.plan_panel.show_measured(" ".join(check.describe() for check in checks))
+        self._apply_corrections()
+        self.memory_measured.emit(checks)
 
     # ---- memory plan ----------------------------------------------------------------------
 
@@ -753,6 +836,8 @@ class MainWindow(QMainWindow):
         )
         # What was sent with the load, not what the sliders show now: they may have moved since.
         self._remember_load(state.model, state.settings)
+        self._measure_memory(state, event)
+        self.journey.recorder.record_load(state, here=self._planned_here())
         self.chat.input.setFocus()  # loaded: the next thing is a message
         self.model_loaded.emit(event)
         self.load_finished.emit(True)
@@ -830,6 +915,7 @@ class MainWindow(QMainWindow):
         self.monitor.stop()
         self.history.save(self.chat.conversation)
         self.history.shutdown()
+        self.journey.shutdown()
         self.store.write_many(
             {SAMPLING_PRESET: self.chat.sampling_panel.preset.currentText(), MARGIN_MIB: self.plan_panel.margin.value()}
         )

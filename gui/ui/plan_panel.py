@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import html
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
 
 from gui.core import protocol as p
 from gui.core.cards import CARDS, CUSTOM_BANDWIDTH, CUSTOM_VRAM, Card, custom_card
+from gui.core.memory_check import Correction
 from gui.core.params import MARGIN
 from gui.core.planner import Device, Plan, Verdict
 from gui.services.devices import device_from_card, device_from_gpu
@@ -104,6 +105,8 @@ class PlanPanel(QWidget):
         # every layer on the CPU whatever NVML sees, so a plan for the measured GPUs would promise a fit
         # that the load cannot have.
         self.engine_offload: bool | None = None
+        # Learned per measured GPU (by device name) from earlier loads on it: added to its overhead term.
+        self.corrections: dict[str, Correction] = {}
         self.plan: Plan | None = None
         self.target_combo = QComboBox(self)
         self.target_combo.setAccessibleName("Plan for device")
@@ -132,6 +135,11 @@ class PlanPanel(QWidget):
         self.verify_label.setAccessibleName("Verify result")
         self.verify_label.setStyleSheet("color: #444")
         self.verify_label.hide()
+        # After a load on a GPU: the driver's reading beside the plan (MemoryCheck.describe).
+        self.measured_label = TextArea(2, self)
+        self.measured_label.setAccessibleName("Measured memory")
+        self.measured_label.setStyleSheet("color: #444")
+        self.measured_label.hide()
 
         top = QGridLayout()
         top.addWidget(QLabel("Plan for", self), 0, 0)
@@ -165,6 +173,7 @@ class PlanPanel(QWidget):
         layout.addWidget(self.verdict_label)
         layout.addLayout(buttons)
         layout.addWidget(self.verify_label)
+        layout.addWidget(self.measured_label)
 
         self.target_combo.currentIndexChanged.connect(self._target_changed)
         self.target_combo.activated.connect(self._chosen_by_user)
@@ -218,7 +227,19 @@ class PlanPanel(QWidget):
             return Target(CUSTOM, target.label, (device_from_card(card),), False)
         if self.engine_unusable(target):
             return Target(target.key, target.label, (), True)  # planned as it will run: on the CPU
+        if target.measured and self.corrections:
+            devices = tuple(
+                replace(d, overhead_correction_mib=c.mib) if (c := self.corrections.get(d.name)) else d
+                for d in target.devices
+            )
+            return replace(target, devices=devices)
         return target
+
+    def set_corrections(self, corrections: dict[str, Correction]) -> None:
+        """What loads measured on each GPU beyond the plan (by device name); the plan adds it from now on."""
+        if corrections != self.corrections:
+            self.corrections = dict(corrections)
+            self._target_changed()
 
     def engine_unusable(self, target: Target) -> bool:
         """The GPUs NVML measured are there, but the engine cannot put a layer on them."""
@@ -256,6 +277,9 @@ class PlanPanel(QWidget):
             style = "color: #8a2be2; font-weight: bold"
         elif target.measured:
             mode = "Measured: free memory read from the driver just now."
+            learned = [f"{name}: {c.describe()}" for name, c in self.corrections.items()]
+            if learned:
+                mode += " CUDA context and runtime " + "; ".join(learned) + "."
             style = "color: #2e7d32"
         elif target.key == CPU_ONLY:
             why = f" ({self.why_none})" if self.why_none and not self.targets[0].measured else ""
@@ -311,6 +335,11 @@ class PlanPanel(QWidget):
             self.say_verify("")
         else:
             self.say_verify(format_verify(result, compared, note))
+
+    def show_measured(self, text: str) -> None:
+        """What the driver measured after the last load, beside the plan; '' hides the line."""
+        self.measured_label.setText(text)
+        self.measured_label.setVisible(bool(text))
 
     def say_verify(self, text: str) -> None:
         """The dry run's words; the region takes room only once there is something to read in it."""
