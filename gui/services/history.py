@@ -49,6 +49,7 @@ from platformdirs import user_data_dir
 
 from gui.core.chat import Conversation, Turn
 from gui.core.protocol import ReplyStats
+from gui.services.sqlite_schema import migrate
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -317,17 +318,7 @@ class HistoryStore:
                 f"the chat history at {self.path} was written by a newer Tightfit (schema {version}, "
                 f"this one knows {SCHEMA_VERSION}); update Tightfit to open it"
             )
-        if version == SCHEMA_VERSION:
-            return
-        db.execute("BEGIN IMMEDIATE")
-        try:
-            for step in range(version, SCHEMA_VERSION):
-                MIGRATIONS[step](db)
-            db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-            db.execute("COMMIT")
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
+        migrate(db, version, SCHEMA_VERSION, MIGRATIONS)
 
     def _move_aside(self) -> Path:
         stamp = time.strftime("%Y%m%d-%H%M%S")

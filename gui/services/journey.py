@@ -32,6 +32,7 @@ from typing import Any
 
 from gui.core.journey import BenchRecord, BuildInfo, JourneyData, LoadRecord, ReplyRecord
 from gui.services.history import default_history_path
+from gui.services.sqlite_schema import migrate
 
 __all__ = ["LIMITS", "SCHEMA_VERSION", "JourneyError", "JourneyStore", "default_journey_path"]
 
@@ -237,18 +238,7 @@ class JourneyStore:
         return version
 
     def _migrate(self, db: sqlite3.Connection) -> None:
-        version = self._check_version(db)
-        if version == SCHEMA_VERSION:
-            return
-        db.execute("BEGIN IMMEDIATE")
-        try:
-            for step in range(version, SCHEMA_VERSION):
-                MIGRATIONS[step](db)
-            db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-            db.execute("COMMIT")
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
+        migrate(db, self._check_version(db), SCHEMA_VERSION, MIGRATIONS)
 
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
