@@ -18,7 +18,7 @@ from fake_engine import FakeEngine
 from model_shapes import SHAPES, write_shape
 
 from gui.cli import main
-from gui.commands.bench import BenchSweep, Job, plan_jobs
+from gui.commands.bench import BenchSweep
 from gui.commands.flags import parse_value_list
 from gui.core import protocol as p
 from gui.core.bench import (
@@ -26,12 +26,14 @@ from gui.core.bench import (
     ROW_KEYS,
     BenchRow,
     BenchTest,
+    Job,
     bench_tests,
     context_for,
     count_loads,
     format_csv,
     format_markdown,
     needs_reload,
+    plan_jobs,
     sweep_grid,
 )
 from gui.core.gguf_reader import read_model

@@ -29,17 +29,17 @@ from gui.core.bench import (
     REPETITIONS,
     BenchRow,
     BenchTest,
-    Config,
+    Job,
     bench_tests,
     context_for,
     format_csv,
     format_markdown,
     needs_reload,
+    plan_jobs,
     sweep_grid,
 )
-from gui.core.gguf_reader import GGUFError, GGUFHeader, read_model
+from gui.core.gguf_reader import GGUFError, read_model
 from gui.core.params import LoadSettings, default_settings
-from gui.core.planner import Device, Plan, Verdict, plan
 from gui.core.specs import IntSpec
 from gui.services.bench_meter import PeakMeter
 from gui.services.engine_client import EngineUnavailable, SyncEngine
@@ -84,15 +84,6 @@ def add_bench_parser(sub: Any) -> None:
     setattr(parser, "error", one_line)  # noqa: B010
 
 
-@dataclass(frozen=True)
-class Job:
-    """A configuration as the sweep runs it: the plan's ceiling, and why it is skipped ('' to run it)."""
-
-    config: Config
-    ceiling_tok_s: float | None = None
-    skip: str = ""
-
-
 def run_bench(args: argparse.Namespace) -> int:
     tests, reps = tests_from_args(args)
     lists = sizing_lists_from_args(args)
@@ -103,7 +94,7 @@ def run_bench(args: argparse.Namespace) -> int:
         header = read_model(model)
     except GGUFError as exc:
         raise fail(f"{model}: {exc}") from exc
-    from gui.services.system import physical_cores
+    from gui.services.system import measure_ram_bandwidth_gbs, physical_cores
 
     base = default_settings(physical_cores())
     if "n_ctx" not in lists:  # llama-bench sizes the context to the test; here one context holds every test
@@ -114,7 +105,7 @@ def run_bench(args: argparse.Namespace) -> int:
     devices, source = resolve_devices(args)
     if args.margin_mib < 0:
         raise ValueError(f"--margin-mib cannot be negative (got {args.margin_mib:g})")
-    jobs = plan_jobs(header, configs, devices, args.margin_mib, args.ram_gbs, args.anyway)
+    jobs = plan_jobs(header, configs, devices, args.margin_mib, args.ram_gbs, args.anyway, measure_ram_bandwidth_gbs)
 
     nvml = Nvml()
     gpus, _ = nvml.device_count()
@@ -168,43 +159,6 @@ def tests_from_args(args: argparse.Namespace) -> tuple[list[BenchTest], int]:
     if len(reps) > 1:
         raise ValueError(f"{REPETITIONS.flag} takes one number (got {args.reps!r})")
     return bench_tests(values(PROMPT_TOKENS), values(GEN_TOKENS), values(DEPTH)), reps[0]
-
-
-def plan_jobs(
-    header: GGUFHeader,
-    configs: Sequence[Config],
-    devices: Sequence[Device],
-    margin_mib: float,
-    ram_gbs: float | None,
-    anyway: bool,
-) -> list[Job]:
-    """Each configuration planned: its decode ceiling, and whether it is skipped (will not fit, or settings that
-    contradict each other). The RAM bandwidth a ceiling needs is measured once, when some plan reads host memory."""
-    jobs = []
-    for config in configs:
-        if config.invalid:
-            jobs.append(Job(config, skip=config.invalid))
-            continue
-
-        def planned(ram: float | None, settings: LoadSettings = config.settings) -> Plan:
-            return plan(header, settings, devices, margin_mib=margin_mib, ram_bandwidth_gbs=ram, suggest=False)
-
-        result = planned(ram_gbs)
-        if ram_gbs is None and result.host.weights_mib > 0:
-            from gui.services.system import measure_ram_bandwidth_gbs
-
-            ram_gbs = measure_ram_bandwidth_gbs()
-            result = planned(ram_gbs)
-        skip = ""
-        if result.verdict is Verdict.WONT_FIT and not anyway:
-            short = [
-                f"{d.name} needs {d.needed_mib:,.0f} MiB, {d.free_mib:,.0f} MiB free"
-                for d in result.devices
-                if d.verdict is Verdict.WONT_FIT
-            ]
-            skip = f"will not fit: {'; '.join(short)} (--anyway runs it)"
-        jobs.append(Job(config, result.predicted_tg_tok_s, skip))
-    return jobs
 
 
 @dataclass

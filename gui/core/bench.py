@@ -14,11 +14,13 @@ import io
 import itertools
 import math
 import statistics
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from gui.core.gguf_reader import GGUFHeader
 from gui.core.params import LOAD_SPECS, LoadSettings
+from gui.core.planner import Device, Plan, Verdict, plan
 from gui.core.specs import IntSpec
 
 # What a test measures, with llama-bench's defaults (its -p, -n, -d and -r).
@@ -132,6 +134,52 @@ def count_loads(configs: Iterable[LoadSettings]) -> int:
             loads += 1
         loaded = settings
     return loads
+
+
+@dataclass(frozen=True)
+class Job:
+    """A configuration as the sweep runs it: the plan's ceiling, and why it is skipped ('' to run it)."""
+
+    config: Config
+    ceiling_tok_s: float | None = None
+    skip: str = ""
+
+
+def plan_jobs(
+    header: GGUFHeader,
+    configs: Sequence[Config],
+    devices: Sequence[Device],
+    margin_mib: float,
+    ram_gbs: float | None,
+    anyway: bool,
+    measure_ram: Callable[[], float | None] = lambda: None,
+) -> list[Job]:
+    """Each configuration planned: its decode ceiling, and whether it is skipped (will not fit, or settings that
+    contradict each other). The RAM bandwidth a ceiling needs is measured once (``measure_ram``), when some plan
+    reads host memory and none was given."""
+    jobs = []
+    for config in configs:
+        if config.invalid:
+            jobs.append(Job(config, skip=config.invalid))
+            continue
+
+        def planned(ram: float | None, settings: LoadSettings = config.settings) -> Plan:
+            return plan(header, settings, devices, margin_mib=margin_mib, ram_bandwidth_gbs=ram, suggest=False)
+
+        result = planned(ram_gbs)
+        if ram_gbs is None and result.host.weights_mib > 0:
+            ram_gbs = measure_ram()
+            result = planned(ram_gbs)
+        skip = ""
+        if result.verdict is Verdict.WONT_FIT and not anyway:
+            short = [
+                f"{d.name} needs {d.needed_mib:,.0f} MiB, {d.free_mib:,.0f} MiB free"
+                for d in result.devices
+                if d.verdict is Verdict.WONT_FIT
+            ]
+            skip = f"will not fit: {'; '.join(short)} (--anyway runs it)"
+        jobs.append(Job(config, result.predicted_tg_tok_s, skip))
+    return jobs
 
 
 # ---- rows ------------------------------------------------------------------------------------
