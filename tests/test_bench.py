@@ -19,7 +19,6 @@ from model_shapes import SHAPES, write_shape
 
 from gui.cli import main
 from gui.commands.bench import BenchSweep
-from gui.commands.flags import parse_value_list
 from gui.core import protocol as p
 from gui.core.bench import (
     REPETITIONS,
@@ -39,6 +38,7 @@ from gui.core.bench import (
 from gui.core.gguf_reader import read_model
 from gui.core.params import SPECS_BY_KEY, LoadSettings
 from gui.core.planner import Device
+from gui.core.specs import parse_value_list
 from gui.services.engine_client import SyncEngine
 
 BASE = LoadSettings(n_threads=2, n_ctx=1024)

@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, NoReturn
 
-from gui.commands.flags import add_sizing_list_flags, parse_value_list, sizing_lists_from_args
+from gui.commands.flags import add_sizing_list_flags, sizing_lists_from_args
 from gui.commands.plan import add_device_flags, fail, resolve_devices
 from gui.core import protocol as p
 from gui.core.bench import (
@@ -40,7 +40,7 @@ from gui.core.bench import (
 )
 from gui.core.gguf_reader import GGUFError, read_model
 from gui.core.params import LoadSettings, default_settings
-from gui.core.specs import IntSpec
+from gui.core.specs import IntSpec, parse_value_list
 from gui.services.bench_meter import PeakMeter
 from gui.services.engine_client import EngineUnavailable, SyncEngine
 from gui.services.nvml import Nvml

@@ -13,7 +13,7 @@ from typing import Any
 from gui.core.cards import CARDS, Card, UnknownCardError, find_card
 from gui.core.params import LOAD_SPECS, LoadSettings, default_settings
 from gui.core.protocol import Sampling
-from gui.core.specs import BoolSpec, ChoiceSpec, FloatSpec, IntSpec, Spec, specs_of
+from gui.core.specs import BoolSpec, ChoiceSpec, FloatSpec, IntSpec, Spec, parse_value_list, specs_of
 
 
 def add_spec_flags(group: Any, specs: Iterable[Spec[Any]]) -> None:
@@ -72,8 +72,6 @@ def simulated_card(args: argparse.Namespace) -> Card | None:
 
 # ---- list-valued sizing flags (benchmark sweeps) ------------------------------------------------
 
-BOOL_WORDS = {"on": True, "off": False, "true": True, "false": False, "yes": True, "no": False, "1": True, "0": False}
-
 
 def add_sizing_list_flags(parser: argparse.ArgumentParser) -> None:
     """The sizing flags of add_sizing_flags, each taking a comma-separated list (``--ngl 40,48,999
@@ -97,47 +95,6 @@ def add_sizing_list_flags(parser: argparse.ArgumentParser) -> None:
                 "--no-" + spec.flag.removeprefix("--"), dest=spec.key, action="store_const", const="off",
                 help=argparse.SUPPRESS,
             )  # fmt: skip
-
-
-def parse_value_list(spec: Spec[Any], text: str) -> list[Any]:
-    """The values of one comma-separated list, each checked against its declaration, repeats dropped; a
-    ValueError that names the flag and the bad item."""
-    items = [item.strip() for item in text.split(",")]
-    if not any(items):
-        raise ValueError(f"{spec.flag}: no value given")
-    values: list[Any] = []
-    for item in items:
-        if not item:
-            raise ValueError(f"{spec.flag}: an empty item in {text!r}")
-        try:
-            value = _parse_item(spec, item)
-        except ValueError as exc:
-            raise ValueError(f"{spec.flag}: {exc}") from None
-        if value not in values:
-            values.append(value)
-    return values
-
-
-def _parse_item(spec: Spec[Any], item: str) -> Any:
-    value: Any
-    if isinstance(spec, IntSpec):
-        try:
-            value = int(item)
-        except ValueError:
-            raise ValueError(f"{item!r} is not a whole number") from None
-    elif isinstance(spec, FloatSpec):
-        try:
-            value = float(item)
-        except ValueError:
-            raise ValueError(f"{item!r} is not a number") from None
-    elif isinstance(spec, BoolSpec):
-        if item.lower() not in BOOL_WORDS:
-            raise ValueError(f"{item!r} is not on or off")
-        value = BOOL_WORDS[item.lower()]
-    else:
-        value = item
-    spec.check(value)
-    return value
 
 
 def sizing_lists_from_args(args: argparse.Namespace) -> dict[str, list[Any]]:

@@ -21,7 +21,7 @@ from typing import Any
 from gui.core.gguf_reader import GGUFHeader
 from gui.core.params import LOAD_SPECS, LoadSettings
 from gui.core.planner import Device, Plan, Verdict, plan
-from gui.core.specs import IntSpec
+from gui.core.specs import IntSpec, parse_value_list
 
 # What a test measures, with llama-bench's defaults (its -p, -n, -d and -r).
 PROMPT_TOKENS = IntSpec(
@@ -180,6 +180,35 @@ def plan_jobs(
             skip = f"will not fit: {'; '.join(short)} (--anyway runs it)"
         jobs.append(Job(config, result.predicted_tg_tok_s, skip))
     return jobs
+
+
+def parse_grid(text: str) -> tuple[dict[str, list[Any]], list[int]]:
+    """A sweep written as ``setting=v1,v2; setting=…`` (the setting by its key, ``n_threads``, or its flag,
+    ``threads``; ``depth`` for the tokens already in the context) -> the value lists and the depths. Each value is
+    checked against its declaration; an unknown setting or a bad value is a ValueError naming it."""
+    by_name: dict[str, Any] = {}
+    for spec in LOAD_SPECS:
+        by_name[spec.key] = spec
+        if spec.flag:
+            by_name[spec.flag.lstrip("-")] = spec
+    lists: dict[str, list[Any]] = {}
+    depths: list[int] = []
+    for part in text.split(";"):
+        if not part.strip():
+            continue
+        name, sep, values = part.partition("=")
+        name = name.strip().lower()
+        if not sep:
+            raise ValueError(f"{part.strip()!r}: write a setting and its values, e.g. threads=1,2")
+        if name in ("depth", "n_depth"):
+            depths = parse_value_list(DEPTH, values)
+            continue
+        found = by_name.get(name)
+        if found is None:
+            known = ", ".join(sorted(s.flag.lstrip("-") for s in LOAD_SPECS if s.flag))
+            raise ValueError(f"no setting called {name!r} (known: {known}, depth)")
+        lists[found.key] = parse_value_list(found, values)
+    return lists, depths or [0]
 
 
 # ---- rows ------------------------------------------------------------------------------------

@@ -138,3 +138,48 @@ def parse_fields(cls: type[T], data: Mapping[str, Any]) -> T:
         raise ValueError(f"expected a mapping of settings (got {type(data).__name__})")
     values = {spec.key: spec.parse(data[spec.key]) for spec in specs_of(cls) if spec.key in data}
     return cls(**values)
+
+
+# How a switch's value is written in a list (`--mmap on,off`, a Tune grid).
+BOOL_WORDS = {"on": True, "off": False, "true": True, "false": False, "yes": True, "no": False, "1": True, "0": False}
+
+
+def parse_value_list(spec: Spec[Any], text: str) -> list[Any]:
+    """The values of one comma-separated list, each checked against its declaration, repeats dropped; a
+    ValueError that names the flag and the bad item."""
+    items = [item.strip() for item in text.split(",")]
+    if not any(items):
+        raise ValueError(f"{spec.flag}: no value given")
+    values: list[Any] = []
+    for item in items:
+        if not item:
+            raise ValueError(f"{spec.flag}: an empty item in {text!r}")
+        try:
+            value = _parse_item(spec, item)
+        except ValueError as exc:
+            raise ValueError(f"{spec.flag}: {exc}") from None
+        if value not in values:
+            values.append(value)
+    return values
+
+
+def _parse_item(spec: Spec[Any], item: str) -> Any:
+    value: Any
+    if isinstance(spec, IntSpec):
+        try:
+            value = int(item)
+        except ValueError:
+            raise ValueError(f"{item!r} is not a whole number") from None
+    elif isinstance(spec, FloatSpec):
+        try:
+            value = float(item)
+        except ValueError:
+            raise ValueError(f"{item!r} is not a number") from None
+    elif isinstance(spec, BoolSpec):
+        if item.lower() not in BOOL_WORDS:
+            raise ValueError(f"{item!r} is not on or off")
+        value = BOOL_WORDS[item.lower()]
+    else:
+        value = item
+    spec.check(value)
+    return value

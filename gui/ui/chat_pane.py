@@ -203,6 +203,7 @@ class ChatPane(QWidget):
         self.transcript = Transcript(self)  # replies are markdown from the model: no resources, ever
         self.transcript.setAccessibleName("Conversation")
         self.transcript.anchorClicked.connect(open_link)
+        self.engine_busy = ""  # why the engine cannot take a reply now (a benchmark sweep holds it); "" when it can
         self.notice = plain_label(parent=self)  # engine and template errors: text from the model file
         self.notice.setWordWrap(True)
         self.notice.setAccessibleName("Engine notice")
@@ -446,6 +447,9 @@ class ChatPane(QWidget):
     def send(self) -> None:
         text = self.input.toPlainText().strip()
         if not text or not self._ready or self.streaming:
+            return
+        if self.engine_busy:  # another user of the one engine (a benchmark sweep) holds it
+            self.show_notice(f"Not sent: {self.engine_busy} Your message is kept in the box.")
             return
         self.conversation.add_user(text)
         if self._request_reply():

@@ -34,6 +34,7 @@ from PySide6.QtWidgets import (
 
 from gui import __version__
 from gui.core import protocol as p
+from gui.core.bench import BenchRow, BenchTest, Job, context_for, plan_jobs, sweep_grid
 from gui.core.chat import Conversation
 from gui.core.chat_formats import format_label
 from gui.core.doctor import Check, Status, summary
@@ -76,6 +77,7 @@ from gui.ui.param_panel import ParamPanel
 from gui.ui.plain import plain_label, plain_tip
 from gui.ui.plan_panel import PlanPanel
 from gui.ui.scrolling import vertical_scroll
+from gui.ui.tune_view import TuneRunner, TuneView, describe_config, estimate_s, loads_for, plan_summary
 
 # Alt+O: Alt+D is the history's Delete.
 DOCTOR_TAB = "D&octor"
@@ -96,6 +98,7 @@ class MainWindow(QMainWindow):
     verified = Signal(object)  # p.DryRunResult
     engine_died = Signal(object)  # WorkerExited
     doctor_checked = Signal(object)  # tuple[Check, ...], after every run of the Doctor
+    sweep_finished = Signal(object)  # list[BenchRow], after every Tune sweep (stopped or not)
     memory_measured = Signal(object)  # list[MemoryCheck], after a load on this machine's GPUs was measured
 
     def __init__(self, services: Services, settings: LoadSettings) -> None:
@@ -223,6 +226,13 @@ class MainWindow(QMainWindow):
         self.tabs.addTab(self.doctor, DOCTOR_TAB)
         self.journey = JourneyView(services.journey, self)
         self.tabs.addTab(self.journey, "&Journey")
+        self.tune = TuneView(self)
+        self.tabs.addTab(self.tune, "Tune")
+        self.tune_runner: TuneRunner | None = None
+        self._tune_jobs: list[Job] = []
+        self._tune_started = 0.0
+        self._last_speeds: tuple[float, float] | None = None  # decode, prompt tok/s of the last reply
+        self._last_load_s = 10.0
         # The quant table re-plans every quant (auto-fit each): follow the sliders, but not on every step.
         self._quants_timer = QTimer(self)
         self._quants_timer.setSingleShot(True)
@@ -296,6 +306,12 @@ class MainWindow(QMainWindow):
             lambda stats: self.journey.recorder.record_reply(stats, self.session.state, here=self._planned_here())
         )
         self.journey.failed.connect(lambda message: self.statusBar().showMessage(message, 15000))
+        self.chat.reply_finished.connect(self._note_speeds)
+        self.tune.grid_changed.connect(self._tune_replan)
+        self.tune.start_requested.connect(self.start_sweep)
+        self.tune.stop_requested.connect(self.stop_sweep)
+        self.tune.apply_requested.connect(self._tune_apply)
+        self.params.changed.connect(lambda _settings: self._tune_replan())
         self._hinted: LoadState | None = None  # the load a speed hint was given for: once is enough
         self.monitor.alert.connect(self._alert)
         self.monitor.message.connect(lambda text: self.statusBar().showMessage(text, 15000))
@@ -430,6 +446,119 @@ class MainWindow(QMainWindow):
         elif action == "open:log":
             self._open_log()
         self.run_doctor()
+
+    # ---- tune -------------------------------------------------------------------------------
+
+    def _note_speeds(self, stats: p.ReplyStats) -> None:
+        if stats.engine_decode_tok_s and stats.prompt_tok_s:
+            self._last_speeds = (stats.engine_decode_tok_s, stats.prompt_tok_s)
+
+    def _tune_plan(self) -> tuple[list[Job], dict[str, list[Any]], list[BenchTest], int]:
+        """The sweep the Tune tab describes, planned like `tightfit bench` plans it; ValueError says why not."""
+        entry = self.picker.current()
+        if entry is None or entry.header is None:
+            raise ValueError("select a model to plan a sweep")
+        lists, tests, reps = self.tune.parsed()
+        base = self.params.settings()
+        base = base.with_values(n_ctx=max(base.n_ctx, context_for(tests)))
+        configs = sweep_grid(base, lists)
+        header = entry.header
+        jobs = plan_jobs(
+            header, configs, self.plan_panel.devices(), self.plan_panel.margin_mib(), self.ram_bandwidth_gbs, False
+        )
+        return jobs, lists, tests, reps
+
+    def _tune_replan(self) -> None:
+        entry = self.picker.current()
+        if entry is not None and entry.header is not None:
+            layers = entry.header.n_layer or 0
+            self.tune.set_defaults(self.params.settings(), layers + 1, physical_cores())
+        if self.tune_runner is not None and self.tune_runner.running:
+            return
+        try:
+            jobs, _lists, tests, reps = self._tune_plan()
+        except ValueError as exc:
+            self.tune.say(str(exc))
+            self.tune.start_button.setEnabled(False)
+            return
+        runs = sum(1 for j in jobs if not j.skip)
+        estimate = None
+        if self._last_speeds is not None:
+            tg, pp = self._last_speeds
+            estimate = estimate_s(tests, reps, runs, loads_for(jobs), tg, pp, self._last_load_s)
+        self.tune.say(plan_summary(len(jobs), loads_for(jobs), len(tests), len(jobs) - runs, estimate))
+        self.tune.start_button.setEnabled(runs > 0)
+
+    def start_sweep(self) -> None:
+        entry = self.picker.current()
+        if self.chat.streaming or self.session.state.busy or entry is None:
+            self.tune.say("The engine is busy (a reply or a load); start the sweep when it is done.")
+            return
+        try:
+            jobs, lists, tests, reps = self._tune_plan()
+        except ValueError as exc:
+            self.tune.say(str(exc))
+            return
+        header = entry.header
+        runner = TuneRunner(
+            client=self.bridge.client,
+            model=entry.path,
+            jobs=jobs,
+            tests=tests,
+            reps=reps,
+            load=lambda settings: self.session.load(entry.path, settings, header, None),
+            state=lambda: self.session.state,
+            nvml=self.services.gpu.nvml if self.gpus else None,
+            gpu_count=len(self.gpus),
+            n_layer=header.n_layer if header is not None else None,
+            parent=self,
+        )
+        self.tune_runner = runner
+        self._tune_jobs = jobs
+        self.session.changed.connect(runner.on_state)
+        self.bridge.engine_event.connect(runner.on_event)
+        runner.row.connect(lambda row: self._tune_row(row, lists))
+        runner.progress.connect(self.tune.show_progress)
+        runner.finished.connect(self._sweep_finished)
+        self.tune.clear(len(jobs) * len(tests))
+        self.tune.set_running(True)
+        self.chat.engine_busy = "A benchmark sweep is using the engine (Tune tab): send when it ends, or stop it there."
+        self._tune_started = time.monotonic()
+        self.tune.say(f"Running {len(jobs)} configurations × {len(tests)} tests…")
+        runner.start()
+
+    def stop_sweep(self) -> None:
+        if self.tune_runner is not None and self.tune_runner.running:
+            self.tune.say("Stopping after the repetition under way; what was measured stays…")
+            self.tune_runner.stop()
+
+    def _tune_row(self, row: BenchRow, lists: dict[str, list[Any]]) -> None:
+        self.tune.add_row(row, describe_config(row.settings, lists))
+        if not row.skipped:
+            self.journey.recorder.record_bench_row(row.to_dict(), self.session.state, here=self._planned_here())
+
+    def _sweep_finished(self, partial: bool) -> None:
+        runner = self.tune_runner
+        self.tune.set_running(False)
+        self.chat.engine_busy = ""
+        if runner is None:
+            return
+        with contextlib.suppress(RuntimeError, TypeError):
+            self.session.changed.disconnect(runner.on_state)
+            self.bridge.engine_event.disconnect(runner.on_event)
+        wall = time.monotonic() - self._tune_started
+        measured_s = sum(sum(r.samples_ns) for r in runner.rows) / 1e9
+        kept = sum(1 for r in runner.rows if not r.skipped)
+        what = "Stopped: " if partial else "Done: "
+        self.tune.say(
+            f"{what}{kept} tests measured in {wall:,.0f} s, {measured_s:,.1f} s of it in the timed repetitions "
+            "(the rest: warm-ups, depths and loads). Select a row and Apply to put its settings on the sliders."
+        )
+        self.sweep_finished.emit(runner.rows)
+
+    def _tune_apply(self, settings: LoadSettings) -> None:
+        self.params.set_settings(settings)
+        self.statusBar().showMessage("The row's settings are on the sliders; Load to use them.", 15000)
 
     def _planned_here(self) -> bool:
         """The plan is for what this machine runs (its GPUs, a simulated card or its CPU), not a "what if"."""
@@ -837,6 +966,7 @@ class MainWindow(QMainWindow):
         # What was sent with the load, not what the sliders show now: they may have moved since.
         self._remember_load(state.model, state.settings)
         self._measure_memory(state, event)
+        self._last_load_s = event.load_ms / 1000
         self.journey.recorder.record_load(state, here=self._planned_here())
         self.chat.input.setFocus()  # loaded: the next thing is a message
         self.model_loaded.emit(event)
@@ -913,6 +1043,8 @@ class MainWindow(QMainWindow):
             self.chat.stop()
             self.chat.keep_partial_reply("stopped: the window closed")
         self.monitor.stop()
+        if self.tune_runner is not None and self.tune_runner.running:
+            self.tune_runner.stop()
         self.history.save(self.chat.conversation)
         self.history.shutdown()
         self.journey.shutdown()

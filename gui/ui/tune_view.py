@@ -1,0 +1,466 @@
+"""The Tune tab: measure instead of guessing. Pick what to sweep, see how many runs and about how long before
+starting, then watch rows and a chart fill in; Apply puts a row's settings on the sliders, Stop keeps what was
+measured.
+
+The sweep runs on the window's own engine (one model in memory), one benchmark test at a time (llama-bench's
+semantics, ``protocol.Bench``), reloading only when a setting other than the threads changes. The runner is
+driven by the engine's events; nothing here blocks the UI thread.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pyqtgraph as pg
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QGridLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QProgressBar,
+    QPushButton,
+    QSpinBox,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from gui.core import protocol as p
+from gui.core.bench import (
+    GEN_TOKENS,
+    PROMPT_TOKENS,
+    REPETITIONS,
+    BenchRow,
+    BenchTest,
+    Job,
+    bench_tests,
+    count_loads,
+    needs_reload,
+    parse_grid,
+)
+from gui.core.load_state import LoadState, Phase
+from gui.core.params import LoadSettings
+from gui.services.bench_meter import PeakMeter
+from gui.ui.plain import plain_label
+
+__all__ = ["SWEEPS", "TuneRunner", "TuneView", "estimate_s"]
+
+# What to sweep, each as the grid it starts from (the user may edit it: any setting by its flag's name).
+SWEEPS: dict[str, Callable[[LoadSettings, int, int], str]] = {
+    "Threads": lambda s, layers, cores: "threads=" + ",".join(str(n) for n in sorted({1, max(1, cores // 2), cores})),
+    "GPU layers": lambda s, layers, cores: "ngl=" + ",".join(str(n) for n in sorted({0, layers // 2, layers})),
+    "Batch and micro-batch": lambda s, layers, cores: "batch=128,256,512",
+    "Flash attention and KV type": lambda s, layers, cores: "flash-attn=on,off; cache-type-k=f16,q8_0",
+    "Context depth": lambda s, layers, cores: "depth=0,512,2048",
+    "Custom grid": lambda s, layers, cores: "threads=1,2; flash-attn=on,off",
+}
+COLUMNS = ("Settings", "Test", "tok/s", "± sd", "% of ceiling", "Peak RSS MiB", "Peak GPU MiB", "Note")
+
+
+def estimate_s(
+    tests: Sequence[BenchTest], reps: int, runs: int, loads: int, tg_tok_s: float, pp_tok_s: float, load_s: float
+) -> float:
+    """About how long a sweep takes: each test's tokens at the speeds measured last (warm-up included), plus
+    the loads. A guess to plan by, said as one."""
+    per_config = sum(
+        (reps + 1)
+        * (t.n_prompt / max(pp_tok_s, 1e-3) + t.n_gen / max(tg_tok_s, 1e-3) + t.n_depth / max(pp_tok_s, 1e-3))
+        for t in tests
+    )
+    return runs * per_config + loads * load_s
+
+
+@dataclass
+class _Current:
+    job: Job
+    test_index: int = 0
+    request_id: int | None = None
+    meter: PeakMeter | None = None
+    started: str = ""
+
+
+class TuneRunner(QObject):
+    """One sweep on the window's engine. ``load(settings)`` asks the window to load (it answers through its
+    LoadSession); the runner follows the engine's events for its own bench requests."""
+
+    row = Signal(object)  # BenchRow
+    progress = Signal(int, int, float)  # tests done, tests in all, seconds left (estimate)
+    finished = Signal(bool)  # True: stopped before the end (partial)
+
+    def __init__(
+        self,
+        *,
+        client: Any,
+        model: Path,
+        jobs: Sequence[Job],
+        tests: Sequence[BenchTest],
+        reps: int,
+        load: Callable[[LoadSettings], None],
+        state: Callable[[], LoadState],
+        nvml: Any = None,
+        gpu_count: int = 0,
+        n_layer: int | None = None,
+        parent: QObject | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.client = client
+        self.model = model
+        self.jobs = list(jobs)
+        self.tests = list(tests)
+        self.reps = reps
+        self._load = load
+        self._state = state
+        self.nvml = nvml
+        self.gpu_count = gpu_count
+        self.n_layer = n_layer
+        self.rows: list[BenchRow] = []
+        self.running = False
+        self._stopping = False
+        self._job_index = -1
+        self._current: _Current | None = None
+        self._waiting_load: LoadSettings | None = None
+        self._started_at = 0.0
+        self._total = len(self.jobs) * len(self.tests)
+
+    # ---- control ------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        self.running = True
+        self._started_at = time.monotonic()
+        self._next_job()
+
+    def stop(self) -> None:
+        """End after the repetition under way; what was measured stays."""
+        self._stopping = True
+        current = self._current
+        if current is not None and current.request_id is not None:
+            self.client.stop(current.request_id)
+        elif self._waiting_load is not None:
+            self._finish()  # the load finishes on its own; no test follows it
+
+    # ---- the engine's answers (connected by the window) ----------------------------------------
+
+    def on_state(self, state: LoadState, _before: LoadState) -> None:
+        wanted = self._waiting_load
+        if wanted is None or not self.running:
+            return
+        if state.phase is Phase.LOADED and state.settings == wanted:
+            self._waiting_load = None
+            self._run_test()
+        elif state.phase in (Phase.FAILED, Phase.ENGINE_DEAD):
+            self._waiting_load = None
+            assert self._current is not None
+            reason = f"could not load: {state.error or 'the engine stopped'}"
+            for test in self.tests:
+                self._emit(self._row(self._current.job, test, skipped=True, reason=reason))
+            self._next_job()
+
+    def on_event(self, event: Any) -> None:
+        current = self._current
+        if current is None or current.request_id is None or getattr(event, "request_id", None) != current.request_id:
+            return
+        if isinstance(event, p.BenchSample):
+            self._report_progress(extra=(event.index + 1) / max(event.reps, 1))
+        elif isinstance(event, p.BenchDone | p.BenchFailed):
+            meter, current.meter = current.meter, None
+            if meter is not None:
+                meter.__exit__(None, None, None)
+            test = self.tests[current.test_index]
+            build = self.client.build
+            if isinstance(event, p.BenchDone):
+                row = self._row(
+                    current.job,
+                    test,
+                    samples_ns=event.samples_ns,
+                    peak_rss_mib=meter.peak_rss_mib if meter else None,
+                    peak_gpu_mib=meter.peak_gpu_mib if meter else None,
+                    backend=build.backend if build else "",
+                    llama_cpp_python=build.llama_cpp_python if build else "",
+                    test_time=current.started,
+                )
+            else:
+                row = self._row(current.job, test, skipped=True, reason=f"failed: {event.error}")
+            current.request_id = None
+            self._emit(row)
+            current.test_index += 1
+            if self._stopping:
+                self._finish()
+            elif current.test_index < len(self.tests):
+                self._run_test()
+            else:
+                self._next_job()
+
+    # ---- steps --------------------------------------------------------------------------------
+
+    def _next_job(self) -> None:
+        while not self._stopping:
+            self._job_index += 1
+            if self._job_index >= len(self.jobs):
+                break
+            job = self.jobs[self._job_index]
+            self._current = _Current(job)
+            if job.skip:
+                for test in self.tests:
+                    self._emit(self._row(job, test, skipped=True, reason=job.skip))
+                continue
+            loaded = self._state()
+            if loaded.phase is Phase.LOADED and not needs_reload(loaded.settings, job.config.settings):
+                self._run_test()
+            else:
+                self._waiting_load = job.config.settings
+                self._load(job.config.settings)
+            return
+        self._finish()
+
+    def _run_test(self) -> None:
+        current = self._current
+        assert current is not None
+        test = self.tests[current.test_index]
+        current.meter = PeakMeter(self.client.pid, self.nvml, self.gpu_count).__enter__()
+        current.started = datetime.now(UTC).isoformat(timespec="seconds")
+        settings = current.job.config.settings
+        current.request_id = self.client.bench(test.n_prompt, test.n_gen, test.n_depth, self.reps, settings.n_threads)
+
+    def _row(self, job: Job, test: BenchTest, **values: Any) -> BenchRow:
+        return BenchRow(
+            str(self.model), test, job.config.settings, self.reps, ceiling_tok_s=job.ceiling_tok_s,
+            n_layer=self.n_layer, **values,
+        )  # fmt: skip
+
+    def _emit(self, row: BenchRow) -> None:
+        self.rows.append(row)
+        self.row.emit(row)
+        self._report_progress()
+
+    def _report_progress(self, extra: float = 0.0) -> None:
+        done = len(self.rows) + extra
+        elapsed = time.monotonic() - self._started_at
+        left = elapsed / done * (self._total - done) if done > 0 else 0.0
+        self.progress.emit(int(done), self._total, left)
+
+    def _finish(self) -> None:
+        if not self.running:
+            return
+        self.running = False
+        self._current = None
+        self._waiting_load = None
+        self.finished.emit(len(self.rows) < self._total)
+
+
+class TuneView(QWidget):
+    """The controls, the table and the chart. The window owns the runner and feeds the view its rows."""
+
+    start_requested = Signal()
+    stop_requested = Signal()
+    apply_requested = Signal(object)  # LoadSettings of the selected row
+    grid_changed = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.sweep = QComboBox(self)
+        self.sweep.addItems(list(SWEEPS))
+        self.sweep.setAccessibleName("What to sweep")
+        self.sweep.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.sweep.setMinimumContentsLength(12)
+        self.grid = QLineEdit(self)
+        self.grid.setAccessibleName("Sweep grid")
+        self.grid.setToolTip(
+            "Each setting by its flag's name with its values: threads=1,2; flash-attn=on,off; depth=0,512"
+        )
+        # Up to a 64k-token test here (the CLI takes more); a wide box would widen the window.
+        self.pp = self._spin(PROMPT_TOKENS.minimum, 65536, PROMPT_TOKENS.default, "Prompt tokens (pp)")
+        self.tg = self._spin(GEN_TOKENS.minimum, 65536, GEN_TOKENS.default, "Generated tokens (tg)")
+        self.reps = self._spin(REPETITIONS.minimum, 50, 3, "Repetitions")
+        self.summary = plain_label("Select a model to plan a sweep.", self, wrap=True)
+        self.summary.setAccessibleName("Sweep summary")
+        self.start_button = QPushButton("&Start sweep", self)
+        self.stop_button = QPushButton("S&top", self)
+        self.stop_button.setEnabled(False)
+        self.apply_button = QPushButton("A&pply row", self)
+        self.apply_button.setToolTip("Put the selected row's settings on the sliders (load to use them)")
+        self.apply_button.setEnabled(False)
+        self.progress = QProgressBar(self)
+        self.progress.setAccessibleName("Sweep progress")
+        self.progress.setFormat("%v of %m tests")
+        self.time_left = QLabel("", self)
+        self.table = QTableWidget(0, len(COLUMNS), self)
+        self.table.setHorizontalHeaderLabels(list(COLUMNS))
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.setAccessibleName("Sweep results")
+        self.chart = pg.PlotWidget(self)
+        self.chart.setBackground("w")
+        self.chart.setLabel("left", "tok/s")
+        self.chart.setLabel("bottom", "run")
+        self.chart.addLegend()
+        self.chart.setMinimumHeight(140)
+        self._curves = {
+            "pp": self.chart.plot([], [], pen=pg.mkPen("#1f77b4", width=2), symbol="o", name="prompt (pp)"),
+            "tg": self.chart.plot([], [], pen=pg.mkPen("#d62728", width=2), symbol="t", name="generation (tg)"),
+        }
+        self._points: dict[str, tuple[list[float], list[float]]] = {"pp": ([], []), "tg": ([], [])}
+        self.rows: list[BenchRow] = []
+
+        # One thing per row, so the tab fits a small screen.
+        form = QGridLayout()
+        form.addWidget(QLabel("Sweep", self), 0, 0)
+        form.addWidget(self.sweep, 0, 1)
+        form.addWidget(self.grid, 1, 0, 1, 2)
+        sizes = QHBoxLayout()
+        for label, box in (("pp", self.pp), ("tg", self.tg), ("Repetitions", self.reps)):
+            sizes.addWidget(QLabel(label, self))
+            sizes.addWidget(box)
+        sizes.addStretch(1)
+        form.addLayout(sizes, 2, 0, 1, 2)
+        form.setColumnStretch(1, 1)
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.start_button)
+        buttons.addWidget(self.stop_button)
+        buttons.addStretch(1)
+        buttons.addWidget(self.apply_button)
+        running = QHBoxLayout()
+        running.addWidget(self.progress, 1)
+        running.addWidget(self.time_left)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(6, 6, 6, 6)
+        layout.addLayout(form)
+        layout.addWidget(self.summary)
+        layout.addLayout(buttons)
+        layout.addLayout(running)
+        layout.addWidget(self.table, 2)
+        layout.addWidget(self.chart, 1)
+
+        self.sweep.currentTextChanged.connect(lambda _: self.reset_grid())
+        self.grid.textChanged.connect(lambda _: self.grid_changed.emit())
+        for box in (self.pp, self.tg, self.reps):
+            box.valueChanged.connect(lambda _: self.grid_changed.emit())
+        self.start_button.clicked.connect(self.start_requested)
+        self.stop_button.clicked.connect(self.stop_requested)
+        self.apply_button.clicked.connect(self._apply)
+        self.table.itemSelectionChanged.connect(lambda: self.apply_button.setEnabled(bool(self.table.selectedItems())))
+        self._defaults: tuple[LoadSettings, int, int] = (LoadSettings(), 1, 1)
+
+    def _spin(self, low: int, high: int, value: int, name: str) -> QSpinBox:
+        box = QSpinBox(self)
+        box.setRange(low, high)
+        box.setValue(value)
+        box.setAccessibleName(name)
+        return box
+
+    # ---- what the window tells it ----------------------------------------------------------------
+
+    def set_defaults(self, settings: LoadSettings, layers: int, cores: int) -> None:
+        """The model's layer count and this machine's cores, for the preset grids."""
+        self._defaults = (settings, layers, cores)
+        if not self.grid.text():
+            self.reset_grid()
+
+    def reset_grid(self) -> None:
+        self.grid.setText(SWEEPS[self.sweep.currentText()](*self._defaults))
+
+    def parsed(self) -> tuple[dict[str, list[Any]], list[BenchTest], int]:
+        """The value lists, the tests and the repetitions; a ValueError says what is wrong."""
+        lists, depths = parse_grid(self.grid.text())
+        pp = [self.pp.value()] if self.pp.value() else []
+        tg = [self.tg.value()] if self.tg.value() else []
+        if not pp and not tg:
+            raise ValueError("nothing to measure: set pp or tg above 0")
+        return lists, bench_tests(pp or [0], tg or [0], depths), self.reps.value()
+
+    def say(self, text: str) -> None:
+        self.summary.setText(text)
+
+    def set_running(self, running: bool) -> None:
+        self.start_button.setEnabled(not running)
+        self.stop_button.setEnabled(running)
+        for widget in (self.sweep, self.grid, self.pp, self.tg, self.reps):
+            widget.setEnabled(not running)
+
+    def clear(self, total: int) -> None:
+        self.rows.clear()
+        self.table.setRowCount(0)
+        for key, (xs, ys) in self._points.items():
+            xs.clear()
+            ys.clear()
+            self._curves[key].setData([], [])
+        self.progress.setRange(0, max(total, 1))
+        self.progress.setValue(0)
+        self.time_left.setText("")
+
+    def show_progress(self, done: int, total: int, left_s: float) -> None:
+        self.progress.setRange(0, max(total, 1))
+        self.progress.setValue(done)
+        self.time_left.setText(f"about {_duration(left_s)} left" if done < total else "")
+
+    def add_row(self, row: BenchRow, label: str) -> None:
+        self.rows.append(row)
+        values = row.to_dict()
+        avg = values["avg_ts"]
+        cells = (
+            label,
+            row.test.name,
+            "" if avg is None else f"{avg:,.1f}",
+            "" if values["stddev_ts"] is None else f"{values['stddev_ts']:,.1f}",
+            "" if values["pct_of_ceiling"] is None else f"{values['pct_of_ceiling']:.0f}%",
+            "" if values["peak_rss_mib"] is None else f"{values['peak_rss_mib']:,.0f}",
+            "" if values["peak_gpu_mib"] is None else f"{values['peak_gpu_mib']:,.0f}",
+            row.reason or ("partial" if row.partial else ""),
+        )
+        index = self.table.rowCount()
+        self.table.insertRow(index)
+        for column, text in enumerate(cells):
+            self.table.setItem(index, column, QTableWidgetItem(text))  # plain text items
+        if avg is not None:
+            key = "tg" if row.test.is_generation else "pp"
+            xs, ys = self._points[key]
+            xs.append(float(len(self.rows)))
+            ys.append(float(avg))
+            self._curves[key].setData(xs, ys)
+
+    def _apply(self) -> None:
+        selected = self.table.selectedItems()
+        if selected:
+            self.apply_requested.emit(self.rows[selected[0].row()].settings)
+
+
+def describe_config(settings: LoadSettings, lists: dict[str, list[Any]]) -> str:
+    """The swept settings of a row, by their flags' names: "threads 2, flash-attn on"."""
+    from gui.core.params import SPECS_BY_KEY
+
+    parts = []
+    for key in lists:
+        spec = SPECS_BY_KEY[key]
+        name = spec.flag.lstrip("-") if spec.flag else key
+        parts.append(f"{name} {getattr(settings, key)}")
+    return ", ".join(parts) or "as loaded"
+
+
+def plan_summary(runs: int, loads: int, tests: int, skipped: int, estimate: float | None) -> str:
+    text = f"{runs} configuration{'s' if runs != 1 else ''} × {tests} test{'s' if tests != 1 else ''}"
+    text += f", {loads} load{'s' if loads != 1 else ''}"
+    if skipped:
+        text += f"; {skipped} will not fit and will be listed as skipped"
+    if estimate is not None:
+        text += f"; about {_duration(estimate)} at the speeds measured last"
+    return text + "."
+
+
+def loads_for(jobs: Sequence[Job]) -> int:
+    return count_loads(j.config.settings for j in jobs if not j.skip)
+
+
+def _duration(seconds: float) -> str:
+    seconds = max(0.0, seconds)
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    return f"{seconds / 60:.0f} min"

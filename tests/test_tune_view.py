@@ -1,0 +1,117 @@
+"""The Tune tab: a sweep planned before it starts, run on the window's one engine with rows and a chart filling in,
+Apply, Stop keeping what was measured, and chat saying why it waits meanwhile."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from fake_engine import FakeEngine
+from PySide6.QtCore import Qt
+from window_kit import TIMEOUT, load, open_window
+
+from gui.core.bench import BenchRow
+from gui.core.params import LoadSettings
+
+
+@pytest.fixture
+def folder(tmp_path: Path, demo_model: Path) -> Path:
+    models = tmp_path / "models"
+    models.mkdir()
+    (models / demo_model.name).symlink_to(demo_model)
+    return models
+
+
+def tune_window(qtbot, folder: Path, demo_model: Path, engine=None):
+    engine = engine or FakeEngine()
+    win = open_window(qtbot, folder, folder / demo_model.name, LoadSettings(n_threads=2, n_ctx=1024), engine=engine)
+    win.tabs.setCurrentWidget(win.tune)
+    return win, engine
+
+
+def test_the_sweep_is_planned_before_it_starts_and_bad_grids_are_said(qtbot, folder: Path, demo_model: Path) -> None:
+    win, _engine = tune_window(qtbot, folder, demo_model)
+    tune = win.tune
+    tune.grid.setText("threads=1,2; flash-attn=on,off")
+    tune.pp.setValue(16)
+    tune.tg.setValue(4)
+    assert "4 configurations × 2 tests, 2 loads" in tune.summary.text()
+    assert "about" not in tune.summary.text()  # no speed measured yet: no made-up time
+    tune.grid.setText("threads=1,x")
+    assert "'x' is not a whole number" in tune.summary.text() and not tune.start_button.isEnabled()
+    tune.grid.setText("turbo=on")
+    assert "no setting called 'turbo'" in tune.summary.text()
+    win.close()
+
+
+def test_a_sweep_fills_the_table_and_chart_and_apply_sets_the_sliders(qtbot, folder: Path, demo_model: Path) -> None:
+    win, engine = tune_window(qtbot, folder, demo_model)
+    tune = win.tune
+    tune.grid.setText("threads=1,2")
+    tune.pp.setValue(16)
+    tune.tg.setValue(4)
+    tune.reps.setValue(2)
+    with qtbot.waitSignal(win.sweep_finished, timeout=TIMEOUT) as done:
+        qtbot.mouseClick(tune.start_button, Qt.MouseButton.LeftButton)
+    rows: list[BenchRow] = done.args[0]
+    assert [(r.test.name, r.settings.n_threads) for r in rows] == [("pp16", 1), ("tg4", 1), ("pp16", 2), ("tg4", 2)]
+    assert all(len(r.samples_ns) == 2 and not r.skipped for r in rows)
+    assert [b.n_threads for b in engine.benches] == [1, 1, 2, 2]
+    assert len(engine.loads) == 1  # threads change without a reload
+    assert tune.table.rowCount() == 4 and tune.table.item(0, 0).text() == "threads 1"
+    assert tune.table.item(0, 2).text() == "1,000.0"  # the fake engine's speed
+    xs, ys = tune._points["tg"]
+    assert xs == [2.0, 4.0] and ys == [1000.0, 1000.0]
+    assert "Done: 4 tests measured" in tune.summary.text() and tune.start_button.isEnabled()
+    tune.table.selectRow(2)
+    qtbot.mouseClick(tune.apply_button, Qt.MouseButton.LeftButton)
+    assert win.params.settings().n_threads == 2
+    win.close()
+
+
+def test_stop_keeps_what_was_measured_and_chat_says_why_it_waits(qtbot, folder: Path, demo_model: Path) -> None:
+    engine = FakeEngine()
+    engine.bench_rep_s = 0.2
+    win, _ = tune_window(qtbot, folder, demo_model, engine)
+    load(qtbot, win)
+    tune = win.tune
+    tune.grid.setText("threads=1,2")
+    tune.pp.setValue(16)
+    tune.tg.setValue(0)
+    tune.reps.setValue(5)
+    qtbot.mouseClick(tune.start_button, Qt.MouseButton.LeftButton)
+    assert tune.stop_button.isEnabled() and not tune.start_button.isEnabled()
+    # The chat shares the engine: a message now is not sent, and says why.
+    win.chat.input.setPlainText("Hello")
+    win.chat.send()
+    assert "benchmark sweep is using the engine" in win.chat.notice.text()
+    assert win.chat.input.toPlainText() == "Hello" and not engine.requests
+    assert win.tune_runner is not None
+    with qtbot.waitSignal(win.tune_runner.progress, timeout=TIMEOUT):  # the first repetition is in
+        pass
+    with qtbot.waitSignal(win.sweep_finished, timeout=TIMEOUT) as done:
+        qtbot.mouseClick(tune.stop_button, Qt.MouseButton.LeftButton)
+    rows: list[BenchRow] = done.args[0]
+    assert len(rows) == 1 and rows[0].partial and 0 < len(rows[0].samples_ns) < 5
+    assert "Stopped: 1 tests measured" in tune.summary.text()
+    assert win.chat.engine_busy == ""  # chat may use the engine again
+    win.close()
+
+
+@pytest.mark.engine
+def test_a_sweep_on_the_real_engine(qtbot, folder: Path, demo_model: Path) -> None:
+    win = open_window(qtbot, folder, folder / demo_model.name, LoadSettings(n_threads=1, n_ctx=512))
+    tune = win.tune
+    tune.grid.setText("threads=1")
+    tune.pp.setValue(16)
+    tune.tg.setValue(4)
+    tune.reps.setValue(2)
+    with qtbot.waitSignal(win.sweep_finished, timeout=TIMEOUT) as done:
+        tune.start_requested.emit()
+    rows: list[BenchRow] = done.args[0]
+    assert [r.test.name for r in rows] == ["pp16", "tg4"]
+    for row in rows:
+        assert row.avg_ts is not None and row.avg_ts > 0 and row.peak_rss_mib is not None and row.peak_rss_mib > 50
+        assert row.backend == "CPU" and row.ceiling_tok_s
+    assert rows[1].pct_of_ceiling is not None
+    win.close()
