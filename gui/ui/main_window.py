@@ -42,7 +42,7 @@ from gui.core.llama_log import Failure
 from gui.core.load_state import LoadState, Phase
 from gui.core.memory_check import MemoryCheck, correction_for, correction_key, recorded
 from gui.core.params import LoadSettings, changes, describe, llama_gpu_layers
-from gui.core.planner import Plan, Verdict, auto_fit, model_shape, plan
+from gui.core.planner import Device, Plan, Verdict, auto_fit, model_shape, plan
 from gui.core.preferences import (
     ALERT_C,
     CAP_WATTS,
@@ -464,9 +464,19 @@ class MainWindow(QMainWindow):
         configs = sweep_grid(base, lists)
         header = entry.header
         jobs = plan_jobs(
-            header, configs, self.plan_panel.devices(), self.plan_panel.margin_mib(), self.ram_bandwidth_gbs, False
+            header, configs, self._devices_here(), self.plan_panel.margin_mib(), self.ram_bandwidth_gbs, False
         )
         return jobs, lists, tests, reps
+
+    def _devices_here(self) -> tuple[Device, ...]:
+        """What a load on this machine runs on, whatever "what if" card the plan panel shows: a sweep runs here."""
+        target = self.plan_panel.current_target()
+        if target.here:
+            return target.devices
+        for candidate in self.plan_panel.targets:
+            if candidate.measured or candidate.simulated:
+                return () if self.plan_panel.engine_unusable(candidate) else candidate.devices
+        return ()
 
     def _tune_replan(self) -> None:
         entry = self.picker.current()
