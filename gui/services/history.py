@@ -39,8 +39,8 @@ import sqlite3
 import stat
 import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -49,7 +49,7 @@ from platformdirs import user_data_dir
 
 from gui.core.chat import Conversation, Turn
 from gui.core.protocol import ReplyStats
-from gui.services.sqlite_schema import migrate
+from gui.services.sqlite_schema import migrate, write_transaction
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -370,16 +370,8 @@ class HistoryStore:
 
     # -- plumbing --------------------------------------------------------------------------------
 
-    @contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
-        with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
-            try:
-                yield self._db
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
-            self._db.execute("COMMIT")
+    def _write(self) -> AbstractContextManager[sqlite3.Connection]:
+        return write_transaction(self._db, self._lock)
 
     def _require(self, conversation_id: int) -> None:
         if not self._db.execute("SELECT 1 FROM conversations WHERE id = ?", (conversation_id,)).fetchone():

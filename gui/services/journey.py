@@ -25,14 +25,14 @@ import logging
 import sqlite3
 import stat
 import threading
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
 from gui.core.journey import BenchRecord, BuildInfo, JourneyData, LoadRecord, ReplyRecord
 from gui.services.history import default_history_path
-from gui.services.sqlite_schema import migrate
+from gui.services.sqlite_schema import migrate, write_transaction
 
 __all__ = ["LIMITS", "SCHEMA_VERSION", "JourneyError", "JourneyStore", "default_journey_path"]
 
@@ -240,16 +240,8 @@ class JourneyStore:
     def _migrate(self, db: sqlite3.Connection) -> None:
         migrate(db, self._check_version(db), SCHEMA_VERSION, MIGRATIONS)
 
-    @contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
-        with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
-            try:
-                yield self._db
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
-            self._db.execute("COMMIT")
+    def _write(self) -> AbstractContextManager[sqlite3.Connection]:
+        return write_transaction(self._db, self._lock)
 
     def close(self) -> None:
         with self._lock:
