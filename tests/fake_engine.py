@@ -56,6 +56,7 @@ class FakeEngine(EngineClient):
         self._thread: threading.Thread | None = None
         self._stopped: set[int] = set()
         self._fake_pid: int | None = None
+        self._dying = False
 
     @property
     def alive(self) -> bool:
@@ -68,6 +69,7 @@ class FakeEngine(EngineClient):
     def start(self) -> None:
         if self.alive:
             return
+        self._dying = False
         self._fake_pid = os.getpid() * 1000 + next(_pids)
         self._thread = threading.Thread(target=self._serve, name="fake-engine", daemon=True)
         self._thread.start()
@@ -84,6 +86,7 @@ class FakeEngine(EngineClient):
         why the window ended it, as EngineClient.kill takes it."""
         self._death = (exitcode, log, reason)
         self.frozen = False
+        self._dying = True  # a benchmark under way ends without a word, as in a killed worker
         self._inbox.put("kill")
 
     def freeze(self) -> None:
@@ -203,6 +206,8 @@ class FakeEngine(EngineClient):
             time.sleep(self.bench_rep_s)
             samples.append(elapsed)
             self._listener(p.BenchSample(rid, index, command.reps, elapsed))
+        if self._dying:
+            return
         stopped = len(samples) < command.reps
         threads = command.n_threads or 1
         done = p.BenchDone(rid, command.n_prompt, command.n_gen, command.n_depth, threads, tuple(samples), stopped)

@@ -98,9 +98,33 @@ def test_stop_keeps_what_was_measured_and_chat_says_why_it_waits(qtbot, folder: 
     win.close()
 
 
+def test_an_engine_that_dies_mid_sweep_ends_it_keeping_the_rows(qtbot, folder: Path, demo_model: Path) -> None:
+    engine = FakeEngine()
+    engine.bench_rep_s = 0.2
+    win, _ = tune_window(qtbot, folder, demo_model, engine)
+    load(qtbot, win)
+    tune = win.tune
+    tune.grid.setText("threads=1,2")
+    tune.pp.setValue(16)
+    tune.tg.setValue(0)
+    tune.reps.setValue(2)
+    with qtbot.waitSignal(win.sweep_finished, timeout=TIMEOUT) as done:
+        qtbot.mouseClick(tune.start_button, Qt.MouseButton.LeftButton)
+        qtbot.waitUntil(lambda: len(engine.benches) == 2, timeout=TIMEOUT)  # the first test is done
+        engine.kill("killed by a test")
+    rows: list[BenchRow] = done.args[0]
+    assert len(rows[0].samples_ns) == 2 and not rows[0].skipped
+    assert rows[-1].skipped and "the engine stopped" in rows[-1].reason
+    assert "Stopped:" in tune.summary.text() and tune.start_button.isEnabled() and win.chat.engine_busy == ""
+    win.close()
+
+
 @pytest.mark.engine
 def test_a_sweep_on_the_real_engine(qtbot, folder: Path, demo_model: Path) -> None:
-    win = open_window(qtbot, folder, folder / demo_model.name, LoadSettings(n_threads=1, n_ctx=512))
+    # The decode ceiling on the CPU needs the RAM bandwidth, measured once at start.
+    win = open_window(
+        qtbot, folder, folder / demo_model.name, LoadSettings(n_threads=1, n_ctx=512), also=lambda w: [w.ram_measured]
+    )
     tune = win.tune
     tune.grid.setText("threads=1")
     tune.pp.setValue(16)

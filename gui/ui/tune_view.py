@@ -125,6 +125,7 @@ class TuneRunner(QObject):
         self.rows: list[BenchRow] = []
         self.running = False
         self._stopping = False
+        self._ended_early = False  # the engine died under a test
         self._job_index = -1
         self._current: _Current | None = None
         self._waiting_load: LoadSettings | None = None
@@ -150,8 +151,22 @@ class TuneRunner(QObject):
     # ---- the engine's answers (connected by the window) ----------------------------------------
 
     def on_state(self, state: LoadState, _before: LoadState) -> None:
+        if not self.running:
+            return
+        current = self._current
+        if state.phase is Phase.ENGINE_DEAD and current is not None and current.request_id is not None:
+            # The engine died during a test: what was measured before stays, the run ends partial.
+            meter, current.meter = current.meter, None
+            if meter is not None:
+                meter.__exit__(None, None, None)
+            test = self.tests[current.test_index]
+            current.request_id = None
+            self._emit(self._row(current.job, test, skipped=True, reason=f"the engine stopped: {state.error}"))
+            self._ended_early = True
+            self._finish()
+            return
         wanted = self._waiting_load
-        if wanted is None or not self.running:
+        if wanted is None:
             return
         if state.phase is Phase.LOADED and state.settings == wanted:
             self._waiting_load = None
@@ -253,7 +268,7 @@ class TuneRunner(QObject):
         self.running = False
         self._current = None
         self._waiting_load = None
-        self.finished.emit(len(self.rows) < self._total)
+        self.finished.emit(self._stopping or self._ended_early or len(self.rows) < self._total)
 
 
 class TuneView(QWidget):
