@@ -22,6 +22,15 @@ def folder(tmp_path: Path, demo_model: Path) -> Path:
     return models
 
 
+def set_sweep(win, grid: str, pp: int, tg: int, reps: int | None = None) -> None:
+    tune = win.tune
+    tune.grid.setText(grid)
+    tune.pp.setValue(pp)
+    tune.tg.setValue(tg)
+    if reps is not None:
+        tune.reps.setValue(reps)
+
+
 def tune_window(qtbot, folder: Path, demo_model: Path, engine=None):
     engine = engine or FakeEngine()
     win = open_window(qtbot, folder, folder / demo_model.name, LoadSettings(n_threads=2, n_ctx=1024), engine=engine)
@@ -32,25 +41,24 @@ def tune_window(qtbot, folder: Path, demo_model: Path, engine=None):
 def test_the_sweep_is_planned_before_it_starts_and_bad_grids_are_said(qtbot, folder: Path, demo_model: Path) -> None:
     win, _engine = tune_window(qtbot, folder, demo_model)
     tune = win.tune
-    tune.grid.setText("threads=1,2; flash-attn=on,off")
-    tune.pp.setValue(16)
-    tune.tg.setValue(4)
+    set_sweep(win, "threads=1,2; flash-attn=on,off", 16, 4)
     assert "4 configurations × 2 tests, 2 loads" in tune.summary.text()
     assert "about" not in tune.summary.text()  # no speed measured yet: no made-up time
     tune.grid.setText("threads=1,x")
     assert "'x' is not a whole number" in tune.summary.text() and not tune.start_button.isEnabled()
     tune.grid.setText("turbo=on")
     assert "no setting called 'turbo'" in tune.summary.text()
+    # A grid is planned as it is typed: one too large to plan at once is said, not attempted.
+    tune.grid.setText("threads=" + ",".join(str(n) for n in range(1, 65)) + "; batch=64,128,256")
+    assert "192 configurations is more than one sweep here takes (128)" in tune.summary.text()
+    assert not tune.start_button.isEnabled()
     win.close()
 
 
 def test_a_sweep_fills_the_table_and_chart_and_apply_sets_the_sliders(qtbot, folder: Path, demo_model: Path) -> None:
     win, engine = tune_window(qtbot, folder, demo_model)
     tune = win.tune
-    tune.grid.setText("threads=1,2")
-    tune.pp.setValue(16)
-    tune.tg.setValue(4)
-    tune.reps.setValue(2)
+    set_sweep(win, "threads=1,2", 16, 4, 2)
     with qtbot.waitSignal(win.sweep_finished, timeout=TIMEOUT) as done:
         qtbot.mouseClick(tune.start_button, Qt.MouseButton.LeftButton)
     rows: list[BenchRow] = done.args[0]
@@ -75,10 +83,7 @@ def test_stop_keeps_what_was_measured_and_chat_says_why_it_waits(qtbot, folder: 
     win, _ = tune_window(qtbot, folder, demo_model, engine)
     load(qtbot, win)
     tune = win.tune
-    tune.grid.setText("threads=1,2")
-    tune.pp.setValue(16)
-    tune.tg.setValue(0)
-    tune.reps.setValue(5)
+    set_sweep(win, "threads=1,2", 16, 0, 5)
     qtbot.mouseClick(tune.start_button, Qt.MouseButton.LeftButton)
     assert tune.stop_button.isEnabled() and not tune.start_button.isEnabled()
     # The chat shares the engine: a message now is not sent, and says why.
@@ -104,10 +109,7 @@ def test_an_engine_that_dies_mid_sweep_ends_it_keeping_the_rows(qtbot, folder: P
     win, _ = tune_window(qtbot, folder, demo_model, engine)
     load(qtbot, win)
     tune = win.tune
-    tune.grid.setText("threads=1,2")
-    tune.pp.setValue(16)
-    tune.tg.setValue(0)
-    tune.reps.setValue(2)
+    set_sweep(win, "threads=1,2", 16, 0, 2)
     with qtbot.waitSignal(win.sweep_finished, timeout=TIMEOUT) as done:
         qtbot.mouseClick(tune.start_button, Qt.MouseButton.LeftButton)
         qtbot.waitUntil(lambda: len(engine.benches) == 2, timeout=TIMEOUT)  # the first test is done
@@ -126,10 +128,7 @@ def test_a_sweep_on_the_real_engine(qtbot, folder: Path, demo_model: Path) -> No
         qtbot, folder, folder / demo_model.name, LoadSettings(n_threads=1, n_ctx=512), also=lambda w: [w.ram_measured]
     )
     tune = win.tune
-    tune.grid.setText("threads=1")
-    tune.pp.setValue(16)
-    tune.tg.setValue(4)
-    tune.reps.setValue(2)
+    set_sweep(win, "threads=1", 16, 4, 2)
     with qtbot.waitSignal(win.sweep_finished, timeout=TIMEOUT) as done:
         tune.start_requested.emit()
     rows: list[BenchRow] = done.args[0]

@@ -182,6 +182,15 @@ def plan_jobs(
     return jobs
 
 
+# The most configurations one sweep in the window may hold: each is planned as the grid is typed.
+MAX_WINDOW_CONFIGS = 128
+
+
+def grid_size(lists: Mapping[str, Sequence[Any]]) -> int:
+    """How many configurations the product of these lists makes."""
+    return math.prod(len(values) for values in lists.values())
+
+
 def parse_grid(text: str) -> tuple[dict[str, list[Any]], list[int]]:
     """A sweep written as ``setting=v1,v2; setting=…`` (the setting by its key, ``n_threads``, or its flag,
     ``threads``; ``depth`` for the tokens already in the context) -> the value lists and the depths. Each value is

@@ -34,7 +34,16 @@ from PySide6.QtWidgets import (
 
 from gui import __version__
 from gui.core import protocol as p
-from gui.core.bench import BenchRow, BenchTest, Job, context_for, plan_jobs, sweep_grid
+from gui.core.bench import (
+    MAX_WINDOW_CONFIGS,
+    BenchRow,
+    BenchTest,
+    Job,
+    context_for,
+    grid_size,
+    plan_jobs,
+    sweep_grid,
+)
 from gui.core.chat import Conversation
 from gui.core.chat_formats import format_label
 from gui.core.doctor import Check, Status, summary
@@ -459,6 +468,11 @@ class MainWindow(QMainWindow):
         if entry is None or entry.header is None:
             raise ValueError("select a model to plan a sweep")
         lists, tests, reps = self.tune.parsed()
+        if (size := grid_size(lists)) > MAX_WINDOW_CONFIGS:  # planned on every keystroke: keep it a moment's work
+            raise ValueError(
+                f"{size:,} configurations is more than one sweep here takes ({MAX_WINDOW_CONFIGS}); "
+                "shorten a list, or run it with tightfit bench"
+            )
         base = self.params.settings()
         base = base.with_values(n_ctx=max(base.n_ctx, context_for(tests)))
         configs = sweep_grid(base, lists)
