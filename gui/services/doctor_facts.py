@@ -23,7 +23,7 @@ from typing import Any
 
 from gui.core.cards import Card, find_card
 from gui.core.doctor import DoctorFacts, EngineFacts, GpuFacts
-from gui.core.engine_route import simulated_driver
+from gui.core.engine_route import parse_os_release, simulated_driver
 from gui.core.gpu_sample import GpuSample
 from gui.core.params import LoadSettings
 from gui.core.protocol import EngineBuild
@@ -319,11 +319,7 @@ def _os_release(root: Path) -> dict[str, Any]:
     text = _read(root / "etc/os-release") or _read(root / "usr/lib/os-release")
     if text is None:
         return {}
-    values = {}
-    for line in text.splitlines():
-        key, sep, value = line.strip().partition("=")
-        if sep and key.isidentifier():
-            values[key] = value.strip().strip("'\"")
+    values = parse_os_release(text)  # the set-up's own reading of it
     return {
         "os_id": values.get("ID") or None,
         "os_like": tuple(values.get("ID_LIKE", "").split()),
