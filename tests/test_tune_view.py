@@ -34,7 +34,7 @@ def set_sweep(win, grid: str, pp: int, tg: int, reps: int | None = None) -> None
 def tune_window(qtbot, folder: Path, demo_model: Path, engine=None):
     engine = engine or FakeEngine()
     win = open_window(qtbot, folder, folder / demo_model.name, LoadSettings(n_threads=2, n_ctx=1024), engine=engine)
-    win.tabs.setCurrentWidget(win.tune)
+    win.tabs.setCurrentWidget(win.tune_pages)
     return win, engine
 
 

@@ -33,6 +33,8 @@ from gui.core.power_sweep import (
     check_loss,
     default_caps,
     parse_caps,
+    row_cells,
+    table_header,
 )
 from gui.services.engine_client import EngineUnavailable, SyncEngine
 from gui.services.models import describe_file
@@ -227,37 +229,10 @@ def _say_row(row: SweepRow) -> None:
     _say(f"{row.cap_w} W: {row.tok_s:.1f} tok/s, {power}")
 
 
-def _throttled(row: SweepRow) -> str:
-    if not row.reasons_known:
-        return "n/a"
-    shares = [f"{reason} {share:.0%}" for reason, share in row.throttle.items() if share > 0]
-    return ", ".join(shares) or "none"
-
-
-def _number(value: float | None, spec: str) -> str:
-    return "n/a" if value is None else format(value, spec)
-
-
 def format_table(result: SweepResult, name: str, index: int, helper: Path = HELPER_PATH) -> str:
     best = max((row.tok_s for row in result.rows), default=0.0)
-    header = ["cap W", "tok/s", "vs best"]
-    if result.simulated:
-        header += ["engine tok/s", "card speed"]
-    header += ["power W", "tok/J", "end °C", "SM MHz", "throttled"]
-    lines = [header]
-    for row in result.rows:
-        versus = "best" if row.tok_s == best else f"{100 * (row.tok_s / best - 1):+.1f}%" if best > 0 else "n/a"
-        cells = [str(row.cap_w), f"{row.tok_s:.1f}", versus]
-        if result.simulated:
-            cells += [f"{row.engine_tok_s:.1f}", f"{row.speed_factor:.3f}"]
-        cells += [
-            _number(row.mean_power_w, ".1f"),
-            _number(row.tokens_per_joule, ".3f"),
-            _number(row.end_temperature_c, ".1f"),
-            _number(row.mean_sm_clock_mhz, ".0f"),
-            _throttled(row),
-        ]
-        lines.append(cells)
+    header = table_header(result.simulated)
+    lines = [header, *(row_cells(row, best, result.simulated) for row in result.rows)]
     widths = [max(len(line[i]) for line in lines) for i in range(len(header) - 1)]
     text = [
         "  ".join([*(cell.rjust(width) for cell, width in zip(line[:-1], widths, strict=True)), line[-1]])

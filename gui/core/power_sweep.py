@@ -35,6 +35,8 @@ __all__ = [
     "default_caps",
     "parse_caps",
     "recommend",
+    "row_cells",
+    "table_header",
 ]
 
 DEFAULT_STEPS = 5  # the default list: 4-6 caps from the card's minimum to its default limit
@@ -320,6 +322,47 @@ def recommend(rows: Sequence[SweepRow], loss_pct: float = DEFAULT_LOSS_PCT) -> R
             f"({best.tok_s:.1f} tok/s at {best.cap_w} W){power}"
         )
     return Recommendation(chosen.cap_w, chosen.tok_s, best.cap_w, best.tok_s, loss, allowed, saved, message)
+
+
+# --- a row in words: the CLI's table and the window's use the same cells ------------------------------------
+
+
+def table_header(simulated: bool) -> list[str]:
+    """The columns of a sweep's table; a simulated card adds the engine's own rate and the card's speed factor."""
+    header = ["cap W", "tok/s", "vs best"]
+    if simulated:
+        header += ["engine tok/s", "card speed"]
+    return [*header, "power W", "tok/J", "end °C", "SM MHz", "throttled"]
+
+
+def row_cells(row: SweepRow, best_tok_s: float, simulated: bool) -> list[str]:
+    """One row's cells under table_header(simulated); `best_tok_s`: the fastest row's speed so far."""
+    if row.tok_s == best_tok_s:
+        versus = "best"
+    else:
+        versus = f"{100 * (row.tok_s / best_tok_s - 1):+.1f}%" if best_tok_s > 0 else "n/a"
+    cells = [str(row.cap_w), f"{row.tok_s:.1f}", versus]
+    if simulated:
+        cells += [f"{row.engine_tok_s:.1f}", f"{row.speed_factor:.3f}"]
+    return [
+        *cells,
+        _number(row.mean_power_w, ".1f"),
+        _number(row.tokens_per_joule, ".3f"),
+        _number(row.end_temperature_c, ".1f"),
+        _number(row.mean_sm_clock_mhz, ".0f"),
+        _throttled(row),
+    ]
+
+
+def _throttled(row: SweepRow) -> str:
+    if not row.reasons_known:
+        return "n/a"
+    shares = [f"{reason} {share:.0%}" for reason, share in row.throttle.items() if share > 0]
+    return ", ".join(shares) or "none"
+
+
+def _number(value: float | None, spec: str) -> str:
+    return "n/a" if value is None else format(value, spec)
 
 
 # --- a whole sweep ----------------------------------------------------------------------------------------

@@ -46,6 +46,7 @@ class EngineBridge(QObject):
         self._tokens: list[tuple[p.Token, float]] = []
         self._closed = False
         self._deadlines: list[_Deadline] = []
+        self._taps: tuple[Callable[[Any], None], ...] = ()
         self.client = client
         client.set_listener(self._on_event)
         self.engine_event.connect(self._meet_deadlines)
@@ -73,12 +74,22 @@ class EngineBridge(QObject):
             return
         self.client.kill(f"Tightfit ended it: it did not {deadline.what} within {deadline.within_s:g} s.")
 
+    def add_tap(self, tap: Callable[[Any], None]) -> None:
+        """Hand every event, tokens included, to ``tap`` on the reader thread as it arrives, even while the
+        window closes: for work that runs on its own thread and waits on the engine (the power-cap sweep)."""
+        self._taps = (*self._taps, tap)
+
+    def remove_tap(self, tap: Callable[[Any], None]) -> None:
+        self._taps = tuple(t for t in self._taps if t is not tap)
+
     def _on_event(self, message: Any) -> None:  # reader thread
-        if self._closed:
-            return  # the window is going away; nobody is left to tell
         stale = isinstance(message, WorkerExited) and message.pid not in (None, self.client.pid)
         if stale and self.client.alive:
             return  # a worker that ended before the current one started: old news
+        for tap in self._taps:
+            tap(message)
+        if self._closed:
+            return  # the window is going away; nobody is left to tell
         if isinstance(message, p.Token):
             with self._lock:
                 first = not self._tokens

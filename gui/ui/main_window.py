@@ -52,6 +52,7 @@ from gui.core.load_state import LoadState, Phase
 from gui.core.memory_check import MemoryCheck, correction_for, correction_key, recorded
 from gui.core.params import LoadSettings, changes, describe, llama_gpu_layers
 from gui.core.planner import Device, Plan, Verdict, auto_fit, model_shape, plan
+from gui.core.power_sweep import SweepResult
 from gui.core.preferences import (
     ALERT_C,
     CAP_WATTS,
@@ -71,6 +72,7 @@ from gui.services.engine_client import EngineUnavailable, WorkerExited
 from gui.services.models import ModelEntry
 from gui.services.numa import NumaPin, describe_cpus, machine_id, node_cpus, pin_running
 from gui.services.nvml import DriverInfo, GpuInfo, GpuQuery, engine_memory_mib
+from gui.services.power_sweep import EngineDecoder, EngineFeed, PowerSweep, default_warmup_s
 from gui.services.system import physical_cores
 from gui.ui.background import Background
 from gui.ui.chat_pane import ChatPane
@@ -85,11 +87,14 @@ from gui.ui.monitor import MonitorView, notify_desktop
 from gui.ui.param_panel import ParamPanel
 from gui.ui.plain import plain_label, plain_tip
 from gui.ui.plan_panel import PlanPanel
+from gui.ui.power_sweep_view import PowerSweepRunner, PowerSweepView
 from gui.ui.scrolling import vertical_scroll
 from gui.ui.tune_view import TuneRunner, TuneView, describe_config, estimate_s, loads_for, plan_summary
 
 # Alt+O: Alt+D is the history's Delete.
 DOCTOR_TAB = "D&octor"
+# How long a window closed mid-sweep waits for the limit to be put back (a real card's watchdog covers the rest).
+POWER_RESTORE_WAIT_S = 15.0
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
@@ -108,6 +113,7 @@ class MainWindow(QMainWindow):
     engine_died = Signal(object)  # WorkerExited
     doctor_checked = Signal(object)  # tuple[Check, ...], after every run of the Doctor
     sweep_finished = Signal(object)  # list[BenchRow], after every Tune sweep (stopped or not)
+    power_sweep_finished = Signal(object)  # SweepResult, or the one line that said why it could not start
     memory_measured = Signal(object)  # list[MemoryCheck], after a load on this machine's GPUs was measured
 
     def __init__(self, services: Services, settings: LoadSettings) -> None:
@@ -236,7 +242,13 @@ class MainWindow(QMainWindow):
         self.journey = JourneyView(services.journey, self)
         self.tabs.addTab(self.journey, "&Journey")
         self.tune = TuneView(self)
-        self.tabs.addTab(self.tune, "Tune")
+        self.power_sweep = PowerSweepView(self)
+        self.tune_pages = QTabWidget(self)  # benchmarks of settings, and the power-cap sweep
+        self.tune_pages.addTab(self.tune, "Benchmarks")
+        self.tune_pages.addTab(self.power_sweep, "Power caps (SIMULATED)" if simulate is not None else "Power caps")
+        self.tabs.addTab(self.tune_pages, "Tune")
+        self.power_runner: PowerSweepRunner | None = None
+        self._power_tap: Callable[[Any], None] | None = None
         self.tune_runner: TuneRunner | None = None
         self._tune_jobs: list[Job] = []
         self._tune_started = 0.0
@@ -321,6 +333,12 @@ class MainWindow(QMainWindow):
         self.tune.stop_requested.connect(self.stop_sweep)
         self.tune.apply_requested.connect(self._tune_apply)
         self.params.changed.connect(lambda _settings: self._tune_replan())
+        self.power_sweep.start_requested.connect(self.start_power_sweep)
+        self.power_sweep.stop_requested.connect(self.stop_power_sweep)
+        self.power_sweep.apply_requested.connect(self._apply_recommended_cap)
+        self.monitor.bridge.tick.connect(lambda _tick: self._power_sweep_card())
+        self.monitor.power_panel.finished.connect(self._cap_applied)
+        self._cap_from_sweep = False
         self._hinted: LoadState | None = None  # the load a speed hint was given for: once is enough
         self.monitor.alert.connect(self._alert)
         self.monitor.message.connect(lambda text: self.statusBar().showMessage(text, 15000))
@@ -513,10 +531,20 @@ class MainWindow(QMainWindow):
         self.tune.say(plan_summary(len(jobs), loads_for(jobs), len(tests), len(jobs) - runs, estimate))
         self.tune.start_button.setEnabled(runs > 0)
 
+    def _sweeping(self) -> str:
+        """What holds the engine for a sweep, in words ('' when none does)."""
+        if self.tune_runner is not None and self.tune_runner.running:
+            return "A benchmark sweep is using the engine (Tune tab)"
+        if self.power_runner is not None and self.power_sweep.running:
+            return "A power-cap sweep is using the engine (Tune tab, Power caps)"
+        return ""
+
     def start_sweep(self) -> None:
         entry = self.picker.current()
-        if self.chat.streaming or self.session.state.busy or entry is None:
-            self.tune.say("The engine is busy (a reply or a load); start the sweep when it is done.")
+        if self.chat.streaming or self.session.state.busy or entry is None or self._sweeping():
+            self.tune.say(
+                self._sweeping() or "The engine is busy (a reply or a load); start the sweep when it is done."
+            )
             return
         try:
             jobs, lists, tests, reps = self._tune_plan()
@@ -550,6 +578,7 @@ class MainWindow(QMainWindow):
         self._tune_started = time.monotonic()
         self.tune.say(f"Running {len(jobs)} configurations × {len(tests)} tests…")
         runner.start()
+        self._update_buttons()
 
     def stop_sweep(self) -> None:
         if self.tune_runner is not None and self.tune_runner.running:
@@ -565,6 +594,7 @@ class MainWindow(QMainWindow):
         runner = self.tune_runner
         self.tune.set_running(False)
         self.chat.engine_busy = ""
+        self._update_buttons()
         if runner is None:
             return
         with contextlib.suppress(RuntimeError, TypeError):
@@ -583,6 +613,97 @@ class MainWindow(QMainWindow):
     def _tune_apply(self, settings: LoadSettings) -> None:
         self.params.set_settings(settings)
         self.statusBar().showMessage("The row's settings are on the sliders; Load to use them.", 15000)
+
+    # ---- the power-cap sweep ---------------------------------------------------------------
+
+    def _power_sweep_card(self) -> None:
+        """The Monitor's GPU, for the sweep's caps and warm-up (after every tick; the view ignores repeats)."""
+        index = self.monitor.selected_gpu
+        sample = self.monitor.samples.get(index) if index is not None else None
+        source = self.services.gpu.source
+        warmup = default_warmup_s(source, sample.index) if sample is not None else 0.0
+        self.power_sweep.set_card(sample, warmup)
+
+    def start_power_sweep(self) -> None:
+        view = self.power_sweep
+        busy = self._sweeping()
+        if busy or self.chat.streaming or self.session.state.busy:
+            view.say(f"{busy or 'The engine is busy (a reply or a load)'}; start the power sweep when it is done.")
+            return
+        if not self.session.state.ready:
+            view.say("Load a model first: at each cap the sweep measures it decoding.")
+            return
+        if self.monitor.power_panel.busy:
+            view.say("The power helper is still applying a cap; start the sweep when it is done.")
+            return
+        index = self.monitor.selected_gpu
+        try:
+            plan = view.plan()
+        except ValueError as exc:
+            view.say(str(exc))
+            return
+        gpu = self.services.gpu
+        feed = EngineFeed()
+        sweep = PowerSweep(
+            source=gpu.source,
+            limiter=gpu.limiter,
+            decoder=EngineDecoder(self.bridge.client, feed),
+            index=index or 0,
+            workload=plan.workload,
+        )
+        runner = PowerSweepRunner(sweep, plan, self)
+        runner.row.connect(view.add_row)
+        runner.progress.connect(view.show_progress)
+        runner.finished.connect(self._power_sweep_done)
+        runner.failed.connect(self._power_sweep_failed)
+        self.power_runner = runner
+        self._power_tap = feed.feed
+        self.bridge.add_tap(feed.feed)
+        view.clear(len(plan.caps))
+        view.set_running(True)
+        view.say(f"Sweeping {len(plan.caps)} caps; Stop keeps the caps measured and puts the limit back.")
+        self.chat.engine_busy = (
+            "A power-cap sweep is using the engine (Tune tab, Power caps): send when it ends, or stop it there."
+        )
+        self.monitor.power_panel.set_locked("A power-cap sweep sets the limit now; it is put back when the sweep ends.")
+        self._update_buttons()
+        runner.start()
+
+    def stop_power_sweep(self) -> None:
+        if self.power_runner is not None and self.power_sweep.running:
+            self.power_sweep.say("Stopping: the cap under way is dropped, the limit put back…")
+            self.power_runner.stop()
+
+    def _power_sweep_ended(self) -> None:
+        if self._power_tap is not None:
+            self.bridge.remove_tap(self._power_tap)
+            self._power_tap = None
+        self.power_sweep.set_running(False)
+        self.chat.engine_busy = ""
+        self.monitor.power_panel.set_locked("")
+        self._update_buttons()
+
+    def _power_sweep_done(self, result: SweepResult) -> None:
+        self._power_sweep_ended()
+        self.power_sweep.show_result(result)
+        self.power_sweep_finished.emit(result)
+
+    def _power_sweep_failed(self, message: str) -> None:
+        self._power_sweep_ended()
+        self.power_sweep.say(f"The power sweep did not start: {message}")
+        self.power_sweep_finished.emit(message)
+
+    def _apply_recommended_cap(self, watts: int) -> None:
+        """One click: the Monitor's power panel applies it (its checks, helper and read-back), said here too."""
+        panel = self.monitor.power_panel
+        panel.cap_watts = watts
+        self._cap_from_sweep = True
+        panel.apply_cap()
+
+    def _cap_applied(self, report: Any) -> None:
+        if self._cap_from_sweep:
+            self._cap_from_sweep = False
+            self.power_sweep.say_applied(f"{report.outcome.value}: {report.message}")
 
     def _planned_here(self) -> bool:
         """The plan is for what this machine runs (its GPUs, a simulated card or its CPU), not a "what if"."""
@@ -835,6 +956,9 @@ class MainWindow(QMainWindow):
         entry = self.picker.current()
         if entry is None or self.session.state.busy:
             return
+        if busy := self._sweeping():
+            self.load_status.setText(f"{busy}: load when it ends, or stop it there.")
+            return
         if entry.not_loadable:
             self.load_status.setText(f"Cannot load {entry.path.name}: {entry.not_loadable}.")
             self.load_finished.emit(False)
@@ -905,13 +1029,15 @@ class MainWindow(QMainWindow):
         box.open()
 
     def unload(self) -> None:
-        self.session.unload()
+        if not self._sweeping():
+            self.session.unload()
 
     def _update_buttons(self) -> None:
         state = self.session.state
         entry = self.picker.current()
-        self.load_button.setEnabled(entry is not None and not state.busy)
-        self.unload_button.setEnabled(state.ready)
+        sweeping = bool(self._sweeping())  # a sweep loads what it measures; a load of another kind would cut it
+        self.load_button.setEnabled(entry is not None and not state.busy and not sweeping)
+        self.unload_button.setEnabled(state.ready and not sweeping)
         # The loaded model with settings moved since: the engine still runs the old ones until a reload.
         same_model = state.ready and entry is not None and entry.path == state.model
         stale = same_model and self.params.settings() != state.settings
@@ -1069,6 +1195,9 @@ class MainWindow(QMainWindow):
         self.monitor.stop()
         if self.tune_runner is not None and self.tune_runner.running:
             self.tune_runner.stop()
+        power = self.power_runner
+        if power is not None and power.running:
+            power.stop()  # the engine's end (below) also ends its decoding; the limit is put back
         self.history.save(self.chat.conversation)
         self.history.shutdown()
         self.journey.shutdown()
@@ -1080,6 +1209,8 @@ class MainWindow(QMainWindow):
         self.models_tab.shutdown()
         self.background.shutdown()  # a hung driver call must not hang the close
         self.doctor_background.shutdown()
+        if power is not None and power.running and not power.wait(POWER_RESTORE_WAIT_S):
+            log.warning("the power sweep had not put the limit back when the window closed; its watchdog will")
         super().closeEvent(event)
 
 

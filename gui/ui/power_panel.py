@@ -53,6 +53,7 @@ class PowerPanel(QWidget):
         self._sample: GpuSample | None = None
         self._helper = Background("power-limit", parent=self)  # may block on a password dialog
         self._busy = False
+        self._locked = ""  # why the buttons wait: something else drives the limit
         self.last_report: PowerReport | None = None
 
         # The card's own range once a reading says it; a value typed outside it is brought in and said.
@@ -119,6 +120,17 @@ class PowerPanel(QWidget):
         self.enforced_label.setText(f"limit: {limit:.0f} W" if limit is not None else "limit: n/a")
         self._update_enabled()
 
+    def set_locked(self, reason: str) -> None:
+        """While something else drives the limit (a power-cap sweep), the buttons wait and ``reason`` says
+        why; '' gives them back."""
+        self._locked = reason
+        self._show(None, reason)
+        self._update_enabled()
+
+    @property
+    def locked(self) -> str:
+        return self._locked
+
     def shutdown(self) -> None:
         """Stop accepting work. A helper waiting on a password dialog is not waited for; its result is
         dropped (the next tick shows the limit anyway)."""
@@ -147,7 +159,7 @@ class PowerPanel(QWidget):
         self._run(lambda: self.limiter.restore_default(index), index, None)
 
     def _run(self, action: Callable[[], PowerResult], index: int, decision: Decision | None) -> None:
-        if self._busy:
+        if self._busy or self._locked:
             return
         self._busy = True
         self._update_enabled()
@@ -209,7 +221,7 @@ class PowerPanel(QWidget):
         self.cap_changed.emit(int(watts))
 
     def _update_enabled(self) -> None:
-        usable = self._sample is not None and not self._sample.lost and not self._busy
+        usable = self._sample is not None and not self._sample.lost and not self._busy and not self._locked
         self.cap_button.setEnabled(usable)
         self.restore_button.setEnabled(usable)
 
