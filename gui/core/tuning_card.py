@@ -1,0 +1,193 @@
+"""A portable tuning card: the load settings tuned for one model file, with the file's SHA-256 so they are
+applied only to that file, and what they were measured at (optional).
+
+A card comes from outside (a forum post, a colleague), so reading one trusts nothing: the text is at most
+:data:`MAX_CARD_BYTES`, every field is checked for its type and range (the settings through
+:meth:`LoadSettings.from_dict` and :meth:`LoadSettings.validated`, the same checks as the settings file),
+and every refusal is one line naming the field. Hashing the model file is I/O and lives in
+``gui/services/tuning_card.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from typing import Any
+
+from gui.core.params import LoadSettings
+
+__all__ = [
+    "CARD_FORMAT",
+    "CARD_VERSION",
+    "MAX_CARD_BYTES",
+    "CardError",
+    "CardMismatch",
+    "TuningCard",
+    "card_to_json",
+    "check_model",
+    "parse_card",
+]
+
+CARD_FORMAT = "tightfit-tuning-card"
+CARD_VERSION = 1
+MAX_CARD_BYTES = 1 << 20  # a card is a few hundred bytes; anything near this is not one
+MAX_TEXT = 200  # card, driver and engine descriptions
+MAX_FILE_NAME = 255  # a file name, as most file systems bound it
+MAX_MEASURE = 1e9  # tok/s and MiB: far past any real reading, short of overflowing anything
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+
+
+class CardError(ValueError):
+    """A file that is not a usable tuning card; the message is one line."""
+
+
+class CardMismatch(CardError):
+    """A valid card for another model file."""
+
+
+@dataclass(frozen=True)
+class TuningCard:
+    model_file: str  # the file name only: where it lives differs between machines
+    model_sha256: str  # 64 lowercase hex digits
+    settings: LoadSettings
+    model_bytes: int | None = None  # the file's size: a different size is a different file, without hashing
+    card_name: str | None = None  # the GPU the settings were tuned on ("Tesla V100-PCIE-16GB")
+    driver: str | None = None  # its NVIDIA driver version
+    engine_build: str | None = None  # the llama.cpp build ("llama-cpp-python 0.3.36, llama.cpp 0c1e570")
+    gen_tok_s: float | None = None  # measured generation speed
+    prompt_tok_s: float | None = None  # measured prompt processing speed
+    vram_mib: float | None = None  # memory the engine used on the card
+    ram_mib: float | None = None  # host memory the engine used
+
+
+def card_to_json(card: TuningCard) -> str:
+    """The card as the JSON text of a card file; fields without a value are left out. Checked as a card
+    read from outside is, so that what is written can be read back."""
+    data: dict[str, Any] = {"format": CARD_FORMAT, "version": CARD_VERSION}
+    for f in fields(card):
+        value = getattr(card, f.name)
+        if value is not None:
+            data[f.name] = value.to_dict() if f.name == "settings" else value
+    parse_object(data)
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+def parse_card(data: bytes | str) -> TuningCard:
+    """A card from untrusted text: a CardError (one line) for anything but a well-formed card."""
+    raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
+    if len(raw) > MAX_CARD_BYTES:
+        raise CardError(f"not a tuning card: larger than {MAX_CARD_BYTES // 1024} KiB ({len(raw):,} bytes)")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise CardError("not a tuning card: not UTF-8 text") from None
+    try:
+        value = json.loads(text, parse_constant=_no_constant)
+    except RecursionError:
+        raise CardError("not a tuning card: nested too deeply") from None
+    except CardError:
+        raise
+    except ValueError as exc:  # JSONDecodeError, and an integer of more digits than Python converts
+        raise CardError(f"not a tuning card: not JSON ({_one_line(str(exc), 80)})") from None
+    return parse_object(value)
+
+
+def _no_constant(name: str) -> Any:
+    raise CardError(f"not a tuning card: {name} is not a number JSON allows")
+
+
+def parse_object(value: Any) -> TuningCard:
+    if not isinstance(value, dict):
+        raise CardError(f"not a tuning card: a JSON {type(value).__name__}, not an object")
+    if value.get("format") != CARD_FORMAT:
+        raise CardError(f"not a tuning card: its format is {_show(value.get('format'))}, not {CARD_FORMAT!r}")
+    version = value.get("version")
+    if isinstance(version, bool) or not isinstance(version, int):
+        raise CardError(f"tuning card: version must be a whole number (got {_show(version)})")
+    if version > CARD_VERSION:
+        raise CardError(f"tuning card version {version} is from a newer Tightfit (this one reads {CARD_VERSION})")
+    if version < 1:
+        raise CardError(f"tuning card: version must be 1 or more (got {version})")
+    model_file = _text(value, "model_file", MAX_FILE_NAME, required=True)
+    assert model_file is not None
+    if "/" in model_file or "\\" in model_file or model_file in (".", ".."):
+        raise CardError(f"tuning card: model_file must be a file name, not a path (got {_show(model_file)})")
+    sha = value.get("model_sha256")
+    if not isinstance(sha, str) or not _SHA256.fullmatch(sha.lower()):
+        raise CardError(f"tuning card: model_sha256 must be 64 hexadecimal digits (got {_show(sha)})")
+    settings = value.get("settings")
+    if not isinstance(settings, Mapping):
+        raise CardError(f"tuning card: settings must be an object (got {_show(settings)})")
+    try:
+        load = LoadSettings.from_dict(settings).validated()
+    except (ValueError, TypeError) as exc:
+        raise CardError(f"tuning card: settings: {_one_line(str(exc))}") from None
+    size = value.get("model_bytes")
+    if size is not None and (isinstance(size, bool) or not isinstance(size, int) or not 0 < size < 1 << 50):
+        raise CardError(f"tuning card: model_bytes must be a file size in bytes (got {_show(size)})")
+    return TuningCard(
+        model_file,
+        sha.lower(),
+        load,
+        size,
+        card_name=_text(value, "card_name", MAX_TEXT),
+        driver=_text(value, "driver", MAX_TEXT),
+        engine_build=_text(value, "engine_build", MAX_TEXT),
+        gen_tok_s=_measure(value, "gen_tok_s"),
+        prompt_tok_s=_measure(value, "prompt_tok_s"),
+        vram_mib=_measure(value, "vram_mib"),
+        ram_mib=_measure(value, "ram_mib"),
+    )
+
+
+def _text(data: Mapping[str, Any], key: str, limit: int, required: bool = False) -> str | None:
+    value = data.get(key)
+    if value is None and not required:
+        return None
+    if not isinstance(value, str) or not value.strip():
+        raise CardError(f"tuning card: {key} must be text (got {_show(value)})")
+    if len(value) > limit:
+        raise CardError(f"tuning card: {key} is longer than {limit} characters")
+    if not value.isprintable():
+        raise CardError(f"tuning card: {key} has a control character in it")
+    return value
+
+
+def _measure(data: Mapping[str, Any], key: str) -> float | None:
+    value = data.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise CardError(f"tuning card: {key} must be a number (got {_show(value)})")
+    try:
+        number = float(value)
+    except OverflowError:
+        number = math.inf
+    if not (math.isfinite(number) and 0 <= number <= MAX_MEASURE):
+        raise CardError(f"tuning card: {key} must be between 0 and {MAX_MEASURE:g} (got {_show(value)})")
+    return number
+
+
+def check_model(card: TuningCard, sha256: str, file_name: str | None = None) -> None:
+    """Raise CardMismatch (one line) unless ``sha256`` is the card's model's."""
+    if sha256.lower() == card.model_sha256:
+        return
+    here = f"{_show(file_name)} " if file_name else ""
+    raise CardMismatch(
+        f"the model's SHA-256 does not match: the card is for {_show(card.model_file)} "
+        f"(SHA-256 {card.model_sha256[:16]}…), this file {here}is {sha256.lower()[:16]}…"
+    )
+
+
+def _one_line(text: str, limit: int = 200) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def _show(value: Any) -> str:
+    """A value from a card, for a message: its repr, bounded."""
+    text = repr(value) if not isinstance(value, dict | list) else f"a JSON {type(value).__name__}"
+    return _one_line(text, 60)

@@ -1,0 +1,167 @@
+"""Tuning cards on disk: hashing the model file, writing a card, reading one back and checking it against
+the model it is applied to. Everything here blocks (a 20 GB file takes a while to hash): the window runs
+it through ``Background``, never on the UI thread.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from gui.core.params import LoadSettings
+from gui.core.tuning_card import (
+    MAX_CARD_BYTES,
+    CardError,
+    CardMismatch,
+    TuningCard,
+    card_to_json,
+    check_model,
+    parse_card,
+)
+
+__all__ = [
+    "CardImport",
+    "HashCancelled",
+    "make_card",
+    "open_card",
+    "read_card",
+    "sha256_file",
+    "write_card",
+]
+
+CHUNK_BYTES = 1 << 20  # read 1 MiB at a time: memory stays flat whatever the file's size
+
+
+class HashCancelled(Exception):
+    """Hashing stopped because it was asked to."""
+
+
+def sha256_file(
+    path: str | os.PathLike[str],
+    cancel: threading.Event | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    chunk_bytes: int = CHUNK_BYTES,
+) -> str:
+    """The file's SHA-256 (hex), read in chunks; ``cancel`` set stops it between chunks (HashCancelled);
+    ``progress(done, total)`` after every chunk. OSError for a file that cannot be read."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as file:
+        total = os.fstat(file.fileno()).st_size
+        done = 0
+        buffer = bytearray(chunk_bytes)
+        view = memoryview(buffer)
+        while True:
+            if cancel is not None and cancel.is_set():
+                raise HashCancelled(f"hashing {Path(path).name} was cancelled")
+            n = file.readinto(buffer)
+            if not n:
+                break
+            digest.update(view[:n])
+            done += n
+            if progress is not None:
+                progress(done, total)
+    return digest.hexdigest()
+
+
+def make_card(
+    model: str | os.PathLike[str],
+    settings: LoadSettings,
+    *,
+    card_name: str | None = None,
+    driver: str | None = None,
+    engine_build: str | None = None,
+    gen_tok_s: float | None = None,
+    prompt_tok_s: float | None = None,
+    vram_mib: float | None = None,
+    ram_mib: float | None = None,
+    cancel: threading.Event | None = None,
+) -> TuningCard:
+    """A card for ``model`` (hashed here) with these settings and whatever was measured."""
+    path = Path(model)
+    return TuningCard(
+        model_file=path.name,
+        model_sha256=sha256_file(path, cancel),
+        settings=settings.validated(),
+        model_bytes=path.stat().st_size,
+        card_name=card_name,
+        driver=driver,
+        engine_build=engine_build,
+        gen_tok_s=gen_tok_s,
+        prompt_tok_s=prompt_tok_s,
+        vram_mib=vram_mib,
+        ram_mib=ram_mib,
+    )
+
+
+def write_card(path: str | os.PathLike[str], card: TuningCard) -> Path:
+    """Write the card (replacing the file in one step, so a reader never sees half of it)."""
+    target = Path(path)
+    text = card_to_json(card)
+    partial = target.with_name(f".{target.name}.partial")
+    partial.write_text(text, encoding="utf-8")
+    os.replace(partial, target)
+    return target
+
+
+def read_card(path: str | os.PathLike[str]) -> TuningCard:
+    """A card from a file: CardError (one line) for a file that cannot be read or is not a card; at most
+    MAX_CARD_BYTES are read, whatever the file's size."""
+    name = Path(path).name
+    try:
+        with open(path, "rb") as file:
+            data = file.read(MAX_CARD_BYTES + 1)
+    except OSError as exc:
+        raise CardError(f"{name}: cannot be read ({exc.strerror or exc})") from None
+    if len(data) > MAX_CARD_BYTES:
+        raise CardError(f"{name} is not a tuning card: larger than {MAX_CARD_BYTES // 1024} KiB")
+    try:
+        return parse_card(data)
+    except CardError as exc:
+        raise CardError(f"{name}: {exc}") from None
+
+
+@dataclass(frozen=True)
+class CardImport:
+    """A card read and checked against a model: the settings to apply, and whether the file is the card's."""
+
+    card: TuningCard
+    settings: LoadSettings
+    matches: bool  # False only when applied anyway to another file
+    message: str  # one line for the status bar
+
+
+def open_card(
+    card_path: str | os.PathLike[str],
+    model: str | os.PathLike[str],
+    *,
+    apply_anyway: bool = False,
+    cancel: threading.Event | None = None,
+) -> CardImport:
+    """Read the card at ``card_path`` and check it is for ``model`` (its size, then its SHA-256). A card for
+    another file is a CardMismatch saying so, unless ``apply_anyway``. For a thread, not the UI."""
+    card = read_card(card_path)
+    model_path = Path(model)
+    try:
+        size = model_path.stat().st_size
+    except OSError as exc:
+        raise CardError(f"{model_path.name}: cannot be read ({exc.strerror or exc})") from None
+    try:
+        if card.model_bytes is not None and card.model_bytes != size:
+            raise CardMismatch(
+                f"the model's SHA-256 cannot match: the card is for {card.model_file!r} of {card.model_bytes:,} "
+                f"bytes, {model_path.name!r} has {size:,}"
+            )
+        try:
+            sha = sha256_file(model_path, cancel)
+        except OSError as exc:
+            raise CardError(f"{model_path.name}: cannot be read ({exc.strerror or exc})") from None
+        check_model(card, sha, model_path.name)
+    except CardMismatch as exc:
+        if not apply_anyway:
+            raise CardMismatch(f"{exc}; not applied") from None
+        return CardImport(card, card.settings, False, f"applied anyway: {exc}")
+    return CardImport(card, card.settings, True, f"settings from the tuning card for {card.model_file} applied")
