@@ -1,4 +1,4 @@
-"""Command line: the window by default, plus the `chat`, `plan`, `engine`, `doctor`, `bench`, `journey`,
+"""Command line: the window by default, plus the `chat`, `serve`, `plan`, `engine`, `doctor`, `bench`, `journey`,
 `power-sweep`, `export` and `fetch-demo` sub-commands.
 
 Sizing flags are generated from gui.core.params, so the CLI, the sliders and the engine agree on
@@ -67,6 +67,10 @@ def build_parser() -> argparse.ArgumentParser:
     add_sampling_flags(chat)
     add_sizing_flags(chat)
 
+    from gui.commands.serve import add_serve_parser
+
+    add_serve_parser(sub, add_sizing_flags)
+
     from gui.commands.plan import add_plan_parser
 
     add_plan_parser(sub, add_sizing_flags)
@@ -108,6 +112,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from gui.commands.chat import run_chat
 
             return run_chat(args, settings_from_args(args))
+        if args.command == "serve":
+            from gui.commands.serve import run_serve
+
+            return run_serve(args, settings_from_args(args))
         if args.command == "plan":
             from gui.commands.plan import run_plan
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from gui.core.specs import FloatSpec, IntSpec, specs_of
 
-PROTOCOL_VERSION = 7
+PROTOCOL_VERSION = 8
 
 
 @dataclass(frozen=True)
@@ -78,6 +78,24 @@ class Sampling:
         panel=False,
         help="How many recent tokens the repeat penalty looks at.",
     ).field()
+    presence_penalty: float = FloatSpec(
+        label="Presence penalty",
+        flag="--presence-penalty",
+        minimum=-2.0,
+        maximum=2.0,
+        default=0.0,
+        panel=False,
+        help="Above 0 discourages any token already in the repeat window, however often it came.",
+    ).field()
+    frequency_penalty: float = FloatSpec(
+        label="Frequency penalty",
+        flag="--frequency-penalty",
+        minimum=-2.0,
+        maximum=2.0,
+        default=0.0,
+        panel=False,
+        help="Above 0 discourages a token in proportion to how often it came in the repeat window.",
+    ).field()
     seed: int = IntSpec(
         label="Seed",
         flag="--seed",
@@ -129,6 +147,10 @@ class Generate:
     # The chat format to lay the conversation out in (a name in gui.core.chat_formats.FORMATS); empty: the one
     # chosen at load. Per request, so that picking another takes effect at the next reply, without a reload.
     chat_format: str = ""
+    # Text to continue as it is, without a chat format (an API's plain completion); None: lay out ``messages``.
+    prompt: str | None = None
+    # More texts that end the reply (not shown), beside the format's end-of-turn marker.
+    stops: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -289,7 +311,7 @@ class Done:
 class GenerateFailed:
     request_id: int
     error: str
-    kind: str = ""  # "context_full" (n_prompt, n_ctx say by how much), "template", "decode"
+    kind: str = ""  # "context_full" (n_prompt, n_ctx say by how much), "template", "decode", "input" (an empty prompt)
     n_prompt: int = 0
     n_ctx: int = 0
 

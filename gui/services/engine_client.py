@@ -202,9 +202,15 @@ class EngineClient:
         sampling: p.Sampling | None = None,
         ignore_eos: bool = False,
         chat_format: str = "",
+        *,
+        prompt: str | None = None,
+        stops: tuple[str, ...] = (),
     ) -> int:
+        """Ask for a reply; returns its request id. ``prompt``: continue this text as it is instead of laying out
+        ``messages`` in the chat format; ``stops``: more texts that end the reply (see protocol.Generate)."""
         request_id = next(self._request_ids)
-        self._send(p.Generate(request_id, messages, max_tokens, sampling or p.Sampling(), ignore_eos, chat_format))
+        sampling = sampling or p.Sampling()
+        self._send(p.Generate(request_id, messages, max_tokens, sampling, ignore_eos, chat_format, prompt, stops))
         return request_id
 
     def dry_run(self, model_path: str | os.PathLike[str], settings: LoadSettings) -> int:

@@ -155,7 +155,7 @@ class Engine:
         # commands (a Stop only raises a flag) and the writer sends events while the next token decodes.
         self.inbox: queue.Queue[Any] = queue.Queue()
         self.outbox: queue.SimpleQueue[Any] = queue.SimpleQueue()
-        self.stop_id: int | None = None
+        self.stop_ids: set[int] = set()  # replies a Stop came for (a reply's id is never reused)
         self._interrupting = 0  # Load/Unload/Generate/Shutdown commands waiting in the inbox
         self._waiting_lock = threading.Lock()
         self._reader = threading.Thread(target=self._read_commands, name="commands", daemon=True)
@@ -185,7 +185,7 @@ class Engine:
             except (EOFError, OSError):
                 command = p.Shutdown()  # the client went away
             if isinstance(command, p.Stop):
-                self.stop_id = command.request_id
+                self.stop_ids.add(command.request_id)
                 self.send(p.Acknowledged("stop", command.request_id))
                 continue
             if isinstance(command, p.Unload):
@@ -491,9 +491,10 @@ class Engine:
         add = llama.llama_sampler_chain_add
         # top-k first: the penalty sampler is slow on the whole vocabulary.
         add(chain, llama.llama_sampler_init_top_k(s.top_k if s.top_k > 0 else 40))
-        if s.repeat_penalty != 1.0:
+        if s.repeat_penalty != 1.0 or s.frequency_penalty != 0.0 or s.presence_penalty != 0.0:
             n_vocab = llama.llama_vocab_n_tokens(self.vocab)
-            add(chain, llama.llama_sampler_init_penalties(n_vocab, s.repeat_last_n, s.repeat_penalty, 0.0, 0.0))
+            penalties = (s.repeat_penalty, s.frequency_penalty, s.presence_penalty)
+            add(chain, llama.llama_sampler_init_penalties(n_vocab, s.repeat_last_n, *penalties))
         if s.temperature <= 0:
             add(chain, llama.llama_sampler_init_greedy())
             return chain
@@ -508,7 +509,7 @@ class Engine:
 
         A dry run or a stats request waits for the reply instead: asking for figures must not cut it off.
         """
-        return self.stop_id == request_id or self._interrupting > 0
+        return request_id in self.stop_ids or self._interrupting > 0
 
     def _context_full(self, rid: int, n_prompt: int) -> p.GenerateFailed:
         return p.GenerateFailed(
@@ -519,24 +520,38 @@ class Engine:
             n_ctx=self.n_ctx,
         )
 
+    def prepare_prompt(self, command: p.Generate) -> tuple[list[int], tuple[str, ...]] | None:
+        """The prompt's tokens and the format's end-of-turn texts; None (GenerateFailed sent) if it cannot be
+        laid out. A plain ``prompt`` is continued as it is, in no format."""
+        rid = command.request_id
+        if command.prompt is not None:
+            return self.tokenize(command.prompt), ()
+        try:
+            chosen = self.template if not command.chat_format else template_for(command.chat_format)
+        except ValueError as exc:
+            self.send(p.GenerateFailed(rid, str(exc), kind="template"))
+            return None
+        assert chosen is not None
+        try:
+            rendered, chosen = self.apply_template(rid, command.messages, chosen)
+        except ChatTemplateError as exc:
+            self.send(p.GenerateFailed(rid, str(exc), kind="template"))
+            return None
+        return self.tokenize(rendered), chosen.stops
+
     def generate(self, command: p.Generate) -> None:
         rid = command.request_id
         received = time.perf_counter()
         if self.ctx is None:
             self.send(p.GenerateFailed(rid, "no model is loaded"))
             return
-        try:
-            chosen = self.template if not command.chat_format else template_for(command.chat_format)
-        except ValueError as exc:
-            self.send(p.GenerateFailed(rid, str(exc), kind="template"))
+        prepared = self.prepare_prompt(command)
+        if prepared is None:
             return
-        assert chosen is not None
-        try:
-            rendered, chosen = self.apply_template(rid, command.messages, chosen)
-        except ChatTemplateError as exc:
-            self.send(p.GenerateFailed(rid, str(exc), kind="template"))
+        prompt, format_stops = prepared
+        if not prompt:
+            self.send(p.GenerateFailed(rid, "the prompt is empty", kind="input"))
             return
-        prompt = self.tokenize(rendered)
         if len(prompt) >= self.n_ctx:
             self.send(self._context_full(rid, len(prompt)))
             return
@@ -567,7 +582,7 @@ class Engine:
         llama.llama_perf_context_reset(self.ctx)
         decoder = codecs.getincrementaldecoder("utf-8")("replace")
         # The format's end-of-turn text ends the reply too, for a model that writes it as ordinary tokens.
-        stop_text = StopText(() if command.ignore_eos else chosen.stops)
+        stop_text = StopText(() if command.ignore_eos else format_stops + command.stops)
         n_gen = 0
         first = last = prompt_done
         finish = "length"

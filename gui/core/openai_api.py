@@ -1,0 +1,312 @@
+"""The OpenAI-compatible API's requests and replies, without I/O.
+
+A request body (already decoded from JSON) becomes a :class:`CompletionRequest` in the engine's own terms
+(``protocol.ChatMessage``, ``protocol.Sampling``, ``protocol.MAX_TOKENS``), or an :class:`ApiError` naming the
+field and why, in the shape OpenAI's clients read (``{"error": {"message", "type", "param", "code"}}``).
+Ranges come from the declarations in ``gui/core/protocol.py``: what the window's boxes and the CLI flags
+accept is what the API accepts. The reply and stream-chunk bodies are built here too.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from gui.core import protocol as p
+from gui.core.specs import specs_of
+
+# Bounds on what a stranger may send: the body itself is bounded by the server (MAX_BODY_BYTES).
+MAX_BODY_BYTES = 4 << 20
+MAX_MESSAGES = 1024
+MAX_STOPS = 4  # as OpenAI's API
+MAX_STOP_CHARS = 256
+
+# OpenAI's roles; "developer" is its newer name for the system prompt.
+ROLES = {"system": "system", "developer": "system", "user": "user", "assistant": "assistant"}
+
+# Fields that change what OpenAI would answer in ways this server does not: refused rather than ignored,
+# unless they hold the value that means "off".
+UNSUPPORTED_UNLESS = {
+    "n": (None, 1),
+    "best_of": (None, 1),
+    "logprobs": (None, False),
+    "top_logprobs": (None, 0),
+    "echo": (None, False),
+    "suffix": (None, ""),
+    "tools": (None, []),
+    "functions": (None, []),
+    "logit_bias": (None, {}),
+}
+RESPONSE_FORMATS = (None, {"type": "text"})
+
+# How the engine's reasons for ending a reply read in OpenAI's terms.
+FINISH_REASONS = {"stop": "stop", "length": "length", "context": "length", "cancelled": "stop"}
+
+
+@dataclass(frozen=True)
+class ApiError(Exception):
+    """An answer that is an error: the HTTP status and OpenAI's error object."""
+
+    status: int
+    message: str
+    type: str = "invalid_request_error"
+    param: str | None = None
+    code: str | None = None
+
+    def body(self) -> dict[str, Any]:
+        return {"error": {"message": self.message, "type": self.type, "param": self.param, "code": self.code}}
+
+    def __str__(self) -> str:
+        return self.message
+
+
+def invalid(message: str, param: str | None = None, code: str | None = None) -> ApiError:
+    return ApiError(400, message, "invalid_request_error", param, code)
+
+
+@dataclass(frozen=True)
+class CompletionRequest:
+    """One request in the engine's terms. ``messages`` for a chat, ``prompt`` for a plain completion."""
+
+    model: str
+    chat: bool
+    messages: tuple[p.ChatMessage, ...] = ()
+    prompt: str | None = None
+    max_tokens: int = p.MAX_TOKENS.default
+    sampling: p.Sampling = field(default_factory=p.Sampling)
+    stops: tuple[str, ...] = ()
+    stream: bool = False
+    include_usage: bool = False  # stream_options.include_usage: a last chunk with the token counts
+
+
+def parse_chat_request(body: object) -> CompletionRequest:
+    """``POST /v1/chat/completions``'s body, checked."""
+    data = _object(body)
+    messages = _messages(data.get("messages"))
+    return _request(data, chat=True, messages=messages)
+
+
+def parse_completion_request(body: object) -> CompletionRequest:
+    """``POST /v1/completions``'s body, checked."""
+    data = _object(body)
+    return _request(data, chat=False, prompt=_prompt(data.get("prompt")))
+
+
+def _object(body: object) -> Mapping[str, Any]:
+    if not isinstance(body, Mapping):
+        raise invalid("The request body must be a JSON object.")
+    return body
+
+
+def _request(data: Mapping[str, Any], *, chat: bool, **what: Any) -> CompletionRequest:
+    model = data.get("model")
+    if not isinstance(model, str) or not model:
+        raise invalid("'model' is required: the id /v1/models lists.", "model")
+    for name, allowed in UNSUPPORTED_UNLESS.items():
+        if data.get(name, None) not in allowed:
+            raise invalid(f"'{name}' is not supported by this server.", name, "unsupported_parameter")
+    if data.get("response_format") not in RESPONSE_FORMATS:
+        raise invalid("Only the text response format is supported.", "response_format", "unsupported_parameter")
+    stream = _bool(data, "stream")
+    include_usage = False
+    options = data.get("stream_options")
+    if options is not None:
+        if not isinstance(options, Mapping):
+            raise invalid("'stream_options' must be an object.", "stream_options")
+        include_usage = _bool(options, "include_usage", "stream_options.include_usage")
+    return CompletionRequest(
+        model=model,
+        chat=chat,
+        max_tokens=_max_tokens(data),
+        sampling=_sampling(data),
+        stops=_stops(data.get("stop")),
+        stream=stream,
+        include_usage=include_usage,
+        **what,
+    )
+
+
+def _bool(data: Mapping[str, Any], key: str, param: str | None = None) -> bool:
+    value = data.get(key, False)
+    if value is None:
+        return False
+    if not isinstance(value, bool):
+        raise invalid(f"'{param or key}' must be true or false.", param or key)
+    return value
+
+
+def _max_tokens(data: Mapping[str, Any]) -> int:
+    # max_completion_tokens is the newer name for the same limit in OpenAI's chat API.
+    for key in ("max_completion_tokens", "max_tokens"):
+        value = data.get(key)
+        if value is not None:
+            try:
+                return p.MAX_TOKENS.parse(value)
+            except ValueError as exc:
+                raise invalid(f"'{key}': {exc}.", key) from None
+    return p.MAX_TOKENS.default
+
+
+def _sampling(data: Mapping[str, Any]) -> p.Sampling:
+    """Every sampler setting by its declared name (OpenAI's temperature, top_p, seed, presence_penalty and
+    frequency_penalty; llama.cpp server's top_k, min_p, repeat_penalty and repeat_last_n); the rest default."""
+    values: dict[str, Any] = {}
+    for spec in specs_of(p.Sampling):
+        value = data.get(spec.key)
+        if value is None:
+            continue
+        try:
+            values[spec.key] = spec.parse(value)
+        except ValueError as exc:
+            raise invalid(f"'{spec.key}': {exc}.", spec.key) from None
+    return p.Sampling(**values)
+
+
+def _stops(value: object) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    items = [value] if isinstance(value, str) else value
+    if not isinstance(items, list) or not all(isinstance(s, str) for s in items):
+        raise invalid("'stop' must be a string or a list of strings.", "stop")
+    if len(items) > MAX_STOPS:
+        raise invalid(f"'stop' may hold at most {MAX_STOPS} strings.", "stop")
+    if any(len(s) > MAX_STOP_CHARS for s in items):
+        raise invalid(f"Each 'stop' string may be at most {MAX_STOP_CHARS} characters.", "stop")
+    return tuple(s for s in items if s)
+
+
+def _messages(value: object) -> tuple[p.ChatMessage, ...]:
+    if not isinstance(value, list) or not value:
+        raise invalid("'messages' must be a non-empty list.", "messages")
+    if len(value) > MAX_MESSAGES:
+        raise invalid(f"'messages' may hold at most {MAX_MESSAGES} messages.", "messages")
+    messages = []
+    for index, item in enumerate(value):
+        where = f"messages[{index}]"
+        if not isinstance(item, Mapping):
+            raise invalid(f"'{where}' must be an object.", where)
+        role = item.get("role")
+        if role not in ROLES:
+            raise invalid(f"'{where}.role' must be one of {', '.join(ROLES)} (got {role!r}).", f"{where}.role")
+        messages.append(p.ChatMessage(ROLES[role], _content(item.get("content"), f"{where}.content")))
+    return tuple(messages)
+
+
+def _content(value: object, where: str) -> str:
+    """A message's text: a string, or a list of text parts (other kinds of part are refused)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        texts = []
+        for index, part in enumerate(value):
+            if not isinstance(part, Mapping) or part.get("type") != "text" or not isinstance(part.get("text"), str):
+                raise invalid(f"'{where}[{index}]' must be a text part ({{'type': 'text', 'text': ...}}).", where)
+            texts.append(part["text"])
+        return "".join(texts)
+    raise invalid(f"'{where}' must be a string or a list of text parts.", where)
+
+
+def _prompt(value: object) -> str:
+    if isinstance(value, list) and len(value) == 1:
+        value = value[0]  # one prompt in a list, as clients often send it
+    if not isinstance(value, str):
+        raise invalid("'prompt' must be a string (or a list of one string).", "prompt")
+    if not value:
+        raise invalid("'prompt' must not be empty.", "prompt")
+    return value
+
+
+# ---- errors the engine's answers become -----------------------------------------------------
+
+
+def context_error(n_prompt: int, n_ctx: int, chat: bool) -> ApiError:
+    return invalid(
+        f"This model's context holds {n_ctx} tokens; the prompt is {n_prompt} tokens. Shorten it, or load the "
+        "model with a larger context (--ctx).",
+        "messages" if chat else "prompt",
+        "context_length_exceeded",
+    )
+
+
+def model_not_found(model: str, served: str) -> ApiError:
+    message = f"The model '{model}' does not exist here; this server has '{served}'."
+    return ApiError(404, message, "invalid_request_error", "model", "model_not_found")
+
+
+# ---- reply bodies -------------------------------------------------------------------------------
+
+
+def usage(n_prompt: int, n_gen: int) -> dict[str, int]:
+    return {"prompt_tokens": n_prompt, "completion_tokens": n_gen, "total_tokens": n_prompt + n_gen}
+
+
+def finish_reason(engine_reason: str) -> str:
+    return FINISH_REASONS.get(engine_reason, "stop")
+
+
+def completion_body(
+    request: CompletionRequest, reply_id: str, text: str, engine_reason: str, n_prompt: int, n_gen: int
+) -> dict[str, Any]:
+    """A whole reply: ``chat.completion`` or ``text_completion``."""
+    reason = finish_reason(engine_reason)
+    choice: dict[str, Any]
+    if request.chat:
+        choice = {"index": 0, "message": {"role": "assistant", "content": text}, "logprobs": None}
+    else:
+        choice = {"index": 0, "text": text, "logprobs": None}
+    choice["finish_reason"] = reason
+    return {
+        "id": reply_id,
+        "object": "chat.completion" if request.chat else "text_completion",
+        "created": int(time.time()),
+        "model": request.model,
+        "choices": [choice],
+        "usage": usage(n_prompt, n_gen),
+    }
+
+
+def chunk_body(
+    request: CompletionRequest,
+    reply_id: str,
+    created: int,
+    *,
+    text: str | None = None,
+    role: bool = False,
+    engine_reason: str | None = None,
+    token_usage: dict[str, int] | None = None,
+) -> dict[str, Any]:
+    """One server-sent event of a streamed reply. A usage chunk (``token_usage``) has no choices."""
+    body: dict[str, Any] = {
+        "id": reply_id,
+        "object": "chat.completion.chunk" if request.chat else "text_completion",
+        "created": created,
+        "model": request.model,
+    }
+    if token_usage is not None:
+        body["choices"] = []
+        body["usage"] = token_usage
+        return body
+    reason = finish_reason(engine_reason) if engine_reason is not None else None
+    choice: dict[str, Any]
+    if request.chat:
+        delta: dict[str, Any] = {}
+        if role:
+            delta["role"] = "assistant"
+        if text is not None:
+            delta["content"] = text
+        choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": reason}
+    else:
+        choice = {"index": 0, "text": text or "", "logprobs": None, "finish_reason": reason}
+    body["choices"] = [choice]
+    if request.include_usage:
+        body["usage"] = None  # as OpenAI: every chunk but the last says null
+    return body
+
+
+def models_body(model_id: str, created: int) -> dict[str, Any]:
+    return {
+        "object": "list",
+        "data": [{"id": model_id, "object": "model", "created": created, "owned_by": "tightfit"}],
+    }
