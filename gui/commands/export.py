@@ -18,7 +18,7 @@ from typing import Any
 from gui.commands.flags import given_values
 from gui.core.export import FORMATS, Export, export
 from gui.core.params import LOAD_SPECS, LoadSettings, default_settings
-from gui.core.tuning_card import CardError, card_to_json
+from gui.core.tuning_card import CardError, CardFacts, CardMismatch, card_to_json
 
 CARD = "card"
 
@@ -75,11 +75,7 @@ def _settings(args: argparse.Namespace) -> tuple[LoadSettings, str]:
         try:
             opened = open_card(args.card, args.model, apply_anyway=args.apply_anyway)
         except CardError as exc:
-            hint = (
-                " (--apply-anyway uses it all the same)"
-                if "does not match" in str(exc) or "cannot match" in str(exc)
-                else ""
-            )
+            hint = " (--apply-anyway uses it all the same)" if isinstance(exc, CardMismatch) else ""
             raise ValueError(f"{exc}{hint}") from None
         base, message = opened.settings, opened.message
     elif args.apply_anyway:
@@ -104,7 +100,7 @@ def _card_text(model: Path, settings: LoadSettings) -> str:
 
     card_name, driver = _gpu_facts()
     try:
-        card = make_card(model, settings, card_name=card_name, driver=driver, engine_build=engine_build())
+        card = make_card(model, settings, CardFacts(card_name, driver, engine_build()))
     except OSError as exc:
         raise ValueError(f"{model}: cannot be read ({exc.strerror or exc})") from None
     return card_to_json(card)

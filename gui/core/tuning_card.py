@@ -24,6 +24,7 @@ __all__ = [
     "CARD_VERSION",
     "MAX_CARD_BYTES",
     "CardError",
+    "CardFacts",
     "CardMismatch",
     "TuningCard",
     "card_to_json",
@@ -49,18 +50,35 @@ class CardMismatch(CardError):
 
 
 @dataclass(frozen=True)
+class CardFacts:
+    """What a card says besides the model and settings, each optional: where and how fast they ran."""
+
+    card_name: str | None = None  # the GPU the settings were tuned on ("Tesla V100-PCIE-16GB")
+    driver: str | None = None  # its NVIDIA driver version
+    engine_build: str | None = None  # the llama.cpp build ("llama-cpp-python 0.3.36")
+    gen_tok_s: float | None = None  # measured generation speed
+    prompt_tok_s: float | None = None  # measured prompt processing speed
+    vram_mib: float | None = None  # memory the engine used on the card
+    ram_mib: float | None = None  # host memory the engine used
+
+
+@dataclass(frozen=True)
 class TuningCard:
     model_file: str  # the file name only: where it lives differs between machines
     model_sha256: str  # 64 lowercase hex digits
     settings: LoadSettings
     model_bytes: int | None = None  # the file's size: a different size is a different file, without hashing
-    card_name: str | None = None  # the GPU the settings were tuned on ("Tesla V100-PCIE-16GB")
-    driver: str | None = None  # its NVIDIA driver version
-    engine_build: str | None = None  # the llama.cpp build ("llama-cpp-python 0.3.36, llama.cpp 0c1e570")
-    gen_tok_s: float | None = None  # measured generation speed
-    prompt_tok_s: float | None = None  # measured prompt processing speed
-    vram_mib: float | None = None  # memory the engine used on the card
-    ram_mib: float | None = None  # host memory the engine used
+    card_name: str | None = None  # as CardFacts
+    driver: str | None = None
+    engine_build: str | None = None
+    gen_tok_s: float | None = None
+    prompt_tok_s: float | None = None
+    vram_mib: float | None = None
+    ram_mib: float | None = None
+
+    @property
+    def facts(self) -> CardFacts:
+        return CardFacts(**{f.name: getattr(self, f.name) for f in fields(CardFacts)})
 
 
 def card_to_json(card: TuningCard) -> str:

@@ -9,13 +9,14 @@ import hashlib
 import os
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from gui.core.params import LoadSettings
 from gui.core.tuning_card import (
     MAX_CARD_BYTES,
     CardError,
+    CardFacts,
     CardMismatch,
     TuningCard,
     card_to_json,
@@ -70,31 +71,15 @@ def sha256_file(
 def make_card(
     model: str | os.PathLike[str],
     settings: LoadSettings,
-    *,
-    card_name: str | None = None,
-    driver: str | None = None,
-    engine_build: str | None = None,
-    gen_tok_s: float | None = None,
-    prompt_tok_s: float | None = None,
-    vram_mib: float | None = None,
-    ram_mib: float | None = None,
+    facts: CardFacts | None = None,
     cancel: threading.Event | None = None,
 ) -> TuningCard:
-    """A card for ``model`` (hashed here) with these settings and whatever was measured."""
+    """A card for ``model`` (hashed here) with these settings and what is known of where they ran."""
     path = Path(model)
-    return TuningCard(
-        model_file=path.name,
-        model_sha256=sha256_file(path, cancel),
-        settings=settings.validated(),
-        model_bytes=path.stat().st_size,
-        card_name=card_name,
-        driver=driver,
-        engine_build=engine_build,
-        gen_tok_s=gen_tok_s,
-        prompt_tok_s=prompt_tok_s,
-        vram_mib=vram_mib,
-        ram_mib=ram_mib,
-    )
+    size = path.stat().st_size
+    sha = sha256_file(path, cancel)
+    known = asdict(facts) if facts is not None else {}
+    return TuningCard(path.name, sha, settings.validated(), size, **known)
 
 
 def write_card(path: str | os.PathLike[str], card: TuningCard) -> Path:
@@ -162,6 +147,6 @@ def open_card(
         check_model(card, sha, model_path.name)
     except CardMismatch as exc:
         if not apply_anyway:
-            raise CardMismatch(f"{exc}; not applied") from None
+            raise
         return CardImport(card, card.settings, False, f"applied anyway: {exc}")
     return CardImport(card, card.settings, True, f"settings from the tuning card for {card.model_file} applied")
