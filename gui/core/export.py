@@ -26,6 +26,7 @@ version 1.102): ``model``/``model_param``, ``threads``, ``usecuda``, ``contextsi
 from __future__ import annotations
 
 import json
+import re
 import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -183,8 +184,8 @@ def section_name(model: str | PurePath) -> str:
     """A section name from the model's file name: letters, digits and ``_ . -`` only (a ':' would make
     llama-server read the rest as a quant tag), at most 120 characters."""
     stem = PurePath(str(model)).name.removesuffix(".gguf") or "model"
-    name = "".join(c if c.isascii() and (c.isalnum() or c in "_.-") else "-" for c in stem)[:120]
-    return name.strip("-") or "model"
+    name = "".join(c if c.isascii() and (c.isalnum() or c in "_.-") else "-" for c in stem)
+    return re.sub(r"-{2,}", "-", name)[:120].strip("-") or "model"
 
 
 def preset_section(model: str | PurePath, settings: LoadSettings, numa_node: int | None = None) -> Export:
