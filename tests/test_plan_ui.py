@@ -19,6 +19,7 @@ from gui.core import protocol as p
 from gui.core.cards import find_card
 from gui.core.params import LoadSettings
 from gui.core.preferences import MEMORY_CHECKS
+from gui.core.simulated_gpu import CONTEXT_MIB
 from gui.services.nvml import Nvml
 from gui.services.settings_store import SettingsStore
 from gui.ui.main_window import MainWindow
@@ -356,6 +357,49 @@ def test_after_a_load_the_drivers_reading_is_set_beside_the_plan_and_corrects_th
         load(qtbot, win)
     assert measured.args[0][0].difference_mib == pytest.approx(150, abs=1)
     assert "from 2 loads" in panel.mode_label.text()
+    win.close()
+
+
+def test_on_a_simulated_card_the_load_is_measured_and_corrects_the_plan_as_on_a_real_one(
+    qtbot, models: Path, demo_model: Path, tmp_path: Path
+) -> None:
+    """--simulate: the simulated card holds the plan's buffers plus its own CUDA context (CONTEXT_MIB, not the
+    planner's SM-scaled term), its driver lists that for the engine, and the window checks, records and
+    corrects as it does on a real card, saying SIMULATED throughout; an unload frees the card."""
+    store = SettingsStore(tmp_path / "settings.json")
+    engine = FakeEngine()
+    win = open_plan_window(
+        qtbot,
+        models,
+        models / demo_model.name,
+        engine=engine,
+        store=store,
+        target=None,
+        simulate=find_card("v100-16gb"),
+    )
+    panel = win.plan_panel
+    assert panel.current_target().simulated and win.plan is not None
+    device = win.plan.devices[0]
+    planner_overhead = device.overhead_mib
+    assert planner_overhead == pytest.approx(200 + 3 * 80)  # the planner's own term for a V100's 80 SMs
+    with qtbot.waitSignal(win.memory_measured, timeout=TIMEOUT) as measured:
+        load(qtbot, win)
+    (check,) = measured.args[0]
+    assert check.simulated and check.planned_mib == pytest.approx(device.needed_mib)
+    assert check.measured_mib == pytest.approx(device.needed_mib - planner_overhead + CONTEXT_MIB)
+    assert check.difference_mib == pytest.approx(CONTEXT_MIB - planner_overhead)
+    assert "the simulated card reports" in panel.measured_label.text() and "-40 MiB" in panel.measured_label.text()
+    (key,) = store.read(MEMORY_CHECKS)
+    assert "|simulated|" in key
+    assert win.plan.devices[0].overhead_mib == pytest.approx(CONTEXT_MIB)  # corrected to what the card held
+    assert "SIMULATED card" in panel.mode_label.text()
+    assert "corrected by -40 MiB from 1 load on this card" in panel.mode_label.text()
+    gpu = win.services.gpu.simulated.gpus[0]
+    sample = gpu.sample(0.0)
+    assert [(p.pid, round(p.used_mib)) for p in sample.processes] == [(engine.pid, round(check.measured_mib))]
+    with qtbot.waitSignal(win.session.changed, timeout=TIMEOUT, check_params_cb=lambda s, _b: not s.ready):
+        win.unload()
+    assert gpu.memory_used_mib == 0 and not gpu.sample(0.0).processes
     win.close()
 
 

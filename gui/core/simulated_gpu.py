@@ -58,6 +58,12 @@ class SimProfile:
     c_per_w: float | None = None  # None: sized so full board power settles at SETTLE_AT_FULL_POWER_C
 
 
+# What a process's CUDA context and runtime hold on the card beyond llama.cpp's own buffers: the middle of the
+# 0.3-0.5 GB per process reported for V100-class cards. One figure for every simulated card, on purpose: the
+# planner's own term scales with the SM count (gui/core/planner.py cuda_overhead_mib), so a simulated card shows
+# the planned-versus-measured difference and the correction learned from it, as a real card would.
+CONTEXT_MIB = 400.0
+
 _V100_K = (82.0 - 70.0) / (250.0 - 200.0)  # 0.24 °C/W: 82 °C at 250 W and 70 °C at 200 W, 22 °C intake
 
 PROFILES: dict[str, SimProfile] = {
@@ -127,6 +133,12 @@ class SimulatedGpu:
 
     def restore_default(self) -> float:
         return self.set_power_limit(self.default_limit_w)
+
+    def engine_loaded(self, buffers_mib: float, pid: int | None, process_name: str | None = None) -> float:
+        """An engine process put ``buffers_mib`` of llama.cpp buffers on this card: the driver lists it
+        holding those plus its CUDA context (CONTEXT_MIB). Returns what the card now reports for it."""
+        self.set_memory_used(max(float(buffers_mib), 0.0) + CONTEXT_MIB, pid, process_name)
+        return self.memory_used_mib
 
     def set_memory_used(self, used_mib: float, pid: int | None = None, process_name: str | None = None) -> None:
         """What the app has loaded (from its plan or the engine), optionally with the owning process."""

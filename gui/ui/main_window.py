@@ -74,6 +74,7 @@ from gui.services.numa import NumaPin, describe_cpus, machine_id, node_cpus, pin
 from gui.services.nvml import DriverInfo, GpuInfo, GpuQuery, engine_memory_mib
 from gui.services.power_sweep import EngineDecoder, EngineFeed, PowerSweep, default_warmup_s
 from gui.services.system import physical_cores
+from gui.services.telemetry import SimulatedSource
 from gui.ui.background import Background
 from gui.ui.chat_pane import ChatPane
 from gui.ui.doctor_view import DoctorView
@@ -744,14 +745,16 @@ class MainWindow(QMainWindow):
 
     def _memory_key(self, device: str) -> str | None:
         build = self.session.state.build
-        return correction_key(device, self.driver_version, build.describe()) if build is not None else None
+        driver = "simulated" if self.simulate is not None else self.driver_version
+        return correction_key(device, driver, build.describe()) if build is not None else None
 
     def _apply_corrections(self) -> None:
-        """Each measured GPU's overhead term corrected by what earlier loads on it measured."""
+        """Each measured (or simulated) GPU's overhead term corrected by what earlier loads on it measured."""
         table = self.store.read(MEMORY_CHECKS)
         corrections = {}
-        for gpu in self.gpus:
-            name = f"GPU {gpu.index}: {gpu.name}"  # as device_from_gpu names it
+        names = [f"GPU {gpu.index}: {gpu.name}" for gpu in self.gpus]  # as device_from_gpu names them
+        names += [d.name for t in self.plan_panel.targets if t.simulated for d in t.devices]
+        for name in names:
             key = self._memory_key(name)
             found = correction_for(table, key) if key is not None else None
             if found is not None:
@@ -764,11 +767,17 @@ class MainWindow(QMainWindow):
         self.plan_panel.show_measured("")
         target = self.plan_panel.current_target()
         build, header, sent, pid = state.build, state.header, state.settings, self.bridge.client.pid
-        if not (target.measured and target.devices and build is not None and build.gpu_offload):
-            return
-        if header is None or sent is None or pid is None:
+        if header is None or sent is None or pid is None or not target.devices:
             return
         devices = tuple(dataclasses.replace(d, overhead_correction_mib=0.0) for d in target.devices)
+        simulated = self.services.gpu.simulated
+        if target.simulated and simulated is not None:
+            planned, _ = _planning(lambda: plan(header, sent, devices, suggest=False))
+            if planned is not None:
+                self._measure_simulated(planned, simulated, pid)
+            return
+        if not (target.measured and build is not None and build.gpu_offload):
+            return
         planned, _ = _planning(lambda: plan(header, sent, devices, suggest=False))
         if planned is None:
             return
@@ -785,6 +794,24 @@ class MainWindow(QMainWindow):
             return checks
 
         self.background.run(measure, self._memory_measured)
+
+    def _measure_simulated(self, planned: Plan, simulated: SimulatedSource, pid: int) -> None:
+        """A simulated card holds what the plan puts on it (llama.cpp's buffers) plus its own CUDA context, and
+        its driver reports that for the engine: the same check, record and correction as on a real card."""
+
+        checks = []  # arithmetic on the simulated card, no driver call: here, on the UI thread
+        for gpu, device in zip(simulated.gpus, planned.devices, strict=False):
+            gpu.engine_loaded(device.needed_mib - device.overhead_mib, pid, "tightfit-engine")
+            used = engine_memory_mib(simulated.sample(gpu.index), pid)
+            if used is not None:
+                checks.append(MemoryCheck(device.name, device.needed_mib, used, None, simulated=True))
+        self._memory_measured(checks)
+
+    def _release_simulated(self) -> None:
+        """The engine let go of its model: a simulated card's memory is free again."""
+        simulated = self.services.gpu.simulated
+        for gpu in simulated.gpus if simulated is not None else ():
+            gpu.set_memory_used(0.0)
 
     def _memory_measured(self, checks: list[MemoryCheck]) -> None:
         if not checks:
@@ -1066,11 +1093,14 @@ class MainWindow(QMainWindow):
             self.engine_label.setText(f"Engine: {state.build.describe()}")
             self.engine_label.setToolTip(plain_tip(f"{state.build.system_info}\n\nClick to open the Doctor."))
             self.plan_panel.set_engine_offload(state.build.gpu_offload)
+            self._apply_corrections()  # they are kept per engine build
             self.engine_ready.emit()
             if self._first_scan_done:
                 self.run_doctor()
         elif state.phase is Phase.ENGINE_DEAD and not self._cannot_start:
             self.engine_label.setText("Engine: restarting…")
+        if before.ready and not state.ready:
+            self._release_simulated()
         self.progress.setValue(round(state.progress * 100))
         self._update_buttons()
         if state.phase is before.phase and state.loaded is before.loaded:

@@ -227,13 +227,19 @@ class PlanPanel(QWidget):
             return Target(CUSTOM, target.label, (device_from_card(card),), False)
         if self.engine_unusable(target):
             return Target(target.key, target.label, (), True)  # planned as it will run: on the CPU
-        if target.measured and self.corrections:
+        if (target.measured or target.simulated) and self.corrections:
             devices = tuple(
                 replace(d, overhead_correction_mib=c.mib) if (c := self.corrections.get(d.name)) else d
                 for d in target.devices
             )
             return replace(target, devices=devices)
         return target
+
+    def _learned(self, target: Target) -> str:
+        """The corrections in force for the target's cards, in words ('' when none)."""
+        names = {d.name for d in target.devices}
+        learned = [f"{name}: {c.describe()}" for name, c in self.corrections.items() if name in names]
+        return " CUDA context and runtime " + "; ".join(learned) + "." if learned else ""
 
     def set_corrections(self, corrections: dict[str, Correction]) -> None:
         """What loads measured on each GPU beyond the plan (by device name); the plan adds it from now on."""
@@ -273,13 +279,10 @@ class PlanPanel(QWidget):
             )
             style = "color: #c62828; font-weight: bold"
         elif target.simulated:
-            mode = "SIMULATED card: planning against a simulated GPU, not a real one."
+            mode = "SIMULATED card: planning against a simulated GPU, not a real one." + self._learned(target)
             style = "color: #8a2be2; font-weight: bold"
         elif target.measured:
-            mode = "Measured: free memory read from the driver just now."
-            learned = [f"{name}: {c.describe()}" for name, c in self.corrections.items()]
-            if learned:
-                mode += " CUDA context and runtime " + "; ".join(learned) + "."
+            mode = "Measured: free memory read from the driver just now." + self._learned(target)
             style = "color: #2e7d32"
         elif target.key == CPU_ONLY:
             why = f" ({self.why_none})" if self.why_none and not self.targets[0].measured else ""
