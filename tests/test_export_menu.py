@@ -162,3 +162,43 @@ def test_hashing_a_large_model_stops_when_asked(qtbot, harness: Harness, tmp_pat
     harness.menu.stop_hashing.trigger()
     harness.wait_message(qtbot, "Stopped hashing")
     assert not harness.menu.busy and not (tmp_path / "big.json").exists()
+
+
+def test_in_the_window_a_saved_card_carries_the_load_and_its_speeds_and_opening_one_sets_the_sliders(
+    qtbot, demo_model: Path, tmp_path: Path
+) -> None:
+    """The window's Export button: the selected model and the sliders; a card saved after a reply with these very
+    settings records its speeds (and none once the sliders moved); a card opened sets the sliders."""
+    from fake_engine import FakeEngine
+    from window_kit import TIMEOUT, load, open_window
+
+    models = tmp_path / "models"
+    models.mkdir()
+    (models / demo_model.name).symlink_to(demo_model)
+    engine = FakeEngine()
+    engine.decode_tok_s = 42.0
+    win = open_window(qtbot, models, models / demo_model.name, LoadSettings(n_threads=2, n_ctx=1024), engine=engine)
+    menu = win.export_menu
+    menu.menu().aboutToShow.emit()  # as when the button is clicked: the actions follow the selection
+    menu.copy_server.trigger()
+    words = shlex.split(QGuiApplication.clipboard().text())
+    assert words[words.index("--model") + 1] == str(models / demo_model.name)
+    assert words[words.index("--ctx-size") + 1] == "1024" and words[words.index("--threads") + 1] == "2"
+    load(qtbot, win)
+    win.chat.input.setPlainText("Hello")
+    with qtbot.waitSignal(win.chat.reply_finished, timeout=TIMEOUT):
+        win.chat.send()
+    facts = win._card_facts()
+    assert facts.gen_tok_s == 42.0 and facts.engine_build is not None
+    target = tmp_path / "tuned.json"
+    menu.ask_save_path = lambda *_: str(target)
+    menu.save_card_file()
+    qtbot.waitUntil(lambda: target.exists() and not menu.busy, timeout=TIMEOUT)
+    card = read_card(target)
+    assert card.settings == win.params.settings() and card.gen_tok_s == 42.0
+    win.params.set_settings(win.params.settings().with_values(n_threads=1))
+    assert win._card_facts().gen_tok_s is None  # speeds of other settings are not these settings' speeds
+    menu.ask_open_path = lambda *_: str(target)
+    menu.open_card_file()
+    qtbot.waitUntil(lambda: win.params.settings().n_threads == 2, timeout=TIMEOUT)
+    win.close()

@@ -197,6 +197,14 @@ def test_a_row_from_constructed_samples() -> None:
     assert row.samples == 5 and row.enforced_w == 200.0 and row.reasons_known
 
 
+def test_a_later_simulated_row_scales_the_first_caps_engine_rate_not_its_own() -> None:
+    """The host's own ups and downs (here the engine at 26 tok/s instead of 20) are not what the cap cost."""
+    window = Window(52, 2.0, (sample(0, 150.0), sample(2, 150.0)), speed_factor=0.85, reference_tok_s=20.0)
+    row = aggregate(150, window, simulated=True)
+    assert (row.engine_tok_s, row.tok_s) == (26.0, pytest.approx(17.0))
+    assert row.tokens_per_joule == pytest.approx(17.0 / 150.0)
+
+
 def test_a_simulated_row_scales_the_engine_rate_by_the_cards_speed_factor() -> None:
     row = aggregate(150, Window(40, 2.0, (sample(0, 150.0), sample(2, 150.0)), speed_factor=0.85), simulated=True)
     assert (row.engine_tok_s, row.tok_s, row.simulated, row.speed_factor) == (20.0, pytest.approx(17.0), True, 0.85)

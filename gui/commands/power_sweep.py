@@ -27,6 +27,7 @@ from gui.core.params import LoadSettings
 from gui.core.power_sweep import (
     DEFAULT_LOSS_PCT,
     LIST_EXAMPLE,
+    SIMULATED_NOTE,
     CapLimits,
     SweepResult,
     SweepRow,
@@ -240,10 +241,7 @@ def format_table(result: SweepResult, name: str, index: int, helper: Path = HELP
     ]
     out = [f"Power-cap sweep of {name}", *text, ""]
     if result.simulated:
-        out.append(
-            "SIMULATED card: tok/s is the engine's measured rate times the card's speed at that cap (its clocks "
-            "against unthrottled, from its physics); the engine itself runs on this machine."
-        )
+        out.append(SIMULATED_NOTE)
     if result.partial:
         out.append(f"Partial: {len(result.rows)} of {len(result.caps)} caps measured ({result.reason or 'stopped'}).")
     if result.recommendation is not None:

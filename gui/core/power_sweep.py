@@ -24,6 +24,7 @@ __all__ = [
     "DEFAULT_LOSS_PCT",
     "DEFAULT_STEPS",
     "MAX_CAPS",
+    "SIMULATED_NOTE",
     "CapLimits",
     "Recommendation",
     "SweepResult",
@@ -183,12 +184,15 @@ class Window:
     """What one cap measured after its warm-up: tokens decoded, over how many seconds, and the card's samples
     taken meanwhile (at a fixed interval, one at each end). `speed_factor`: on a simulated card, its decode
     rate against its unthrottled rate, averaged over the samples (the engine does not run on it); 1 on a
-    real card, whose speed the engine's rate already is."""
+    real card, whose speed the engine's rate already is. `reference_tok_s`: on a simulated card, the engine's
+    rate at the sweep's first cap, which every later cap's speed factor scales, so that what the host running
+    the engine does meanwhile (another program, a turbo clock) does not pass for what the cap cost."""
 
     tokens: int
     seconds: float
     samples: tuple[GpuSample, ...]
     speed_factor: float = 1.0
+    reference_tok_s: float | None = None
 
 
 @dataclass(frozen=True)
@@ -245,7 +249,8 @@ def aggregate(cap_w: int, window: Window, *, enforced_w: float | None = None, si
     do not report the enforced limit."""
     samples = [s for s in window.samples if not s.lost]
     engine_tok_s = window.tokens / window.seconds if window.seconds > 0 else 0.0
-    tok_s = engine_tok_s * window.speed_factor
+    base = window.reference_tok_s if window.reference_tok_s is not None else engine_tok_s
+    tok_s = base * window.speed_factor
     power = _mean(s.power_w for s in samples)
     temperatures = [s.temperature_c for s in samples if s.temperature_c is not None]
     limits = [s.power_limit_w for s in samples if s.power_limit_w is not None]
@@ -322,6 +327,12 @@ def recommend(rows: Sequence[SweepRow], loss_pct: float = DEFAULT_LOSS_PCT) -> R
             f"({best.tok_s:.1f} tok/s at {best.cap_w} W){power}"
         )
     return Recommendation(chosen.cap_w, chosen.tok_s, best.cap_w, best.tok_s, loss, allowed, saved, message)
+
+
+SIMULATED_NOTE = (
+    "SIMULATED card: tok/s is the engine's rate at the first cap times the card's speed at each cap (its clocks "
+    "against unthrottled, from its physics); the engine itself runs on this machine."
+)
 
 
 # --- a row in words: the CLI's table and the window's use the same cells ------------------------------------

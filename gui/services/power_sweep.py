@@ -18,8 +18,9 @@ under a fake clock gives the same rows every time.
 The original enforced limit is restored when the sweep ends, is stopped or fails (the engine gone, the
 helper refused, any exception), in this process; on a real card a detached watchdog process
 (gui/services/power_restore.py), started before the first cap, restores it if this process dies
-mid-sweep. On a simulated card the decode rate that counts is the engine's times the card's own speed
-factor (gui/core/simulated_gpu.py): the engine does not run on it, its physics decide what a cap costs.
+mid-sweep. On a simulated card the decode rate that counts is the engine's rate at the first cap times the
+card's own speed factor at each cap (gui/core/simulated_gpu.py): the engine does not run on it, its physics
+decide what a cap costs.
 """
 
 from __future__ import annotations
@@ -242,7 +243,8 @@ class PowerSweep:
                 if not applied.ok:
                     reason = f"could not cap at {cap} W: {applied.message}"
                     break
-                row = self._measure(cap, applied, position, len(order), on_progress)
+                reference = rows[0].engine_tok_s if rows and simulated else None
+                row = self._measure(cap, applied, position, len(order), on_progress, reference)
                 if row is None:
                     if not self._stop.is_set():
                         reason = f"the decode workload ended before {cap} W was measured"
@@ -302,7 +304,13 @@ class PowerSweep:
             self.source.set_load(load, self.index)
 
     def _measure(
-        self, cap: int, applied: PowerResult, position: int, count: int, on_progress: ProgressListener | None
+        self,
+        cap: int,
+        applied: PowerResult,
+        position: int,
+        count: int,
+        on_progress: ProgressListener | None,
+        reference_tok_s: float | None = None,
     ) -> SweepRow | None:
         """Warm up, then measure one cap; None when stopped before the window closed."""
         clock, workload, gpu = self._clock, self.workload, self.simulated_gpu
@@ -359,7 +367,7 @@ class PowerSweep:
             return None
         (t0, n0), (t1, n1) = cap_state.window, cap_state.end
         speed = sum(factors) / len(factors) if factors else 1.0
-        window = Window(tokens=n1 - n0, seconds=t1 - t0, samples=tuple(samples), speed_factor=speed)
+        window = Window(n1 - n0, t1 - t0, tuple(samples), speed_factor=speed, reference_tok_s=reference_tok_s)
         return core.aggregate(cap, window, enforced_w=applied.enforced_w, simulated=gpu is not None)
 
 

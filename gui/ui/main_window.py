@@ -67,6 +67,7 @@ from gui.core.preferences import (
 )
 from gui.core.recovery import safer_settings
 from gui.core.speed_hint import SpeedFacts, speed_hint
+from gui.core.tuning_card import CardFacts
 from gui.services.bundle import DoctorRequest, Services
 from gui.services.engine_client import EngineUnavailable, WorkerExited
 from gui.services.models import ModelEntry
@@ -79,6 +80,7 @@ from gui.ui.background import Background
 from gui.ui.chat_pane import ChatPane
 from gui.ui.doctor_view import DoctorView
 from gui.ui.engine_bridge import EngineBridge
+from gui.ui.export_menu import ExportMenu
 from gui.ui.history_panel import HistoryPanel
 from gui.ui.journey_view import JourneyView
 from gui.ui.load_session import LoadSession
@@ -192,6 +194,17 @@ class MainWindow(QMainWindow):
         self.log_button.clicked.connect(self._open_log)
         self._log_path: Path | None = None
         load_row.addWidget(self.log_button)
+        # The model and settings as llama.cpp and koboldcpp take them, and tuning cards to keep or share them.
+        self.export_background = Background("export", parent=self)  # hashing a 20 GB model takes its time
+        self.export_menu = ExportMenu(
+            model=lambda: entry.path if (entry := self.picker.current()) is not None else None,
+            settings=self.params.settings,
+            numa_node=lambda: self.store.read(NUMA_PINS).get(machine_id()),
+            background=self.export_background,
+            facts=self._card_facts,
+            parent=self,
+        )
+        load_row.addWidget(self.export_menu)
 
         left = QWidget(self)
         left_layout = QVBoxLayout(left)
@@ -254,6 +267,7 @@ class MainWindow(QMainWindow):
         self._tune_jobs: list[Job] = []
         self._tune_started = 0.0
         self._last_speeds: tuple[float, float] | None = None  # decode, prompt tok/s of the last reply
+        self._speeds_of: tuple[Path | None, LoadSettings | None] = (None, None)  # ... with this model and settings
         self._last_load_s = 10.0
         # The quant table re-plans every quant (auto-fit each): follow the sliders, but not on every step.
         self._quants_timer = QTimer(self)
@@ -301,6 +315,8 @@ class MainWindow(QMainWindow):
         self.picker.hub_requested.connect(lambda: self.tabs.setCurrentWidget(self.models_tab))
         self.picker.hub_requested.connect(self.models_tab.focus_repository)
         self.picker.message.connect(lambda text: self.statusBar().showMessage(text, 15000))
+        self.export_menu.message.connect(lambda text: self.statusBar().showMessage(text, 15000))
+        self.export_menu.settings_opened.connect(self.params.set_settings)
         self.models_tab.local_chosen.connect(self._quant_chosen)
         self.models_tab.download_finished.connect(self._downloaded)
         self.tabs.currentChanged.connect(lambda _: self._refresh_quants())  # at once: the tab is being shown
@@ -480,6 +496,7 @@ class MainWindow(QMainWindow):
     def _note_speeds(self, stats: p.ReplyStats) -> None:
         if stats.engine_decode_tok_s and stats.prompt_tok_s:
             self._last_speeds = (stats.engine_decode_tok_s, stats.prompt_tok_s)
+            self._speeds_of = (self.session.state.model, self.session.state.settings)
 
     def _tune_plan(self) -> tuple[list[Job], dict[str, list[Any]], list[BenchTest], int]:
         """The sweep the Tune tab describes, planned like `tightfit bench` plans it; ValueError says why not."""
@@ -705,6 +722,26 @@ class MainWindow(QMainWindow):
         if self._cap_from_sweep:
             self._cap_from_sweep = False
             self.power_sweep.say_applied(f"{report.outcome.value}: {report.message}")
+
+    def _card_facts(self) -> CardFacts:
+        """What a tuning card records beside the settings: the card, its driver, the engine build and, when the
+        loaded model runs exactly these settings, the speeds of its last reply."""
+        state, entry = self.session.state, self.picker.current()
+        build = state.build
+        same = (
+            state.ready and entry is not None and state.model == entry.path and state.settings == self.params.settings()
+        )
+        gen, prompt = self._last_speeds if same and self._last_speeds is not None else (None, None)
+        card = self.gpus[0].name if self.gpus else None
+        if card is None and self.simulate is not None:
+            card = f"{self.simulate.name} (SIMULATED)"
+        return CardFacts(
+            card_name=card,
+            driver=self.driver_version,
+            engine_build=build.describe() if build is not None else None,
+            gen_tok_s=gen,
+            prompt_tok_s=prompt,
+        )
 
     def _planned_here(self) -> bool:
         """The plan is for what this machine runs (its GPUs, a simulated card or its CPU), not a "what if"."""
@@ -1238,6 +1275,8 @@ class MainWindow(QMainWindow):
         self.picker.shutdown()
         self.models_tab.shutdown()
         self.background.shutdown()  # a hung driver call must not hang the close
+        self.export_menu.cancel()
+        self.export_background.shutdown()
         self.doctor_background.shutdown()
         if power is not None and power.running and not power.wait(POWER_RESTORE_WAIT_S):
             log.warning("the power sweep had not put the limit back when the window closed; its watchdog will")

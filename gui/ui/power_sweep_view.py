@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
     QDoubleSpinBox,
     QGridLayout,
     QHBoxLayout,
+    QHeaderView,
     QLabel,
     QLineEdit,
     QProgressBar,
@@ -36,6 +37,7 @@ from gui.core.gpu_sample import GpuSample
 from gui.core.power_sweep import (
     DEFAULT_LOSS_PCT,
     LIST_EXAMPLE,
+    SIMULATED_NOTE,
     CapLimits,
     SweepResult,
     SweepRow,
@@ -144,11 +146,12 @@ class PowerSweepView(QWidget):
         self.caps = QLineEdit(self)
         self.caps.setAccessibleName("Power caps to sweep")
         self.caps.setToolTip(f"Whole watts, e.g. {LIST_EXAMPLE}; empty: 5 steps from the card's minimum to its default")
+        # Created in the order they are laid out, which is the order Tab visits them.
+        self.warmup = self._seconds_box(0.0, MAX_PHASE_S, 90.0, " s", "Warm-up at each cap (discarded)")
+        self.measure = self._seconds_box(1.0, MAX_PHASE_S, DEFAULT_MEASURE_S, " s", "Measured time at each cap")
         self.loss = self._seconds_box(0.0, 50.0, DEFAULT_LOSS_PCT, " %", "Speed the recommended cap may cost")
         self.loss.setDecimals(1)
         self.loss.setSingleStep(0.5)
-        self.warmup = self._seconds_box(0.0, MAX_PHASE_S, 90.0, " s", "Warm-up at each cap (discarded)")
-        self.measure = self._seconds_box(1.0, MAX_PHASE_S, DEFAULT_MEASURE_S, " s", "Measured time at each cap")
         self.summary = plain_label("Waiting for a reading of the card.", self, wrap=True)
         self.summary.setAccessibleName("Power sweep summary")
         self.start_button = QPushButton("Start &power sweep", self)
@@ -163,6 +166,11 @@ class PowerSweepView(QWidget):
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setAccessibleName("Power sweep results")
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.table.horizontalHeader().setStretchLastSection(True)  # the throttle reasons take what is left
+        self.simulated_note = plain_label(SIMULATED_NOTE, self, wrap=True)
+        self.simulated_note.setStyleSheet("color: #8a2be2")
+        self.simulated_note.setVisible(False)
         self.recommendation = plain_label("", self, wrap=True)
         self.recommendation.setAccessibleName("Recommended cap")
         self.apply_button = QPushButton("Cap at the recommended", self)
@@ -184,13 +192,13 @@ class PowerSweepView(QWidget):
 
         form = QGridLayout()
         form.addWidget(QLabel("Caps", self), 0, 0)
-        form.addWidget(self.caps, 0, 1, 1, 5)
+        form.addWidget(self.caps, 0, 1, 1, 6)
         for column, (label, box) in enumerate(
             (("Warm-up", self.warmup), ("Measure", self.measure), ("Allowed loss", self.loss))
         ):
             form.addWidget(QLabel(label, self), 1, 2 * column)
             form.addWidget(box, 1, 2 * column + 1)
-        form.setColumnStretch(5, 1)
+        form.setColumnStretch(6, 1)  # the boxes keep their size; the space is left over on the right
         buttons = QHBoxLayout()
         buttons.addWidget(self.start_button)
         buttons.addWidget(self.stop_button)
@@ -205,6 +213,7 @@ class PowerSweepView(QWidget):
         layout.addWidget(self.summary)
         layout.addLayout(buttons)
         layout.addWidget(self.table, 2)
+        layout.addWidget(self.simulated_note)
         layout.addLayout(chosen)
         layout.addWidget(self.chart, 1)
         self._set_columns()
@@ -348,6 +357,7 @@ class PowerSweepView(QWidget):
 
     def _set_columns(self) -> None:
         header = table_header(self.simulated)
+        self.simulated_note.setVisible(self.simulated)
         self.table.setColumnCount(len(header))
         self.table.setHorizontalHeaderLabels(header)
 
