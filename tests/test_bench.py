@@ -34,6 +34,7 @@ from gui.core.bench import (
     needs_reload,
     plan_jobs,
     sweep_grid,
+    time_summary,
 )
 from gui.core.gguf_reader import read_model
 from gui.core.params import SPECS_BY_KEY, LoadSettings
@@ -367,6 +368,23 @@ def test_rows_without_samples_say_so() -> None:
     data = row.to_dict()
     assert data["avg_ts"] is None and data["pct_of_ceiling"] is None and data["partial"]
     assert "no repetition finished" in format_markdown([data])
+
+
+def test_where_a_sweeps_time_went_is_said_per_configuration() -> None:
+    """Two configurations, three measured tests (2 s + 1 s + 1 s timed) and one skipped, in 10 s of wall time:
+    6 s went to warm-ups, depths and loads, 3 s per configuration."""
+    two = BASE.with_values(n_threads=BASE.n_threads + 1)
+    rows = [
+        BenchRow("m.gguf", BenchTest(512, 0), BASE, 2, samples_ns=(1_000_000_000, 1_000_000_000)),
+        BenchRow("m.gguf", BenchTest(0, 128), BASE, 1, samples_ns=(1_000_000_000,)),
+        BenchRow("m.gguf", BenchTest(0, 128), two, 1, samples_ns=(1_000_000_000,)),
+        BenchRow("m.gguf", BenchTest(512, 0), two, 1, skipped=True, reason="will not fit"),
+    ]
+    assert time_summary(rows, 10.0) == (
+        "3 tests measured in 10.0 s, 4.0 s of it in the timed repetitions; "
+        "the rest (warm-ups, depths, loads) 3.0 s per configuration"
+    )
+    assert time_summary([], 1.0) == "0 tests measured in 1.0 s, 0.0 s of it in the timed repetitions"
 
 
 @pytest.mark.engine

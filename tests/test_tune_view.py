@@ -98,7 +98,7 @@ def test_stop_keeps_what_was_measured_and_chat_says_why_it_waits(qtbot, folder: 
         qtbot.mouseClick(tune.stop_button, Qt.MouseButton.LeftButton)
     rows: list[BenchRow] = done.args[0]
     assert len(rows) == 1 and rows[0].partial and 0 < len(rows[0].samples_ns) < 5
-    assert "Stopped: 1 tests measured" in tune.summary.text()
+    assert "Stopped: 1 test measured in" in tune.summary.text()
     assert win.chat.engine_busy == ""  # chat may use the engine again
     win.close()
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -37,6 +38,7 @@ from gui.core.bench import (
     needs_reload,
     plan_jobs,
     sweep_grid,
+    time_summary,
 )
 from gui.core.gguf_reader import GGUFError, read_model
 from gui.core.params import LoadSettings, default_settings
@@ -111,7 +113,10 @@ def run_bench(args: argparse.Namespace) -> int:
     gpus, _ = nvml.device_count()
     progress = _progress_printer()
     sweep = BenchSweep(model, tests, reps, jobs, nvml=nvml, gpu_count=gpus, progress=progress, n_layer=header.n_layer)
+    started = time.monotonic()
     result = sweep.run()
+    if any(not r.skipped for r in result.rows):  # where the time went: the overhead per configuration
+        print(f"bench: {time_summary(result.rows, time.monotonic() - started)}", file=sys.stderr)
     rows = [r.to_dict() for r in result.rows]
     _record_in_journey(rows, model)
     if args.json:

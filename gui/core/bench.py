@@ -408,3 +408,17 @@ def _speed_cell(row: Mapping[str, Any]) -> str:
     if row.get("partial"):
         text += f" (partial: {len(row.get('samples_ns') or ())} of {row.get('reps')})"
     return text
+
+
+def time_summary(rows: Sequence[BenchRow], wall_s: float) -> str:
+    """Where a sweep's time went: the tests measured, the wall time, the part in timed repetitions, and the rest
+    (warm-ups, depth fills, loads and the engine's start) per configuration."""
+    measured = [r for r in rows if not r.skipped]
+    timed_s = sum(sum(r.samples_ns) for r in measured) / 1e9
+    configs = len({r.settings for r in measured})
+    tests = f"{len(measured)} test{'s' if len(measured) != 1 else ''}"
+    text = f"{tests} measured in {wall_s:,.1f} s, {timed_s:,.1f} s of it in the timed repetitions"
+    if configs:
+        per = max(wall_s - timed_s, 0.0) / configs
+        text += f"; the rest (warm-ups, depths, loads) {per:,.1f} s per configuration"
+    return text

@@ -43,6 +43,7 @@ from gui.core.bench import (
     grid_size,
     plan_jobs,
     sweep_grid,
+    time_summary,
 )
 from gui.core.chat import Conversation
 from gui.core.chat_formats import format_label
@@ -618,13 +619,10 @@ class MainWindow(QMainWindow):
         with contextlib.suppress(RuntimeError, TypeError):
             self.session.changed.disconnect(runner.on_state)
             self.bridge.engine_event.disconnect(runner.on_event)
-        wall = time.monotonic() - self._tune_started
-        measured_s = sum(sum(r.samples_ns) for r in runner.rows) / 1e9
-        kept = sum(1 for r in runner.rows if not r.skipped)
         what = "Stopped: " if partial else "Done: "
         self.tune.say(
-            f"{what}{kept} tests measured in {wall:,.0f} s, {measured_s:,.1f} s of it in the timed repetitions "
-            "(the rest: warm-ups, depths and loads). Select a row and Apply to put its settings on the sliders."
+            f"{what}{time_summary(runner.rows, time.monotonic() - self._tune_started)}. "
+            "Select a row and Apply to put its settings on the sliders."
         )
         self.sweep_finished.emit(runner.rows)
 
