@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 from PySide6.QtCore import QRect  # noqa: E402
-from PySide6.QtWidgets import QAbstractButton, QApplication, QLabel, QScrollArea, QWidget  # noqa: E402
+from PySide6.QtWidgets import QAbstractButton, QApplication, QLabel, QScrollArea, QTabWidget, QWidget  # noqa: E402
 
 
 def settle(app: QApplication, seconds: float) -> None:
@@ -93,12 +93,22 @@ def main() -> None:
     # Every tab, as the user would open it: nothing cut, nothing out of reach, the window no wider.
     clipped_texts: list[str] = []
     outside: list[str] = []
+    pages: list[tuple[int, QTabWidget | None, int, str]] = []  # a tab, and each page of a tab that has pages
     for index in range(window.tabs.count()):
-        window.tabs.setCurrentIndex(index)
-        settle(app, 1.0)
         tab = window.tabs.tabText(index).replace("&", "")
-        if index:
-            window.grab().save(png.removesuffix(".png") + f"-{tab.split()[0].lower()}.png")
+        inner = window.tabs.widget(index)
+        if isinstance(inner, QTabWidget):
+            pages += [(index, inner, page, f"{tab} / {inner.tabText(page)}") for page in range(inner.count())]
+        else:
+            pages.append((index, None, 0, tab))
+    for index, inner, page, tab in pages:
+        window.tabs.setCurrentIndex(index)
+        if inner is not None:
+            inner.setCurrentIndex(page)
+        settle(app, 1.0)
+        if index or page:
+            name = "-".join(part.split()[0].lower() for part in tab.split(" / "))
+            window.grab().save(png.removesuffix(".png") + f"-{name}.png")
         for widget in window.findChildren(QWidget):
             if not widget.isVisible() or widget.window() is not window:
                 continue

@@ -169,3 +169,12 @@ def test_closing_the_window_mid_sweep_puts_the_limit_back(qtbot, folder: Path, d
     win.close()
     assert not runner.running  # the close waited for the sweep to end and restore
     assert gpu.power_limit_w == 300
+
+
+def test_without_a_gpu_the_page_says_what_a_sweep_needs(qtbot, folder: Path, demo_model: Path) -> None:
+    win = open_window(qtbot, folder, folder / demo_model.name, engine=FakeEngine())
+    win.monitor.bridge.sample_now()  # a reading of this machine: no NVIDIA GPU in it
+    view = win.power_sweep
+    assert view.summary.text().startswith("No NVIDIA GPU to sweep here")
+    assert "--simulate v100-16gb" in view.summary.text() and not view.start_button.isEnabled()
+    win.close()

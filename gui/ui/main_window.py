@@ -638,7 +638,13 @@ class MainWindow(QMainWindow):
         sample = self.monitor.samples.get(index) if index is not None else None
         source = self.services.gpu.source
         warmup = default_warmup_s(source, sample.index) if sample is not None else 0.0
-        self.power_sweep.set_card(sample, warmup)
+        none = ""
+        if sample is None and self.monitor.last_tick is not None and not self.monitor.samples:
+            none = (
+                "No NVIDIA GPU to sweep here: a power-cap sweep needs a card whose limit can be set "
+                "(`tightfit --simulate v100-16gb` sweeps a simulated one)."
+            )
+        self.power_sweep.set_card(sample, warmup, none)
 
     def start_power_sweep(self) -> None:
         view = self.power_sweep

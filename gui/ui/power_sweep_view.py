@@ -238,10 +238,10 @@ class PowerSweepView(QWidget):
 
     # ---- what the window tells it ------------------------------------------------------------------
 
-    def set_card(self, sample: GpuSample | None, warmup_s: float) -> None:
-        """The latest reading of the GPU the sweep acts on, and the warm-up its heat needs to settle. Called
-        after every reading; only a change of card or of its limits changes what is shown."""
-        limits, why = None, ""
+    def set_card(self, sample: GpuSample | None, warmup_s: float, no_card: str = "") -> None:
+        """The latest reading of the GPU the sweep acts on, and the warm-up its heat needs to settle; without
+        one, ``no_card`` says why. Called after every reading; only a change shows."""
+        limits, why = None, no_card
         if sample is not None:
             try:
                 limits = CapLimits.from_sample(sample)
