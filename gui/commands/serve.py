@@ -28,9 +28,9 @@ def add_serve_parser(sub: Any, add_sizing_flags: Callable[[argparse.ArgumentPars
         "serve",
         help="an OpenAI-compatible API on the model (GET /v1/models, POST /v1/chat/completions, /v1/completions)",
         description="Load MODEL once in the engine and serve it as an OpenAI-compatible API: GET /v1/models, "
-        "POST /v1/chat/completions and /v1/completions (streamed or not), GET /health. Requests queue for the "
-        "engine's parallel slots (--parallel). It listens on 127.0.0.1 only unless --host names another "
-        "address AND --allow-remote is given.",
+        "POST /v1/chat/completions and /v1/completions (streamed or not), GET /health. Requests queue and are "
+        "answered one at a time (the engine generates one reply at once). It listens on 127.0.0.1 only unless "
+        "--host names another address AND --allow-remote is given.",
     )
     serve.add_argument("model", type=Path, metavar="MODEL.gguf")
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1, this machine)")
@@ -78,6 +78,12 @@ def run_serve(args: argparse.Namespace, settings: LoadSettings) -> int:
         )
     if not 0 <= args.port <= 65535:
         raise SystemExit(f"tightfit: error: --port must be between 0 and 65535 (got {args.port})")
+    if settings.n_parallel > 1:
+        print(
+            f"tightfit: note: replies are generated one at a time; --parallel {settings.n_parallel} only splits "
+            "the context between slots that stay idle",
+            file=sys.stderr,
+        )
     api_key = args.api_key if args.api_key is not None else os.environ.get(API_KEY_ENV) or None
     if not is_loopback(args.host) and not api_key:
         print("tightfit: warning: serving to other machines without an API key", file=sys.stderr)

@@ -45,21 +45,26 @@ RESPONSE_FORMATS = (None, {"type": "text"})
 FINISH_REASONS = {"stop": "stop", "length": "length", "context": "length", "cancelled": "stop"}
 
 
-@dataclass(frozen=True)
 class ApiError(Exception):
     """An answer that is an error: the HTTP status and OpenAI's error object."""
 
-    status: int
-    message: str
-    type: str = "invalid_request_error"
-    param: str | None = None
-    code: str | None = None
+    def __init__(
+        self,
+        status: int,
+        message: str,
+        type: str = "invalid_request_error",
+        param: str | None = None,
+        code: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.type = type
+        self.param = param
+        self.code = code
 
     def body(self) -> dict[str, Any]:
         return {"error": {"message": self.message, "type": self.type, "param": self.param, "code": self.code}}
-
-    def __str__(self) -> str:
-        return self.message
 
 
 def invalid(message: str, param: str | None = None, code: str | None = None) -> ApiError:

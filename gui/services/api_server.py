@@ -85,8 +85,9 @@ class _Ended:
 class _Reply:
     """One request's events, as the engine sends them, for the handler that waits on them."""
 
-    def __init__(self, request_id: int) -> None:
+    def __init__(self, request_id: int, endpoint: str) -> None:
         self.request_id = request_id
+        self.endpoint = endpoint
         self.events: asyncio.Queue[Any] = asyncio.Queue()
         self.answered = False  # the engine said something about it
         self.ended = asyncio.Event()  # Done, GenerateFailed or _Ended reached the queue
@@ -196,16 +197,40 @@ class ApiServer:
         if request_id is not None:
             reply = self._replies.get(request_id)
             if reply is not None:
-                reply.put(event)
+                self._put(reply, event)
         elif _is_worker_exit(event):
             for reply in list(self._replies.values()):
-                reply.put(_Ended(f"the engine stopped: {getattr(event, 'reason', '')}".strip()))
+                self._put(reply, _Ended(f"the engine stopped: {getattr(event, 'reason', '')}".strip()))
         elif isinstance(event, p.CommandRejected | p.Unloaded | p.LoadFailed):
             # A refused command has no request id: it can only be a Generate that got no answer yet. An unload
             # or a new load ends every reply under way (the worker sends Done for those it was generating).
             for reply in list(self._replies.values()):
                 if not reply.answered or not isinstance(event, p.CommandRejected):
-                    reply.put(_Ended(getattr(event, "error", "") or "the model was unloaded"))
+                    self._put(reply, _Ended(getattr(event, "error", "") or "the model was unloaded"))
+
+    def _put(self, reply: _Reply, event: Any) -> None:
+        """Hand an event to the reply's handler; its end is told to the listeners here, where it arrives, even
+        when the handler is gone (its client went away)."""
+        if reply.ended.is_set():
+            return
+        reply.put(event)
+        if isinstance(event, p.Done):
+            stats = event.stats
+            self._notify(
+                ApiActivity(
+                    reply.request_id,
+                    reply.endpoint,
+                    True,
+                    n_prompt=stats.n_prompt,
+                    n_gen=stats.n_gen,
+                    ttft_ms=stats.ttft_ms,
+                    decode_tok_s=stats.engine_decode_tok_s,
+                    finish_reason=stats.finish_reason,
+                )
+            )
+        elif isinstance(event, p.GenerateFailed | _Ended):
+            error = event.error
+            self._notify(ApiActivity(reply.request_id, reply.endpoint, True, finish_reason="error", error=error))
 
     def _notify(self, activity: ApiActivity) -> None:
         for listener in list(self._listeners):
@@ -366,7 +391,7 @@ class ApiServer:
             message = f"The engine is not running: {exc}"
             raise ApiError(503, message, "server_error", None, "engine_unavailable") from exc
         # Events for it are dispatched on this thread, after this returns: none can be missed.
-        reply = _Reply(request_id)
+        reply = _Reply(request_id, _endpoint(request))
         self._replies[request_id] = reply
         self._notify(ApiActivity(request_id, _endpoint(request), finished=False))
         return reply
@@ -377,43 +402,23 @@ class ApiServer:
         try:
             self.engine.stop(reply.request_id)
         except Exception as exc:  # the engine is gone: nothing will answer for it
-            reply.put(_Ended(str(exc)))
+            self._put(reply, _Ended(str(exc)))
 
     async def _events(self, request: CompletionRequest, reply: _Reply) -> AsyncIterator[Any]:
         """The reply's events up to and including Done; an engine failure becomes an ApiError."""
         while True:
             event = await reply.events.get()
             if isinstance(event, p.GenerateFailed):
-                self._finished(request, reply, None, event.error)
                 if event.kind == "context_full":
                     raise api.context_error(event.n_prompt, event.n_ctx, request.chat)
                 if event.kind == "input":
                     raise api.invalid(event.error, "prompt")
                 raise ApiError(500, f"The engine could not generate: {event.error}", "server_error")
             if isinstance(event, _Ended):
-                self._finished(request, reply, None, event.error)
                 raise ApiError(503, f"The reply ended: {event.error}", "server_error", None, "engine_unavailable")
-            if isinstance(event, p.Done):
-                self._finished(request, reply, event.stats, "")
             yield event
             if isinstance(event, p.Done):
                 return
-
-    def _finished(self, request: CompletionRequest, reply: _Reply, stats: p.ReplyStats | None, error: str) -> None:
-        if stats is None:
-            activity = ApiActivity(reply.request_id, _endpoint(request), True, finish_reason="error", error=error)
-        else:
-            activity = ApiActivity(
-                reply.request_id,
-                _endpoint(request),
-                True,
-                n_prompt=stats.n_prompt,
-                n_gen=stats.n_gen,
-                ttft_ms=stats.ttft_ms,
-                decode_tok_s=stats.engine_decode_tok_s,
-                finish_reason=stats.finish_reason,
-            )
-        self._notify(activity)
 
     async def _whole(self, request: CompletionRequest, reply: _Reply, reply_id: str) -> web.Response:
         pieces: list[str] = []
