@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("tightfit")
 SETTLE_TIMEOUT_S = 300
 # The window's tabs in order, by the names `--tab` takes.
-TABS = ("chat", "monitor", "quants", "doctor", "journey", "tune")
+TABS = ("chat", "monitor", "quants", "doctor", "journey", "tune", "serve")
 
 
 def _prepare_environment(offscreen: bool) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import http.client
 import json
 import queue
+import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -310,3 +311,33 @@ def test_eight_clients_at_once_each_get_their_own_reply(client: openai.OpenAI, m
         together = list(pool.map(ask, range(8)))
     assert together == alone
     assert len(set(alone)) == 8
+
+
+def test_while_the_engines_owner_holds_it_requests_wait_and_then_go_in_order(served: ServedEngine, model: str) -> None:
+    """The window holds the API while its own chat, a load or a sweep uses the engine: a request waits (health
+    says why), none is sent to the engine, and on release it is answered."""
+    url = served.serve()
+    server = served.servers[-1]
+    served.call(lambda: _now(server.hold, "the window's chat is replying"))
+    client = openai.OpenAI(base_url=url + "/v1", api_key="x", max_retries=0)
+    with ThreadPoolExecutor(1) as pool:
+        waiting = pool.submit(client.completions.create, model=model, prompt="Hello", max_tokens=3)
+
+        def health() -> dict[str, Any]:
+            return json.loads(raw(url, "GET", "/health")[2])
+
+        for _ in range(600):  # the request reaches the server (at most 30 s)
+            if health()["queued"] == 1 or waiting.done():
+                break
+            time.sleep(0.05)
+        state = health()
+        assert state["queued"] == 1 and state["running"] == 0 and state["held"] == "the window's chat is replying"
+        assert not waiting.done()
+        served.call(lambda: _now(server.release))
+        answer = waiting.result(timeout=120)
+    assert answer.usage is not None and answer.usage.completion_tokens >= 1
+    assert "held" not in health()
+
+
+async def _now(action: Any, *args: Any) -> None:
+    action(*args)

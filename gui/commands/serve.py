@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import ipaddress
 import os
 import signal
 import sys
@@ -13,7 +12,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from gui.core import openai_api
 from gui.core import protocol as p
+from gui.core.openai_api import check_listen
 from gui.core.params import LoadSettings
 from gui.services.api_server import ApiActivity, ApiServer
 from gui.services.engine_client import EngineClient, WorkerExited
@@ -33,8 +34,17 @@ def add_serve_parser(sub: Any, add_sizing_flags: Callable[[argparse.ArgumentPars
         "--host names another address AND --allow-remote is given.",
     )
     serve.add_argument("model", type=Path, metavar="MODEL.gguf")
-    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1, this machine)")
-    serve.add_argument("--port", type=int, default=8080, help="port to listen on (default: 8080; 0 picks a free one)")
+    serve.add_argument(
+        "--host",
+        default=openai_api.DEFAULT_HOST,
+        help=f"address to listen on (default: {openai_api.DEFAULT_HOST}, this machine)",
+    )
+    serve.add_argument(
+        "--port",
+        type=int,
+        default=openai_api.DEFAULT_PORT,
+        help=f"port to listen on (default: {openai_api.DEFAULT_PORT}; 0 picks a free one)",
+    )
     serve.add_argument(
         "--allow-remote",
         action="store_true",
@@ -55,15 +65,6 @@ def add_serve_parser(sub: Any, add_sizing_flags: Callable[[argparse.ArgumentPars
     add_sizing_flags(serve)
 
 
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
 def run_serve(args: argparse.Namespace, settings: LoadSettings) -> int:
     model_path = str(args.model)
     if not args.model.is_file():
@@ -71,13 +72,10 @@ def run_serve(args: argparse.Namespace, settings: LoadSettings) -> int:
     entry = describe_file(args.model)
     if entry.error:
         raise SystemExit(f"tightfit: error: {entry.error}")
-    if not is_loopback(args.host) and not args.allow_remote:
-        raise SystemExit(
-            f"tightfit: error: --host {args.host} would let other machines use the model; add --allow-remote "
-            "(and --api-key) if that is what you want"
-        )
-    if not 0 <= args.port <= 65535:
-        raise SystemExit(f"tightfit: error: --port must be between 0 and 65535 (got {args.port})")
+    try:
+        check_listen(args.host, args.port, args.allow_remote, "add --allow-remote")
+    except ValueError as exc:
+        raise SystemExit(f"tightfit: error: {exc}") from exc
     if settings.n_parallel > 1:
         print(
             f"tightfit: note: replies are generated one at a time; --parallel {settings.n_parallel} only splits "
@@ -85,7 +83,7 @@ def run_serve(args: argparse.Namespace, settings: LoadSettings) -> int:
             file=sys.stderr,
         )
     api_key = args.api_key if args.api_key is not None else os.environ.get(API_KEY_ENV) or None
-    if not is_loopback(args.host) and not api_key:
+    if not openai_api.is_loopback(args.host) and not api_key:
         print("tightfit: warning: serving to other machines without an API key", file=sys.stderr)
     return asyncio.run(_serve(model_path, settings, args.host, args.port, api_key, args.cors))
 

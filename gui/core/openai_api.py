@@ -9,6 +9,7 @@ accept is what the API accepts. The reply and stream-chunk bodies are built here
 
 from __future__ import annotations
 
+import ipaddress
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -19,6 +20,38 @@ from gui.core.specs import specs_of
 
 # Bounds on what a stranger may send: the body itself is bounded by the server (MAX_BODY_BYTES).
 MAX_BODY_BYTES = 4 << 20
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 8080
+
+
+def is_loopback(host: str) -> bool:
+    """Whether only this machine can reach ``host``."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def check_listen(host: str, port: int, allow_remote: bool, how_to_allow: str = "allow other machines") -> str:
+    """Where the API may listen: a ValueError (one line) for what may not be, else a warning or ''. Any
+    address but a loopback one lets other machines use the model, so it takes ``allow_remote``."""
+    host = host.strip()
+    if not host:
+        raise ValueError("the address to listen on is empty (127.0.0.1: this machine only)")
+    if not 0 <= port <= 65535:
+        raise ValueError(f"port {port} is not one to listen on: 1-65535, or 0 for a free one")
+    if not is_loopback(host) and not allow_remote:
+        raise ValueError(
+            f"{host} would let other machines use the model; {how_to_allow} (and set an API key) "
+            "if that is what you want"
+        )
+    if not is_loopback(host):
+        return f"listening on {host}: other machines that reach it can use the model"
+    return ""
+
+
 MAX_MESSAGES = 1024
 MAX_STOPS = 4  # as OpenAI's API
 MAX_STOP_CHARS = 256

@@ -14,6 +14,7 @@ from typing import Any, Generic, TypeVar
 
 from gui.core.chat_formats import parse_format_name
 from gui.core.memory_check import KEEP_LOADS
+from gui.core.openai_api import DEFAULT_HOST, DEFAULT_PORT
 from gui.core.params import MARGIN, LoadSettings
 from gui.core.presets import DEFAULT_PRESET, sampling_from_dict, sampling_to_dict
 from gui.core.protocol import Sampling
@@ -32,6 +33,10 @@ __all__ = [
     "SAMPLE_INTERVAL",
     "SAMPLING_PRESET",
     "SAMPLING_PRESETS",
+    "SERVE_HOST",
+    "SERVE_PORT",
+    "SERVE_PORT_NUMBER",
+    "SERVE_REMOTE",
     "Preference",
 ]
 
@@ -52,6 +57,12 @@ def _string(value: Any) -> str:
     # A NUL is never typed by a user, and a path holding one makes every file call raise ValueError.
     if "\0" in value:
         raise ValueError("text holds a NUL character")
+    return value
+
+
+def _boolean(value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise ValueError(f"expected true or false, got {type(value).__name__}")
     return value
 
 
@@ -124,6 +135,19 @@ SAMPLE_INTERVAL = FloatSpec(
     help="How often the GPU and the host are read (0.25 to 5 s)",
 )
 
+# Where the window serves its model to other programs (the API key is not kept: it is typed each session).
+SERVE_PORT = IntSpec(
+    key="serve_port",
+    label="Port",
+    minimum=0,
+    maximum=65535,
+    default=DEFAULT_PORT,
+    help="The port the API listens on (0: a free one, said once listening)",
+)
+SERVE_HOST: Preference[str] = Preference("serve_host", DEFAULT_HOST, _string)
+SERVE_PORT_NUMBER: Preference[int] = Preference("serve_port", SERVE_PORT.default, SERVE_PORT.parse)
+SERVE_REMOTE: Preference[bool] = Preference("serve_allow_remote", False, _boolean)
+
 MODEL_FOLDERS: Preference[list[str]] = Preference("model_folders", [], _strings)
 SAMPLING_PRESETS: Preference[dict[str, Sampling]] = Preference(
     "sampling_presets", {}, _table(sampling_from_dict), _dump_table(sampling_to_dict)
@@ -167,4 +191,7 @@ MEMORY_CHECKS: Preference[dict[str, list[float]]] = Preference("memory_checks", 
 
 ALL_PREFERENCES: Mapping[str, Preference[Any]] = {
     p.key: p for p in (MODEL_FOLDERS, SAMPLING_PRESETS, SAMPLING_PRESET, MARGIN_MIB, CAP_WATTS, ALERT_C, INTERVAL_S)
-} | {p.key: p for p in (LAST_SETTINGS, CHAT_FORMATS, NUMA_PINS, MEMORY_CHECKS)}
+} | {
+    p.key: p
+    for p in (LAST_SETTINGS, CHAT_FORMATS, NUMA_PINS, MEMORY_CHECKS, SERVE_HOST, SERVE_PORT_NUMBER, SERVE_REMOTE)
+}

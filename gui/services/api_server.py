@@ -70,6 +70,7 @@ class ApiActivity:
     decode_tok_s: float = 0.0
     finish_reason: str = ""
     error: str = ""
+    stats: p.ReplyStats | None = None  # the engine's own figures for a reply that ended with Done
 
 
 ActivityListener = Callable[[ApiActivity], None]
@@ -140,6 +141,9 @@ class ApiServer:
         self._created = int(time.time())
         self._replies: dict[int, _Reply] = {}
         self._free = asyncio.Semaphore(slots)
+        self._open = asyncio.Event()  # cleared while the engine's owner uses it (hold)
+        self._open.set()
+        self.held = ""  # why requests wait although a slot is free ("" when they do not)
         self._queued = 0
         self._listeners: list[ActivityListener] = []
         self._runner: web.AppRunner | None = None
@@ -150,8 +154,9 @@ class ApiServer:
 
     @property
     def running(self) -> int:
-        """Replies being generated now."""
-        return len(self._replies)
+        """Replies the engine is generating now (one whose end came is done with the engine, even while the
+        last of it is still being written to its client)."""
+        return sum(1 for reply in self._replies.values() if not reply.ended.is_set())
 
     @property
     def queued(self) -> int:
@@ -162,6 +167,18 @@ class ApiServer:
     def model(self) -> ServedModel | None:
         with self._model_lock:
             return self._model
+
+    def hold(self, reason: str) -> None:
+        """From now on no new reply starts, whatever slots are free: the engine's owner (the window's chat, a
+        load, a sweep) is using it; ``reason`` is said by /health. Replies under way go on. Call it on the
+        loop's thread, after checking ``running`` is 0 if what comes next would cut a reply short."""
+        self.held = reason
+        self._open.clear()
+
+    def release(self) -> None:
+        """Requests that wait for the engine go ahead again, in the order they came."""
+        self.held = ""
+        self._open.set()
 
     def add_listener(self, listener: ActivityListener) -> None:
         """``listener(ApiActivity)`` on the loop's thread when an API request starts and when it ends."""
@@ -226,6 +243,7 @@ class ApiServer:
                     ttft_ms=stats.ttft_ms,
                     decode_tok_s=stats.engine_decode_tok_s,
                     finish_reason=stats.finish_reason,
+                    stats=stats,
                 )
             )
         elif isinstance(event, p.GenerateFailed | _Ended):
@@ -323,7 +341,9 @@ class ApiServer:
 
     async def _health(self, request: web.Request) -> web.Response:
         model = self.model
-        counts = {"slots": self.slots, "running": self.running, "queued": self.queued}
+        counts: dict[str, Any] = {"slots": self.slots, "running": self.running, "queued": self.queued}
+        if self.held:
+            counts["held"] = self.held
         if model is None:
             return web.json_response({"status": "no model loaded", **counts}, status=503)
         return web.json_response({"status": "ok", "model": model.id, "n_ctx": model.n_ctx, **counts})
@@ -368,9 +388,18 @@ class ApiServer:
 
     @contextlib.asynccontextmanager
     async def _slot(self) -> AsyncIterator[None]:
+        """A free slot, and the engine not held by its owner; in the order requests came."""
         self._queued += 1
+        acquired = False
         try:
             await self._free.acquire()
+            acquired = True
+            while not self._open.is_set():  # held: the slot is kept, so the order stays
+                await self._open.wait()
+        except BaseException:
+            if acquired:
+                self._free.release()
+            raise
         finally:
             self._queued -= 1
         try:

@@ -176,6 +176,7 @@ class ChatPane(QWidget):
     conversation_changed = Signal()  # a turn was added, finished, edited or removed
     new_chat_requested = Signal()
     live_rate = Signal(object)  # tokens/s as the pane receives them while streaming; 0.0 when a reply ends
+    streaming_changed = Signal(bool)  # a reply was asked for (True), or it ended or was let go (False)
     chat_format_chosen = Signal(str)  # the user picked a chat format for the loaded model; "": the engine's choice
 
     def __init__(self, bridge: EngineBridge, session: LoadSession, parent: QWidget | None = None) -> None:
@@ -203,7 +204,7 @@ class ChatPane(QWidget):
         self.transcript = Transcript(self)  # replies are markdown from the model: no resources, ever
         self.transcript.setAccessibleName("Conversation")
         self.transcript.anchorClicked.connect(open_link)
-        self.engine_busy = ""  # why the engine cannot take a reply now (a benchmark sweep holds it); "" when it can
+        self.engine_busy = ""  # why the engine cannot take a reply now (a sweep, an API request); "" when it can
         self.notice = plain_label(parent=self)  # engine and template errors: text from the model file
         self.notice.setWordWrap(True)
         self.notice.setAccessibleName("Engine notice")
@@ -390,10 +391,13 @@ class ChatPane(QWidget):
         return loaded.n_ctx if loaded is not None and self._ready else 0
 
     def set_conversation(self, conversation: Conversation) -> None:
-        if self.streaming:
+        was_streaming = self.streaming
+        if was_streaming:
             self.stop()
         self.conversation = conversation
         self._request = None
+        if was_streaming:
+            self.streaming_changed.emit(False)
         self._reply = None
         self.tokens_used = 0
         self.system_prompt.blockSignals(True)
@@ -448,8 +452,7 @@ class ChatPane(QWidget):
         text = self.input.toPlainText().strip()
         if not text or not self._ready or self.streaming:
             return
-        if self.engine_busy:  # another user of the one engine (a benchmark sweep) holds it
-            self.show_notice(f"Not sent: {self.engine_busy} Your message is kept in the box.")
+        if self._engine_taken("Not sent", " Your message is kept in the box."):
             return
         self.conversation.add_user(text)
         if self._request_reply():
@@ -485,6 +488,7 @@ class ChatPane(QWidget):
         self.show_conversation()
         self._update_buttons()
         self.conversation_changed.emit()
+        self.streaming_changed.emit(True)
         return True
 
     def stop(self) -> None:
@@ -509,8 +513,16 @@ class ChatPane(QWidget):
         last = self.conversation.last
         if self.streaming or not self._ready or last is None or last.role != "assistant":
             return
+        if self._engine_taken("Not regenerated", ""):
+            return
         self.conversation.turns.pop()
         self._request_reply()
+
+    def _engine_taken(self, what: str, kept: str) -> bool:
+        """Another user of the one engine (a sweep, an API request) holds it: say so, and True."""
+        if self.engine_busy:
+            self.show_notice(f"{what}: {self.engine_busy}{kept}")
+        return bool(self.engine_busy)
 
     def edit_last(self) -> None:
         """Take the last user message back into the input box, dropping it and what came after."""
@@ -542,6 +554,8 @@ class ChatPane(QWidget):
             return
         if len(turns) <= 1:
             self.show_notice("Nothing older to drop: this message alone is longer than the context.")
+            return
+        if self._engine_taken("Nothing dropped", ""):
             return
         before = list(turns)
         cut = next((i for i in range(1, len(turns)) if turns[i].role == "user"), len(turns) - 1)
@@ -660,10 +674,13 @@ class ChatPane(QWidget):
         self.drop_oldest_and_resend()
 
     def _end_reply(self) -> None:
-        if self._request is not None:
+        ended = self._request is not None
+        if ended:
             self.live_rate.emit(0.0)
         self._request = None
         self._reply = None
+        if ended:
+            self.streaming_changed.emit(False)
         self.show_conversation()
         self._update_buttons()
         self.conversation_changed.emit()

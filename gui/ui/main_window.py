@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import dataclasses
 import logging
@@ -65,10 +66,15 @@ from gui.core.preferences import (
     NUMA_PINS,
     SAMPLING_PRESET,
     SAMPLING_PRESETS,
+    SERVE_HOST,
+    SERVE_PORT_NUMBER,
+    SERVE_REMOTE,
+    Preference,
 )
 from gui.core.recovery import safer_settings
 from gui.core.speed_hint import SpeedFacts, speed_hint
 from gui.core.tuning_card import CardFacts
+from gui.services.api_server import ApiActivity, ApiServer
 from gui.services.bundle import DoctorRequest, Services
 from gui.services.engine_client import EngineUnavailable, WorkerExited
 from gui.services.models import ModelEntry
@@ -93,12 +99,14 @@ from gui.ui.plain import plain_label, plain_tip
 from gui.ui.plan_panel import PlanPanel
 from gui.ui.power_sweep_view import PowerSweepRunner, PowerSweepView
 from gui.ui.scrolling import vertical_scroll
+from gui.ui.serve_panel import ServeChoice, ServePanel
 from gui.ui.tune_view import TuneRunner, TuneView, describe_config, estimate_s, loads_for, plan_summary
 
 # Alt+O: Alt+D is the history's Delete.
 DOCTOR_TAB = "D&octor"
 # How long a window closed mid-sweep waits for the limit to be put back (a real card's watchdog covers the rest).
 POWER_RESTORE_WAIT_S = 15.0
+API_RATE_SHOWN_MS = 1500  # an API reply's decode rate stays on the monitor's chart this long after it ends
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
@@ -118,6 +126,7 @@ class MainWindow(QMainWindow):
     doctor_checked = Signal(object)  # tuple[Check, ...], after every run of the Doctor
     sweep_finished = Signal(object)  # list[BenchRow], after every Tune sweep (stopped or not)
     power_sweep_finished = Signal(object)  # SweepResult, or the one line that said why it could not start
+    serving_changed = Signal(object)  # (host, port) once the API listens; None when it stopped or could not start
     memory_measured = Signal(object)  # list[MemoryCheck], after a load on this machine's GPUs was measured
 
     def __init__(self, services: Services, settings: LoadSettings) -> None:
@@ -262,6 +271,12 @@ class MainWindow(QMainWindow):
         self.tune_pages.addTab(self.tune, "Benchmarks")
         self.tune_pages.addTab(self.power_sweep, "Power caps (SIMULATED)" if simulate is not None else "Power caps")
         self.tabs.addTab(self.tune_pages, "Tune")
+        self.serve_panel = ServePanel(self)
+        self.tabs.addTab(self.serve_panel, "Ser&ve")
+        self.api: ApiServer | None = None  # the OpenAI-compatible API on this engine, while serving
+        self._api_timer = QTimer(self)  # its counts (requests arrive between activities) and the held state
+        self._api_timer.setInterval(1000)
+        self._api_timer.timeout.connect(self._api_tick)
         self.power_runner: PowerSweepRunner | None = None
         self._power_tap: Callable[[Any], None] | None = None
         self.tune_runner: TuneRunner | None = None
@@ -357,6 +372,10 @@ class MainWindow(QMainWindow):
         self.monitor.bridge.tick.connect(lambda _tick: self._power_sweep_card())
         self.monitor.power_panel.finished.connect(self._cap_applied)
         self._cap_from_sweep = False
+        self.serve_panel.start_requested.connect(self.start_serving)
+        self.serve_panel.stop_requested.connect(self.stop_serving)
+        self.chat.streaming_changed.connect(lambda _streaming: self._sync_api_hold())
+        self.session.changed.connect(lambda _state, _before: self._sync_api_hold())
         self._hinted: LoadState | None = None  # the load a speed hint was given for: once is enough
         self.monitor.alert.connect(self._alert)
         self.monitor.message.connect(lambda text: self.statusBar().showMessage(text, 15000))
@@ -560,10 +579,9 @@ class MainWindow(QMainWindow):
 
     def start_sweep(self) -> None:
         entry = self.picker.current()
-        if self.chat.streaming or self.session.state.busy or entry is None or self._sweeping():
-            self.tune.say(
-                self._sweeping() or "The engine is busy (a reply or a load); start the sweep when it is done."
-            )
+        busy = self._sweeping() or self._api_busy()
+        if self.chat.streaming or self.session.state.busy or entry is None or busy:
+            self.tune.say(f"{busy or 'The engine is busy (a reply or a load)'}; start the sweep when it is done.")
             return
         try:
             jobs, lists, tests, reps = self._tune_plan()
@@ -593,11 +611,10 @@ class MainWindow(QMainWindow):
         runner.finished.connect(self._sweep_finished)
         self.tune.clear(len(jobs) * len(tests))
         self.tune.set_running(True)
-        self.chat.engine_busy = "A benchmark sweep is using the engine (Tune tab): send when it ends, or stop it there."
         self._tune_started = time.monotonic()
         self.tune.say(f"Running {len(jobs)} configurations × {len(tests)} tests…")
         runner.start()
-        self._update_buttons()
+        self._engine_use_changed()
 
     def stop_sweep(self) -> None:
         if self.tune_runner is not None and self.tune_runner.running:
@@ -612,8 +629,7 @@ class MainWindow(QMainWindow):
     def _sweep_finished(self, partial: bool) -> None:
         runner = self.tune_runner
         self.tune.set_running(False)
-        self.chat.engine_busy = ""
-        self._update_buttons()
+        self._engine_use_changed()
         if runner is None:
             return
         with contextlib.suppress(RuntimeError, TypeError):
@@ -648,7 +664,7 @@ class MainWindow(QMainWindow):
 
     def start_power_sweep(self) -> None:
         view = self.power_sweep
-        busy = self._sweeping()
+        busy = self._sweeping() or self._api_busy()
         if busy or self.chat.streaming or self.session.state.busy:
             view.say(f"{busy or 'The engine is busy (a reply or a load)'}; start the power sweep when it is done.")
             return
@@ -684,11 +700,8 @@ class MainWindow(QMainWindow):
         view.clear(len(plan.caps))
         view.set_running(True)
         view.say(f"Sweeping {len(plan.caps)} caps; Stop keeps the caps measured and puts the limit back.")
-        self.chat.engine_busy = (
-            "A power-cap sweep is using the engine (Tune tab, Power caps): send when it ends, or stop it there."
-        )
         self.monitor.power_panel.set_locked("A power-cap sweep sets the limit now; it is put back when the sweep ends.")
-        self._update_buttons()
+        self._engine_use_changed()
         runner.start()
 
     def stop_power_sweep(self) -> None:
@@ -701,9 +714,8 @@ class MainWindow(QMainWindow):
             self.bridge.remove_tap(self._power_tap)
             self._power_tap = None
         self.power_sweep.set_running(False)
-        self.chat.engine_busy = ""
         self.monitor.power_panel.set_locked("")
-        self._update_buttons()
+        self._engine_use_changed()
 
     def _power_sweep_done(self, result: SweepResult) -> None:
         self._power_sweep_ended()
@@ -726,6 +738,122 @@ class MainWindow(QMainWindow):
         if self._cap_from_sweep:
             self._cap_from_sweep = False
             self.power_sweep.say_applied(f"{report.outcome.value}: {report.message}")
+
+    # ---- serving the model to other programs ----------------------------------------------
+
+    def _api_busy(self) -> str:
+        """Why an API reply holds the engine now, in words ('' when none does)."""
+        if self.api is not None and self.api.running:
+            return "An API request is being answered (Serve tab)"
+        return ""
+
+    def _engine_use_changed(self) -> None:
+        """One place decides what waits for what on the one engine: chat waits for sweeps and API replies,
+        API requests wait for the window's own use of it (a reply, a load, a sweep)."""
+        reason = self._sweeping() or self._api_busy()
+        self.chat.engine_busy = f"{reason}: send when it ends, or stop it there." if reason else ""
+        self._update_buttons()
+        self._sync_api_hold()
+
+    def _sync_api_hold(self) -> None:
+        server = self.api
+        if server is None:
+            return
+        use = ""
+        if self.chat.streaming:
+            use = "a chat reply"
+        elif self.session.state.busy:
+            use = "a load"
+        elif self.tune_runner is not None and self.tune_runner.running:
+            use = "a benchmark sweep"
+        elif self.power_runner is not None and self.power_sweep.running:
+            use = "a power-cap sweep"
+        if use and server.held != use:
+            server.hold(use)
+        elif not use and server.held:
+            server.release()
+        self.serve_panel.set_counts(server.running, server.queued, server.held)
+
+    def start_serving(self, choice: ServeChoice) -> None:
+        """Listen on the chosen address in the window's asyncio loop, serving the engine's loaded model."""
+        if self.api is not None:
+            return
+        try:
+            choice.check()
+        except ValueError as exc:
+            self.serve_panel.say(str(exc))
+            return
+        server = ApiServer(self.bridge.client, api_key=choice.api_key or None, cors_origin=choice.cors_origin or None)
+        state = self.session.state
+        if state.ready and state.model is not None and state.loaded is not None:
+            server.set_model(str(state.model), state.loaded.n_ctx)
+        server.add_listener(self._api_activity)
+        self.bridge.add_tap(server.feed)
+        self.api = server
+        self.serve_panel.say(f"Starting on {choice.host}:{choice.port}…")
+        self._api_start = asyncio.ensure_future(self._listen(server, choice))  # kept: the loop holds tasks weakly
+
+    async def _listen(self, server: ApiServer, choice: ServeChoice) -> None:
+        try:
+            address = await server.start(choice.host, choice.port)
+        except OSError as exc:
+            if self.api is server:
+                self.api = None
+                self.bridge.remove_tap(server.feed)
+            self.serve_panel.set_serving(None)
+            self.serve_panel.say(f"Could not listen on {choice.host}:{choice.port}: {exc.strerror or exc}.")
+            self.serving_changed.emit(None)
+            return
+        if self.api is not server:  # stopped (or the window closed) while it started
+            await server.stop()
+            return
+        where: dict[Preference[Any], Any] = {SERVE_HOST: choice.host, SERVE_PORT_NUMBER: choice.port}
+        self.store.write_many(where | {SERVE_REMOTE: choice.allow_remote})
+        self.serve_panel.set_serving(address, server.model.id if server.model is not None else None)
+        self._api_timer.start()
+        self._sync_api_hold()
+        self.serving_changed.emit(address)
+
+    def stop_serving(self) -> None:
+        server = self.api
+        if server is None:
+            return
+        self.api = None
+        self._api_timer.stop()
+        self.bridge.remove_tap(server.feed)
+        self.serve_panel.set_serving(None)
+        self._engine_use_changed()
+        stopping = server.stop()
+        try:
+            self._api_stop = asyncio.ensure_future(stopping)
+        except RuntimeError:  # no event loop any more (the application is ending): nothing is served now
+            stopping.close()
+        self.serving_changed.emit(None)
+
+    def _api_tick(self) -> None:
+        server = self.api
+        if server is not None:
+            self.serve_panel.set_model(server.model.id if server.model is not None else None)
+            self._engine_use_changed()
+
+    def _api_activity(self, activity: ApiActivity) -> None:
+        """An API request started or ended (on the loop's thread, the UI thread): chat, monitor and journey."""
+        server = self.api
+        if server is None:
+            return
+        self._engine_use_changed()
+        if not activity.finished:
+            return
+        self.serve_panel.add_request(activity)
+        stats = activity.stats
+        if stats is not None and stats.n_gen > 1:
+            self.journey.recorder.record_reply(stats, self.session.state, here=self._planned_here())
+            self.monitor.set_engine_rate(activity.decode_tok_s)
+            QTimer.singleShot(API_RATE_SHOWN_MS, self._api_idle)
+
+    def _api_idle(self) -> None:
+        if (self.api is None or not self.api.running) and not self.chat.streaming:
+            self.monitor.set_engine_rate(0.0)
 
     def _card_facts(self) -> CardFacts:
         """What a tuning card records beside the settings: the card, its driver, the engine build and, when the
@@ -938,6 +1066,9 @@ class MainWindow(QMainWindow):
         self.monitor.cap_watts = self.store.read(CAP_WATTS)
         self.monitor.alert_threshold_c = self.store.read(ALERT_C)
         self.monitor.interval_spin.setValue(self.store.read(INTERVAL_S))
+        self.serve_panel.host.setText(self.store.read(SERVE_HOST))
+        self.serve_panel.port.setValue(self.store.read(SERVE_PORT_NUMBER))
+        self.serve_panel.allow_remote.setChecked(self.store.read(SERVE_REMOTE))
 
     def _alert(self, alert: Any) -> None:
         """Once per event (the rules decide): a line in the status bar and a desktop notification."""
@@ -1269,6 +1400,7 @@ class MainWindow(QMainWindow):
         power = self.power_runner
         if power is not None and power.running:
             power.stop()  # the engine's end (below) also ends its decoding; the limit is put back
+        self.stop_serving()
         self.history.save(self.chat.conversation)
         self.history.shutdown()
         self.journey.shutdown()
