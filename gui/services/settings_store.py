@@ -4,15 +4,21 @@ Writes are atomic (a temporary file in the same directory, flushed, then renamed
 a crash or a full disk never leaves a half-written file. Losing preferences is better than refusing to
 start, so nothing in the file stops the window:
 
-- content that is not a JSON object, is larger than ``MAX_BYTES`` or nested deeper than ``MAX_DEPTH``
-  (Python's json would hit its recursion limit, or a later copy would) is kept as ``settings.json.bak``
-  for the user to inspect, a warning is logged, and the defaults are used;
+- content that is not a JSON object, is larger than ``MAX_BYTES``, is nested deeper than ``MAX_DEPTH``
+  (Python's json would hit its recursion limit, or a later copy would) or names no schema version this
+  code can read is set aside beside it as ``settings.json.<date>-<time>.bad`` for the user to inspect, and
+  the defaults are used; ``warning`` says so in one line the window can show;
 - a path that cannot be read as a regular file (a directory, a FIFO, no permission, a symlink loop) is
   logged and left alone: the defaults are used, and this session's changes stay in memory rather than
   replace a file that was never read;
 - a write the disk refuses (full, read-only) is logged; the new value still holds for this session;
 - a single bad value (NaN, an out-of-range or absurd number, a NUL in text, a wrong type) is dropped by
   its declaration's parser (``gui.core.preferences``) when read, and the default is used.
+
+Upgrades keep what the user has: the file carries ``schema_version``; a file of an older version (one
+without the key was written before versions were kept: version 0) is brought forward by ``MIGRATIONS``
+when read, one step per version, and written in the new form with the next change. A file of a newer
+version is read for the keys this version knows and keeps its version and every other key.
 """
 
 from __future__ import annotations
@@ -25,7 +31,8 @@ import os
 import stat
 import tempfile
 import threading
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -33,7 +40,7 @@ from platformdirs import user_config_dir
 
 from gui.core.preferences import MODEL_FOLDERS, Preference
 
-__all__ = ["SettingsStore", "default_settings_path"]
+__all__ = ["MIGRATIONS", "SCHEMA_KEY", "SCHEMA_VERSION", "SettingsStore", "default_settings_path"]
 
 log = logging.getLogger(__name__)
 
@@ -43,7 +50,22 @@ FILE_NAME = "settings.json"
 MAX_BYTES = 4 * 1024 * 1024
 # The window writes at most four levels; a deeper file was not written by it.
 MAX_DEPTH = 32
+# Set-aside copies of a bad file get distinct names; past this many in one second, the last is replaced.
+MAX_SET_ASIDE_TRIES = 100
 T = TypeVar("T")
+
+SCHEMA_KEY = "schema_version"
+SCHEMA_VERSION = 1
+
+
+def _versioned(data: dict[str, Any]) -> dict[str, Any]:
+    """0 -> 1: the version is kept in the file; every value stays as it was."""
+    return data
+
+
+# MIGRATIONS[n] takes a file's data from version n to n + 1. Add an entry (and bump SCHEMA_VERSION) for
+# every change to a stored key or its form; never edit a released one.
+MIGRATIONS: Mapping[int, Callable[[dict[str, Any]], dict[str, Any]]] = {0: _versioned}
 
 
 def default_settings_path() -> Path:
@@ -62,6 +84,8 @@ class SettingsStore:
         self._lock = threading.RLock()
         # Why changes are not written to the file this session ("" when they are).
         self._unwritable = ""
+        # One line for the window when the file could not be used as it was (None when it could).
+        self.warning: str | None = None
         self._data: dict[str, Any] = self._load()
 
     @property
@@ -90,6 +114,7 @@ class SettingsStore:
         A write the disk refuses is logged, and the values hold for this session."""
         with self._lock:
             new = dict(self._data)
+            new.setdefault(SCHEMA_KEY, SCHEMA_VERSION)
             new.update({pref.key: copy.deepcopy(pref.dump(value)) for pref, value in values.items()})
             # Serialise first so a value JSON cannot store raises before anything changes.
             text = json.dumps(new, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
@@ -139,6 +164,10 @@ class SettingsStore:
         except OSError as exc:
             self._unwritable = f"it could not be read: {_why(exc)}"
             log.warning("settings: cannot read %s (%s); using defaults and leaving it as it is", self._path, _why(exc))
+            self.warning = (
+                f"Your settings in {self._path} could not be read ({_why(exc)}): the defaults are used, and "
+                "changes are kept until Tightfit closes without touching the file."
+            )
             return {}
         try:
             if len(raw) > MAX_BYTES:
@@ -148,17 +177,46 @@ class SettingsStore:
                 raise ValueError(f"top level is a {type(data).__name__}, not an object")
             if _deeper_than(data, MAX_DEPTH):
                 raise ValueError(f"nested deeper than {MAX_DEPTH} levels")
+            return self._migrated(data)
         except (ValueError, RecursionError) as exc:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
-            backup = self._path.with_name(self._path.name + ".bak")
+            reason = "nested too deeply to parse" if isinstance(exc, RecursionError) else str(exc)
             try:
-                os.replace(self._path, backup)
-                kept = f"kept as {backup}"
+                kept = f"the bad file is kept as {self._set_aside()}"
             except OSError as move_exc:
-                kept = f"could not keep a copy ({_why(move_exc)})"
-            reason = "nested too deeply to parse" if isinstance(exc, RecursionError) else exc
-            log.warning("settings: %s is corrupt (%s); using defaults, the bad file %s", self._path, reason, kept)
+                kept = f"the bad file could not be set aside ({_why(move_exc)})"
+            log.warning("settings: %s is corrupt (%s); using defaults, %s", self._path, reason, kept)
+            self.warning = f"Your settings file {self._path} was damaged ({reason}): the defaults are used, and {kept}."
             return {}
+
+    def _migrated(self, data: dict[str, Any]) -> dict[str, Any]:
+        """``data`` brought to SCHEMA_VERSION; ValueError for a version that is not one."""
+        version = data.get(SCHEMA_KEY, 0)
+        if isinstance(version, bool) or not isinstance(version, int) or version < 0:
+            raise ValueError(f"{SCHEMA_KEY} is {json.dumps(version)[:40]}, not a version number")
+        if version > SCHEMA_VERSION:
+            log.info(
+                "settings: %s is from a newer Tightfit (version %d, this one knows %d); reading the keys it knows",
+                self._path,
+                version,
+                SCHEMA_VERSION,
+            )
+            return data
+        for step in range(version, SCHEMA_VERSION):
+            data = MIGRATIONS[step](data)
+            data[SCHEMA_KEY] = step + 1
+        if version < SCHEMA_VERSION:
+            log.info("settings: %s read as version %d (written by version %d)", self._path, SCHEMA_VERSION, version)
         return data
+
+    def _set_aside(self) -> Path:
+        """Move the file beside itself under a name with the date and time; the new name."""
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        for n in range(MAX_SET_ASIDE_TRIES):
+            target = self._path.with_name(f"{self._path.name}.{stamp}{f'-{n}' if n else ''}.bad")
+            if not target.exists() or n == MAX_SET_ASIDE_TRIES - 1:
+                os.replace(self._path, target)
+                return target
+        raise AssertionError("unreachable")
 
     def _read(self) -> bytes:
         """The file's bytes, at most MAX_BYTES + 1 of them; OSError for anything but a regular file."""
