@@ -31,6 +31,8 @@ from pygments.styles import get_style_by_name
 from pygments.token import Text
 from pygments.util import ClassNotFound
 
+from gui.core.theme import DARK, LIGHT, CodeColours, Palette, luminance
+
 __all__ = ["ALLOWED_SCHEMES", "plain_blocks", "render_markdown", "render_markdown_blocks", "settled_length"]
 
 ALLOWED_SCHEMES: tuple[str, ...] = ("http://", "https://", "mailto:")
@@ -43,35 +45,41 @@ _MONO = "font-family: monospace"
 
 
 class _Theme:
-    def __init__(self, style_name: str, inline_code_bg: str, quote_color: str) -> None:
-        style = get_style_by_name(style_name)
-        self.style_name = style_name
+    def __init__(self, colours: CodeColours) -> None:
+        style = get_style_by_name(colours.style)
+        self.style_name = colours.style
         self.code_bg = style.background_color or "#f6f8fa"
         # Plain text in a dark pygments style has no colour of its own; pick one that reads on its background.
         self.code_fg = _text_colour(style)
-        self.inline_code_bg = inline_code_bg
-        self.quote_color = quote_color
+        self.inline_code_bg = colours.inline_background
+        self.quote_color = colours.quote
 
 
 def _text_colour(style: Any) -> str:
     colour = style.style_for_token(Text).get("color")
-    return f"#{colour}" if colour else "#1f2328"
+    if colour:
+        return f"#{colour}"
+    return "#e6edf3" if luminance(style.background_color or "#ffffff") < 0.2 else "#1f2328"
 
 
-_LIGHT = _Theme("default", "#eff1f3", "#57606a")
-_DARK = _Theme("monokai", "#3a3d41", "#a0a8b0")
+@lru_cache(maxsize=8)
+def _renderer(colours: CodeColours) -> tuple[MarkdownIt, _Theme]:
+    theme = _Theme(colours)
+    return _build(theme), theme
 
 
-def render_markdown(text: str, *, dark: bool = False) -> str:
-    """HTML for ``text``, safe to hand to ``QTextBrowser.setHtml``. Works on partial (streaming) text."""
-    return "\n".join(render_markdown_blocks(text, dark=dark))
+def render_markdown(text: str, *, dark: bool = False, palette: Palette | None = None) -> str:
+    """HTML for ``text``, safe to hand to ``QTextBrowser.setHtml``. Works on partial (streaming) text.
+
+    Code is coloured for ``palette`` (gui.core.theme), or for the light or dark one as ``dark`` says."""
+    return "\n".join(render_markdown_blocks(text, dark=dark, palette=palette))
 
 
-def render_markdown_blocks(text: str, *, dark: bool = False) -> tuple[str, ...]:
+def render_markdown_blocks(text: str, *, dark: bool = False, palette: Palette | None = None) -> tuple[str, ...]:
     """The HTML of :func:`render_markdown` in pieces a text view lays out in a few milliseconds each: one
     per top-level block (paragraph, list, table…), long code blocks cut into runs of lines, and a
     paragraph too long to lay out at once (a reply that never breaks a line) cut into plain-text runs."""
-    md, theme = _RENDERERS[dark], _THEMES[dark]
+    md, theme = _renderer((palette or (DARK if dark else LIGHT)).code)
     env: EnvType = {}
     tokens = md.parse(text, env)
     pieces: list[str] = []
@@ -232,7 +240,3 @@ def _build(theme: _Theme) -> MarkdownIt:
     ):
         md.add_render_rule(name, rule)
     return md
-
-
-_THEMES: dict[bool, _Theme] = {False: _LIGHT, True: _DARK}
-_RENDERERS: dict[bool, MarkdownIt] = {dark: _build(theme) for dark, theme in _THEMES.items()}

@@ -19,6 +19,7 @@ from gui.core.params import MARGIN, LoadSettings
 from gui.core.presets import DEFAULT_PRESET, sampling_from_dict, sampling_to_dict
 from gui.core.protocol import Sampling
 from gui.core.specs import FloatSpec, IntSpec
+from gui.core.theme import ThemeChoice, parse_choice
 
 __all__ = [
     "ALERT_C",
@@ -37,6 +38,7 @@ __all__ = [
     "SERVE_PORT",
     "SERVE_PORT_NUMBER",
     "SERVE_REMOTE",
+    "THEME",
     "Preference",
 ]
 
@@ -148,6 +150,9 @@ SERVE_HOST: Preference[str] = Preference("serve_host", DEFAULT_HOST, _string)
 SERVE_PORT_NUMBER: Preference[int] = Preference("serve_port", SERVE_PORT.default, SERVE_PORT.parse)
 SERVE_REMOTE: Preference[bool] = Preference("serve_allow_remote", False, _boolean)
 
+# Light or dark window: follow the desktop ("system"), or one chosen (gui/core/theme.py has both palettes).
+THEME: Preference[ThemeChoice] = Preference("theme", ThemeChoice.SYSTEM, parse_choice, lambda choice: choice.value)
+
 MODEL_FOLDERS: Preference[list[str]] = Preference("model_folders", [], _strings)
 SAMPLING_PRESETS: Preference[dict[str, Sampling]] = Preference(
     "sampling_presets", {}, _table(sampling_from_dict), _dump_table(sampling_to_dict)
@@ -189,9 +194,11 @@ def _differences(value: Any) -> list[float]:
 # Per card, driver and engine build (gui/core/memory_check.py): what loads measured beyond the plan, MiB.
 MEMORY_CHECKS: Preference[dict[str, list[float]]] = Preference("memory_checks", {}, _table(_differences))
 
-ALL_PREFERENCES: Mapping[str, Preference[Any]] = {
-    p.key: p for p in (MODEL_FOLDERS, SAMPLING_PRESETS, SAMPLING_PRESET, MARGIN_MIB, CAP_WATTS, ALERT_C, INTERVAL_S)
-} | {
-    p.key: p
-    for p in (LAST_SETTINGS, CHAT_FORMATS, NUMA_PINS, MEMORY_CHECKS, SERVE_HOST, SERVE_PORT_NUMBER, SERVE_REMOTE)
-}
+ALL_PREFERENCES: Mapping[str, Preference[Any]] = (
+    {p.key: p for p in (MODEL_FOLDERS, SAMPLING_PRESETS, SAMPLING_PRESET, MARGIN_MIB, CAP_WATTS, ALERT_C, INTERVAL_S)}
+    | {
+        p.key: p
+        for p in (LAST_SETTINGS, CHAT_FORMATS, NUMA_PINS, MEMORY_CHECKS, SERVE_HOST, SERVE_PORT_NUMBER, SERVE_REMOTE)
+    }
+    | {THEME.key: THEME}
+)

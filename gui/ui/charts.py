@@ -33,13 +33,17 @@ from PySide6.QtWidgets import (
 )
 
 from gui.core.telemetry_history import DAY_S, Frame, Span, TelemetryHistory, TelemetryWindow, plan_span
+from gui.core.theme import LIGHT, Palette
 from gui.ui.background import Background
+from gui.ui.theme import current_palette, follow_theme
 
 __all__ = [
     "WINDOWS",
     "ChartSpec",
     "CurveSpec",
     "TelemetryCharts",
+    "colour_curve",
+    "colour_plot",
 ]
 
 WINDOWS: dict[str, float] = {"5 min": 300.0, "1 h": 3_600.0, "24 h": float(DAY_S)}
@@ -51,9 +55,13 @@ _MIB_PER_GIB = 1024.0
 class CurveSpec:
     field: str
     label: str
-    colour: str
     level: bool = False  # a rarely changing limit: drawn dashed, as steps through its change points
     scale: float = 1.0  # stored value × scale = plotted value (MiB → GiB)
+
+    @property
+    def colour(self) -> str:
+        """Its colour in the palette in use (gui.core.theme, by field)."""
+        return current_palette().series[self.field]
 
 
 @dataclass(frozen=True)
@@ -67,18 +75,16 @@ class ChartSpec:
     column: int
 
 
-TEMPERATURE_COLOUR = "#d32f2f"
+TEMPERATURE_COLOUR = LIGHT.series["temperature_c"]  # as drawn in the light palette
 _GIB = 1.0 / _MIB_PER_GIB
 CHARTS: tuple[ChartSpec, ...] = (
-    ChartSpec(
-        "temperature", "Temperature", "°C", "gpu", (CurveSpec("temperature_c", "GPU", TEMPERATURE_COLOUR),), 0, 0
-    ),
+    ChartSpec("temperature", "Temperature", "°C", "gpu", (CurveSpec("temperature_c", "GPU"),), 0, 0),
     ChartSpec(
         "power",
         "Power",
         "W",
         "gpu",
-        (CurveSpec("power_w", "draw", "#ef6c00"), CurveSpec("power_limit_w", "enforced limit", "#37474f", level=True)),
+        (CurveSpec("power_w", "draw"), CurveSpec("power_limit_w", "enforced limit", level=True)),
         0,
         1,
     ),
@@ -87,7 +93,7 @@ CHARTS: tuple[ChartSpec, ...] = (
         "Utilisation",
         "%",
         "gpu",
-        (CurveSpec("gpu_util_pct", "GPU", "#1e88e5"), CurveSpec("mem_util_pct", "memory", "#43a047")),
+        (CurveSpec("gpu_util_pct", "GPU"), CurveSpec("mem_util_pct", "memory")),
         1,
         0,
     ),
@@ -97,8 +103,8 @@ CHARTS: tuple[ChartSpec, ...] = (
         "GiB",
         "gpu",
         (
-            CurveSpec("memory_used_mib", "used", "#8e24aa", scale=_GIB),
-            CurveSpec("memory_total_mib", "total", "#616161", level=True, scale=_GIB),
+            CurveSpec("memory_used_mib", "used", scale=_GIB),
+            CurveSpec("memory_total_mib", "total", level=True, scale=_GIB),
         ),
         1,
         1,
@@ -108,7 +114,7 @@ CHARTS: tuple[ChartSpec, ...] = (
         "Clocks",
         "MHz",
         "gpu",
-        (CurveSpec("sm_clock_mhz", "SM", "#00897b"), CurveSpec("mem_clock_mhz", "memory", "#6d4c41")),
+        (CurveSpec("sm_clock_mhz", "SM"), CurveSpec("mem_clock_mhz", "memory")),
         2,
         0,
     ),
@@ -117,7 +123,7 @@ CHARTS: tuple[ChartSpec, ...] = (
         "Host CPU",
         "%",
         "host",
-        (CurveSpec("cpu_avg_pct", "average", "#3949ab"), CurveSpec("cpu_max_pct", "busiest core", "#f06292")),
+        (CurveSpec("cpu_avg_pct", "average"), CurveSpec("cpu_max_pct", "busiest core")),
         2,
         1,
     ),
@@ -126,7 +132,7 @@ CHARTS: tuple[ChartSpec, ...] = (
         "Engine",
         "tok/s",
         "host",
-        (CurveSpec("engine_tok_s", "generation", "#2e7d32"),),
+        (CurveSpec("engine_tok_s", "generation"),),
         3,
         0,
     ),
@@ -136,17 +142,38 @@ CHARTS: tuple[ChartSpec, ...] = (
         "GiB",
         "host",
         (
-            CurveSpec("ram_used_mib", "RAM", "#5e35b1", scale=_GIB),
-            CurveSpec("swap_used_mib", "swap", "#c0ca33", scale=_GIB),
-            CurveSpec("ram_total_mib", "RAM total", "#616161", level=True, scale=_GIB),
+            CurveSpec("ram_used_mib", "RAM", scale=_GIB),
+            CurveSpec("swap_used_mib", "swap", scale=_GIB),
+            CurveSpec("ram_total_mib", "RAM total", level=True, scale=_GIB),
         ),
         3,
         1,
     ),
 )
 _BOTTOM_ROW = max(spec.row for spec in CHARTS)
-SLOWDOWN_COLOUR = "#7b1fa2"
-ALERT_COLOUR = "#ef6c00"
+
+
+def colour_plot(plot: pg.PlotWidget, palette: Palette) -> None:
+    """A plot's background, axes and legend in `palette`'s colours (its curves are its owner's)."""
+    plot.setBackground(palette.chart_background)
+    item = plot.getPlotItem()
+    for name in ("left", "bottom"):
+        ax = item.getAxis(name)
+        ax.setPen(pg.mkPen(palette.chart_axis))
+        ax.setTextPen(pg.mkPen(palette.chart_text))
+    legend = item.legend
+    if legend is not None:
+        legend.setLabelTextColor(palette.chart_text)
+        for _sample, label in legend.items:
+            label.setText(label.text)  # setLabelTextColor keeps the colour for the next text; show it now
+
+
+def colour_curve(curve: pg.PlotDataItem, palette: Palette, series: str, width: int = 2) -> None:
+    """A curve and its symbols in the colour of `series` (a key of the palette's series)."""
+    colour = palette.series[series]
+    curve.setPen(pg.mkPen(colour, width=width))
+    curve.setSymbolPen(pg.mkPen(colour))
+    curve.setSymbolBrush(pg.mkBrush(colour))
 
 
 def _finite_max(values: Iterable[np.ndarray], default: float) -> float:
@@ -197,11 +224,10 @@ class TelemetryCharts(QWidget):
         temperature = self.plots["temperature"].getPlotItem()
         self.slowdown_line = pg.InfiniteLine(
             angle=0,
-            pen=pg.mkPen(SLOWDOWN_COLOUR, width=1, style=Qt.PenStyle.DashLine),
             label="slowdown {value:.0f} °C",
-            labelOpts={"position": 0.05, "color": SLOWDOWN_COLOUR, "anchors": [(0, 0), (0, 0)]},
+            labelOpts={"position": 0.05, "anchors": [(0, 0), (0, 0)]},
         )
-        self.alert_line = pg.InfiniteLine(angle=0, pen=pg.mkPen(ALERT_COLOUR, width=1, style=Qt.PenStyle.DotLine))
+        self.alert_line = pg.InfiniteLine(angle=0)
         for line in (self.slowdown_line, self.alert_line):
             line.setVisible(False)
             temperature.addItem(line, ignoreBounds=True)
@@ -241,22 +267,37 @@ class TelemetryCharts(QWidget):
         self._redraw_timer.setSingleShot(True)
         self._redraw_timer.setInterval(0)
         self._redraw_timer.timeout.connect(self.redraw)
+        follow_theme(self, self.apply_palette)
+
+    def apply_palette(self, palette: Palette) -> None:
+        """Background, titles, axes, curves and limit lines in `palette`'s colours."""
+        for spec in CHARTS:
+            plot = self.plots[spec.key]
+            colour_plot(plot, palette)
+            item = plot.getPlotItem()
+            legend = " ".join(
+                f"<span style='color:{palette.series[c.field]}'>{'┅' if c.level else '━'}</span> {c.label}"
+                for c in spec.curves
+            )
+            title = f"<b>{spec.title}</b> ({spec.unit}) &nbsp;{legend}"
+            item.setTitle(title, size="8pt", color=palette.chart_text)
+            for curve in spec.curves:
+                pen = pg.mkPen(palette.series[curve.field], width=1)  # width 1: a cosmetic pen, one fast polyline
+                if curve.level:
+                    pen.setStyle(Qt.PenStyle.DashLine)
+                self.curves[curve.field].setPen(pen)
+        self.slowdown_line.setPen(pg.mkPen(palette.slowdown_line, width=1, style=Qt.PenStyle.DashLine))
+        self.slowdown_line.label.setColor(palette.slowdown_line)
+        self.alert_line.setPen(pg.mkPen(palette.alert_line, width=1, style=Qt.PenStyle.DotLine))
 
     def _make_plot(self, spec: ChartSpec) -> pg.PlotWidget:
         axis = pg.DateAxisItem(orientation="bottom")
-        plot = pg.PlotWidget(background="w", axisItems={"bottom": axis})
+        plot = pg.PlotWidget(axisItems={"bottom": axis})  # colours: apply_palette
         plot.setMinimumSize(160, 64)
         item = plot.getPlotItem()
-        legend = " ".join(
-            f"<span style='color:{c.colour}'>{'┅' if c.level else '━'} {c.label}</span>" for c in spec.curves
-        )
-        item.setTitle(f"<b>{spec.title}</b> ({spec.unit}) &nbsp;{legend}", size="8pt", color="#212121")
+        item.setTitle(f"<b>{spec.title}</b>", size="8pt")
         item.layout.setRowFixedHeight(0, 16)
         item.titleLabel.setMaximumHeight(16)
-        for name in ("left", "bottom"):
-            ax = item.getAxis(name)
-            ax.setPen(pg.mkPen("#9e9e9e"))
-            ax.setTextPen(pg.mkPen("#424242"))
         left = item.getAxis("left")
         left.setWidth(40)
         left.enableAutoSIPrefix(False)
@@ -275,10 +316,7 @@ class TelemetryCharts(QWidget):
         item.setClipToView(True)
         item.setDownsampling(auto=True, mode="peak")
         for curve in spec.curves:
-            pen = pg.mkPen(curve.colour, width=1)  # width 1 is a cosmetic pen: drawn as one fast polyline
-            if curve.level:
-                pen.setStyle(Qt.PenStyle.DashLine)
-            data_item = pg.PlotDataItem(pen=pen, connect="finite", name=curve.label)
+            data_item = pg.PlotDataItem(connect="finite", name=curve.label)
             item.addItem(data_item)
             self.curves[curve.field] = data_item
         return plot

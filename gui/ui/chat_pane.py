@@ -32,12 +32,14 @@ from gui.core.load_state import LoadState, Phase
 from gui.core.markdown_render import plain_blocks, render_markdown, render_markdown_blocks, settled_length
 from gui.core.presets import BUILTIN_PRESETS, DEFAULT_PRESET, sampling_to_dict
 from gui.core.specs import FloatSpec, IntSpec, specs_of
+from gui.core.theme import Palette
 from gui.services.engine_client import EngineUnavailable
 from gui.ui.background import Background
 from gui.ui.engine_bridge import ACK_S, FINISH_S, EngineBridge
 from gui.ui.load_session import LoadSession
 from gui.ui.plain import open_link, plain_label, plain_tip
 from gui.ui.spec_widgets import float_box, int_box
+from gui.ui.theme import current_palette, follow_theme, themed_style
 from gui.ui.transcript import Transcript, TurnView
 
 ROLE_NAMES = {"user": "You", "assistant": "Model", "system": "System"}
@@ -197,20 +199,19 @@ class ChatPane(QWidget):
         # Its thread is started now: starting it later, at the end of a long reply, makes the UI thread
         # wait for the new thread to come up while that thread is already busy rendering.
         self._renderer.run(_warm_up_highlighting)
-        self._rendering: set[tuple[str, str]] = set()  # long replies being rendered on the worker
+        self._rendering: set[tuple[str, str, str]] = set()  # long replies being rendered on the worker
         self._settled = 0  # how much of the reply being written is rendered for good
         self._prompt_tokens = 0  # of the reply being written, once the engine has read its prompt
 
         self.transcript = Transcript(self)  # replies are markdown from the model: no resources, ever
         self.transcript.setAccessibleName("Conversation")
         self.transcript.anchorClicked.connect(open_link)
+        follow_theme(self.transcript, lambda _palette: self.show_conversation(), now=False)  # code, headings
         self.engine_busy = ""  # why the engine cannot take a reply now (a sweep, an API request); "" when it can
         self.notice = plain_label(parent=self)  # engine and template errors: text from the model file
         self.notice.setWordWrap(True)
         self.notice.setAccessibleName("Engine notice")
-        self.notice.setStyleSheet(
-            "QLabel { background: #fff4ce; color: #4a3b00; border: 1px solid #e0c060; padding: 6px; }"
-        )
+        themed_style(self.notice, _notice_style)
         self.notice_button = QPushButton(self)
         self.notice_button.setAccessibleName("Notice action")
         self.notice_dismiss = QPushButton("Dismiss", self)
@@ -250,7 +251,7 @@ class ChatPane(QWidget):
         # Which format the engine chose and why, when it is not the model's own template as it is.
         self.format_note = plain_label(parent=self, wrap=True)  # may quote a template's error: text from the file
         self.format_note.setAccessibleName("Chat format in use")
-        self.format_note.setStyleSheet("QLabel { color: #6a4f00; }")
+        themed_style(self.format_note, lambda palette: f"QLabel {{ color: {palette.warn}; }}")
         self.format_note.hide()
         top = QHBoxLayout()
         top.addWidget(self.new_button)
@@ -692,23 +693,24 @@ class ChatPane(QWidget):
         changed, a few blocks at a time."""
         turns = self.conversation.turns
         streaming = self._reply is not None and self._reply is self.conversation.last
+        palette = current_palette()  # a turn shown in another theme is shown again
         views: list[TurnView] = []
         for turn in turns[:-1] if streaming else turns:
-            body, rendered = self._body(turn)
+            body, rendered = self._body(turn, palette)
             extra = []
             if turn.note:
-                extra.append(f'<i style="color:#a05a00">[{html.escape(turn.note)}]</i>')
+                extra.append(f'<i style="color:{palette.warn}">[{html.escape(turn.note)}]</i>')
             if turn.stats is not None:
                 figures = html.escape(_unbroken(format_stats(turn.stats)))
-                extra.append(f'<span style="color:#777; font-size:small">{figures}</span>')
+                extra.append(f'<span style="color:{palette.muted}; font-size:small">{figures}</span>')
             footer = (f'<p style="margin-top:0">{"<br>".join(extra)}</p>',) if extra else ()
-            key = (turn.role, turn.text, turn.note, turn.stats, rendered)
-            views.append(TurnView(key, (_heading(turn.role), *body, *footer)))
+            key = (turn.role, turn.text, turn.note, turn.stats, rendered, palette.name)
+            views.append(TurnView(key, (_heading(turn.role, palette), *body, *footer)))
         if streaming and self._reply is not None:
             # The reply being streamed is written as it arrives after its heading (_show_streaming).
-            views.append(TurnView(("streaming", id(self._reply)), (_heading("assistant"),)))
+            views.append(TurnView(("streaming", id(self._reply), palette.name), (_heading("assistant", palette),)))
         hint = "Type a message below." if self._ready else "Load a model, then type a message below."
-        self.transcript.show_turns(views, f'<p style="color:#777">{hint}</p>')
+        self.transcript.show_turns(views, f'<p style="color:{palette.muted}">{hint}</p>')
         if streaming:
             self._settled = 0
             self._show_streaming()
@@ -720,31 +722,36 @@ class ChatPane(QWidget):
             return
         text = self._reply.text
         end = settled_length(text, self._settled)
-        settled = render_markdown_blocks(text[self._settled : end]) if end > self._settled else ()
+        palette = current_palette()
+        settled = render_markdown_blocks(text[self._settled : end], palette=palette) if end > self._settled else ()
         self._settled = end
         tail = text[end:]
-        shown = render_markdown_blocks(tail) if len(tail) <= TAIL_MARKDOWN_CHARS else plain_blocks(tail)
+        shown = (
+            render_markdown_blocks(tail, palette=palette) if len(tail) <= TAIL_MARKDOWN_CHARS else plain_blocks(tail)
+        )
         self.transcript.stream(settled, shown)
 
-    def _body(self, turn: Turn) -> tuple[tuple[str, ...], bool]:
+    def _body(self, turn: Turn, palette: Palette) -> tuple[tuple[str, ...], bool]:
         """A turn's text as HTML blocks, and whether that is its final form.
 
         A long reply's markdown takes tens of milliseconds to render: it is laid out as plain paragraphs
         at once and rendered on a worker thread, then shown again."""
-        key = (turn.role, turn.text)
+        key = (turn.role, turn.text, palette.name)
         pieces = _PIECES.get(key)
         if pieces is not None:
             _PIECES.move_to_end(key)
             return pieces, True
         if turn.role != "assistant" or len(turn.text) <= RENDER_INLINE_CHARS:
-            return _remember(key, _render_pieces(turn.role, turn.text)), True
+            return _remember(key, _render_pieces(turn.role, turn.text, palette)), True
         if key not in self._rendering:
             self._rendering.add(key)
             text = turn.text
-            self._renderer.run(lambda: _render_pieces("assistant", text), lambda pieces: self._rendered(key, pieces))
+            self._renderer.run(
+                lambda: _render_pieces("assistant", text, palette), lambda pieces: self._rendered(key, pieces)
+            )
         return plain_blocks(turn.text), False
 
-    def _rendered(self, key: tuple[str, str], pieces: tuple[str, ...]) -> None:
+    def _rendered(self, key: tuple[str, str, str], pieces: tuple[str, ...]) -> None:
         self._rendering.discard(key)
         _remember(key, pieces)
         self.show_conversation()
@@ -755,11 +762,11 @@ RENDER_INLINE_CHARS = 8_000
 # The block still being written is rendered as markdown each frame up to this long (an open code block
 # can grow large); past it, as plain text until it closes.
 TAIL_MARKDOWN_CHARS = 6_000
-_PIECES: OrderedDict[tuple[str, str], tuple[str, ...]] = OrderedDict()  # (role, text) -> HTML blocks
+_PIECES: OrderedDict[tuple[str, str, str], tuple[str, ...]] = OrderedDict()  # (role, text, palette) -> HTML
 _PIECES_KEPT = 512
 
 
-def _remember(key: tuple[str, str], pieces: tuple[str, ...]) -> tuple[str, ...]:
+def _remember(key: tuple[str, str, str], pieces: tuple[str, ...]) -> tuple[str, ...]:
     """Rendered turns are kept: the transcript is shown again at every turn boundary, old turns unchanged."""
     _PIECES[key] = pieces
     while len(_PIECES) > _PIECES_KEPT:
@@ -772,16 +779,24 @@ def _unbroken(text: str) -> str:
     return text.replace("tok/s", "tok\u2060/\u2060s")
 
 
-def _heading(role: str) -> str:
+def _heading(role: str, palette: Palette) -> str:
     who = ROLE_NAMES.get(role, role)
-    colour = "#1f5fbf" if role == "user" else "#2f7d32"
+    colour = palette.accent if role == "user" else palette.assistant
     return f'<p style="margin-top:10px; margin-bottom:2px"><b style="color:{colour}">{who}</b></p>'
 
 
-def _render_pieces(role: str, text: str) -> tuple[str, ...]:
+def _notice_style(palette: Palette) -> str:
+    banner = palette.banners["warning"]
+    return (
+        f"QLabel {{ background: {banner.background}; color: {banner.text}; border: 1px solid {banner.border};"
+        " padding: 6px; }"
+    )
+
+
+def _render_pieces(role: str, text: str, palette: Palette) -> tuple[str, ...]:
     """The model's replies are markdown (code blocks highlighted); what the user typed is shown as typed."""
     if role == "assistant":
-        return render_markdown_blocks(text) or ("<p></p>",)
+        return render_markdown_blocks(text, palette=palette) or ("<p></p>",)
     return plain_blocks(text)
 
 

@@ -24,12 +24,19 @@ from PySide6.QtWidgets import (
 )
 
 from gui.core.doctor import STATUS_WORDS, Check, Status, by_severity, summary, worst
+from gui.core.theme import Palette
 from gui.ui.plain import plain_label
+from gui.ui.theme import themed_style
 
 __all__ = ["DoctorView", "action_label"]
 
 # Each status's colour in the list.
-STATUS_COLOURS = {Status.FAIL: "#c62828", Status.WARN: "#b26a00", Status.UNKNOWN: "#666666", Status.OK: "#2e7d32"}
+
+
+def status_colour(status: Status, palette: Palette) -> str:
+    return {Status.FAIL: palette.error, Status.WARN: palette.warn, Status.UNKNOWN: palette.muted}.get(
+        status, palette.ok
+    )
 
 
 def action_label(action: str) -> str:
@@ -123,9 +130,8 @@ class DoctorView(QWidget):
         frame = QFrame(self._list)
         frame.setFrameShape(QFrame.Shape.StyledPanel)
         frame.setObjectName(f"check:{check.id}")
-        word, colour = STATUS_WORDS[check.status], STATUS_COLOURS[check.status]
-        status = QLabel(word, frame)
-        status.setStyleSheet(f"color: {colour}; font-weight: bold")
+        status = QLabel(STATUS_WORDS[check.status], frame)
+        themed_style(status, lambda palette: f"color: {status_colour(check.status, palette)}; font-weight: bold")
         status.setMinimumWidth(40)
         title = plain_label(check.title, frame, wrap=True)
         title.setStyleSheet("font-weight: bold")
@@ -139,7 +145,7 @@ class DoctorView(QWidget):
             layout.addWidget(plain_label(check.evidence, frame, wrap=True))
         if check.why and check.status is not Status.OK:
             why = plain_label(check.why, frame, wrap=True)
-            why.setStyleSheet("color: #555")
+            themed_style(why, lambda palette: f"color: {palette.muted}")
             layout.addWidget(why)
         fix = check.fix
         if fix is not None and check.status is not Status.OK:

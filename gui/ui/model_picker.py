@@ -14,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt, Signal
-from PySide6.QtGui import QColor, QFont, QFontMetrics, QIcon, QMouseEvent, QPainter, QResizeEvent
+from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics, QIcon, QMouseEvent, QPainter, QResizeEvent
 from PySide6.QtWidgets import (
     QApplication,
     QHeaderView,
@@ -26,12 +26,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from gui.core.theme import Palette
 from gui.services.library import Library, LibraryChange, ModelGroup, split_quant_suffix
 from gui.services.models import ModelEntry
 from gui.ui.library_empty import EmptyLibrary
 from gui.ui.plain import plain_tip
+from gui.ui.theme import current_palette, follow_theme
 
-DOUBT_COLOUR = QColor("#b35c00")  # a quant name the tensors contradict
 MARK = "⚠"  # beside that name, and beside the size of a file that can be planned but not loaded
 
 
@@ -145,6 +146,7 @@ class ModelPicker(QTreeWidget):
         self.empty.hub_requested.connect(self.hub_requested)
         self.empty.message.connect(self.message)
         self.empty.demo_ready.connect(lambda path: self.rescan(select=path))
+        follow_theme(self, self._recolour, now=False)
 
     @property
     def folders(self) -> list[Path]:
@@ -224,11 +226,9 @@ class ModelPicker(QTreeWidget):
         if entry.not_loadable:
             words += f"\n\n{entry.not_loadable.capitalize()}."
             item.setText(2, f"{human_size(entry.size_bytes)} {MARK}")
-            for col in range(len(self.COLUMNS)):
-                item.setForeground(col, Qt.GlobalColor.darkGray)
         if doubt:
             words += f"\n\n{doubt}"
-            item.setForeground(1, DOUBT_COLOUR)
+        self._colour_item(item, current_palette(), error=False)
         tip = plain_tip(words)
         for col in range(len(self.COLUMNS)):
             item.setToolTip(col, tip)
@@ -242,10 +242,34 @@ class ModelPicker(QTreeWidget):
         tip = plain_tip(f"Cannot use this file: {entry.error}\n{entry.path}")
         for col in range(len(self.COLUMNS)):
             item.setToolTip(col, tip)
-        item.setForeground(0, Qt.GlobalColor.darkRed)
-        item.setForeground(1, Qt.GlobalColor.darkRed)
+        self._colour_item(item, current_palette(), error=True)
         item.setFlags(item.flags() & ~Qt.ItemFlag.ItemIsSelectable)
         return item
+
+    def _colour_item(self, item: QTreeWidgetItem, palette: Palette, *, error: bool) -> None:
+        """A file that cannot be used in the error colour, one that cannot be loaded muted, and a quant name
+        the tensors contradict in the warning colour."""
+        entry = item.data(0, Qt.ItemDataRole.UserRole)
+        if not isinstance(entry, ModelEntry):
+            return
+        if error:
+            for col in (0, 1):
+                item.setForeground(col, QColor(palette.error))
+            return
+        for col in range(len(self.COLUMNS)):
+            item.setForeground(col, QColor(palette.muted) if entry.not_loadable else QBrush())
+        if entry.quant_check is not None and entry.quant_check.problem:
+            item.setForeground(1, QColor(palette.warn))
+
+    def _recolour(self, palette: Palette) -> None:
+        for i in range(self.topLevelItemCount()):
+            top = self.topLevelItem(i)
+            if top is None:
+                continue
+            self._colour_item(top, palette, error=True)  # a top-level item with a file is a file it cannot use
+            for j in range(top.childCount()):
+                if (child := top.child(j)) is not None:
+                    self._colour_item(child, palette, error=False)
 
     def _show_empty(self, empty: bool) -> None:
         """No GGUF file in any folder: how to get one, in place of an empty tree."""

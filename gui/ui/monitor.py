@@ -39,6 +39,7 @@ from gui.core.alerts import Alert, AlertRules
 from gui.core.gpu_sample import GpuSample
 from gui.core.preferences import ALERT_TEMPERATURE, SAMPLE_INTERVAL
 from gui.core.telemetry_history import TelemetryHistory, capacity_for
+from gui.core.theme import Palette
 from gui.services.bundle import GpuServices
 from gui.services.telemetry import GpuSource, Tick
 from gui.ui.charts import TelemetryCharts
@@ -46,15 +47,21 @@ from gui.ui.plain import plain_label, plain_tip
 from gui.ui.power_panel import PowerPanel
 from gui.ui.spec_widgets import float_box
 from gui.ui.telemetry_bridge import TelemetryBridge
+from gui.ui.theme import current_palette, themed_style
 
 __all__ = ["MonitorView", "describe_sample", "notify_desktop"]
 
 NA = "n/a"
-_SEVERITY_STYLE = {
-    "info": "background:#e3f2fd; color:#0d47a1; border:1px solid #90caf9;",
-    "warning": "background:#fff3e0; color:#e65100; border:1px solid #ffb74d;",
-    "critical": "background:#ffebee; color:#b71c1c; border:1px solid #e57373;",
-}
+
+
+def _banner_style(palette: Palette, severity: str) -> str:
+    banner = palette.banners[severity]
+    return (
+        f"QFrame {{ background:{banner.background}; color:{banner.text}; border:1px solid {banner.border};"
+        " border-radius:3px; }"
+    )
+
+
 RECENT_SAMPLES = 300  # five minutes at the default interval
 READOUT_KEYS = ("temperature", "power", "limit", "util", "vram", "clocks", "fan", "pstate", "throttle", "ecc", "pcie")
 _READOUT_TITLES = {
@@ -164,8 +171,12 @@ class MonitorView(QWidget):
         # A long card name must not widen the view: it has a line of its own and wraps there.
         self.title_label.setWordWrap(True)
         self.simulated_label = QLabel("SIMULATED")
-        self.simulated_label.setStyleSheet(
-            "background:#ffb300; color:#212121; font-weight:bold; padding:1px 6px; border-radius:3px;"
+        themed_style(
+            self.simulated_label,
+            lambda palette: (
+                f"background:{palette.badge_background}; color:{palette.badge_text}; font-weight:bold;"
+                " padding:1px 6px; border-radius:3px;"
+            ),
         )
         self.simulated_label.setToolTip("Readings come from a simulated card driven by the engine's real load")
         self.simulated_label.setVisible(False)
@@ -197,11 +208,13 @@ class MonitorView(QWidget):
         header.addStretch(1)
 
         self.status_label = plain_label("waiting for the first reading…")
-        self.status_label.setStyleSheet("color:#616161;")
+        themed_style(self.status_label, lambda palette: f"color:{palette.muted};")
         self.status_label.setWordWrap(True)
 
         self.banner = QFrame()
         self.banner.setVisible(False)
+        self._banner_severity = "info"
+        themed_style(self.banner, lambda palette: _banner_style(palette, self._banner_severity))
         self.banner_label = plain_label()
         self.banner_label.setWordWrap(True)
         dismiss = QPushButton("×")
@@ -228,7 +241,8 @@ class MonitorView(QWidget):
             value.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
             value.setMinimumWidth(70)
             self.readout[key] = value
-            cell = QLabel(f"<span style='color:#757575'>{_READOUT_TITLES[key]}</span>")
+            cell = QLabel(_READOUT_TITLES[key])
+            themed_style(cell, lambda palette: f"color:{palette.muted};")
             row, column = divmod(i, per_row)
             readout.addWidget(cell, row, 2 * column, Qt.AlignmentFlag.AlignRight)
             readout.addWidget(value, row, 2 * column + 1)
@@ -245,7 +259,7 @@ class MonitorView(QWidget):
         layout.addWidget(self.power_panel)
         # Without a GPU: why there is no cap, and what would give one.
         self.no_gpu_label = plain_label(wrap=True)
-        self.no_gpu_label.setStyleSheet("color:#616161;")
+        themed_style(self.no_gpu_label, lambda palette: f"color:{palette.muted};")
         self.no_gpu_label.hide()
         layout.addWidget(self.no_gpu_label)
         layout.addWidget(self.charts, 1)
@@ -410,7 +424,8 @@ class MonitorView(QWidget):
         self.alerts.append(alert)
         stamp = time.strftime("%H:%M:%S")
         self.banner_label.setText(f"{stamp} — {alert.message}")
-        self.banner.setStyleSheet(f"QFrame {{ {_SEVERITY_STYLE[alert.severity]} border-radius:3px; }}")
+        self._banner_severity = alert.severity
+        self.banner.setStyleSheet(_banner_style(current_palette(), alert.severity))
         self.banner.setVisible(True)
         self.alert.emit(alert)
 

@@ -20,6 +20,7 @@ from gui.core.params import CONTEXT, CPU_MOE_LAYERS, GPU_LAYERS, LOAD_SPECS, SPE
 from gui.core.specs import BoolSpec, ChoiceSpec, IntSpec
 from gui.ui.plain import plain_label, plain_tip
 from gui.ui.spec_widgets import ClampSpinBox, check_box, choice_box
+from gui.ui.theme import current_palette, follow_theme, themed_style
 
 
 class ParamRow:
@@ -46,6 +47,7 @@ class ParamRow:
         self._pin_toggled(True)
         self.pin.setMinimumWidth(self.pin.sizeHint().width())  # as wide pinned as not: nothing moves
         self._pin_toggled(False)
+        follow_theme(self.pin, lambda _palette: self._pin_toggled(self.pin.isChecked()), now=False)
         self.slider.setMinimumWidth(48)
         self.slider.valueChanged.connect(self._slider_moved)
         self.spin.valueChanged.connect(self._spin_changed)
@@ -54,7 +56,7 @@ class ParamRow:
     def _pin_toggled(self, pinned: bool) -> None:
         what = self.spec.label.lower()
         self.pin.setText("pinned" if pinned else "pin")
-        self.pin.setStyleSheet("font-weight: bold; color: #1f5fbf" if pinned else "")
+        self.pin.setStyleSheet(f"font-weight: bold; color: {current_palette().accent}" if pinned else "")
         self.pin.setToolTip(
             f"Pinned: auto-fit leaves {what} as it is. Click to let auto-fit change it."
             if pinned
@@ -149,7 +151,7 @@ class ParamPanel(QWidget):
         # A typed value brought into range is said here, not changed silently.
         self.note = plain_label(parent=self)
         self.note.setWordWrap(True)
-        self.note.setStyleSheet("color: #8a5300")
+        themed_style(self.note, lambda palette: f"color: {palette.warn}")
         self.note.setAccessibleName("Load settings note")
         self.note.hide()
         grid.addWidget(self.note, n_rows, 0, 1, 4)

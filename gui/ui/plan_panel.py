@@ -21,11 +21,13 @@ from gui.core.cards import CARDS, CUSTOM_BANDWIDTH, CUSTOM_VRAM, Card, custom_ca
 from gui.core.memory_check import Correction
 from gui.core.params import MARGIN
 from gui.core.planner import Device, Plan, Verdict
+from gui.core.theme import Palette
 from gui.services.devices import device_from_card, device_from_gpu
 from gui.services.nvml import GpuInfo
 from gui.ui.plain import TextArea
 from gui.ui.spec_widgets import float_box, int_box
-from gui.ui.vram_bar import SEGMENTS, VERDICT_COLOURS, VramBar
+from gui.ui.theme import current_palette, follow_theme, themed_style
+from gui.ui.vram_bar import SEGMENTS, VramBar, verdict_colour
 
 CPU_ONLY = "cpu"
 CUSTOM = "custom"
@@ -119,6 +121,7 @@ class PlanPanel(QWidget):
         # Fixed regions: the plan's words change with every slider, the layout around them does not.
         self.mode_label = TextArea(2, self)  # may quote the driver's error
         self.mode_label.setAccessibleName("Planning mode")
+        self._mode_look = ("muted", False)  # the palette role the planning mode is written in, and bold
         self.bars: list[VramBar] = []
         self.bars_box = QVBoxLayout()
         self.host_label = TextArea(2, self)
@@ -133,12 +136,12 @@ class PlanPanel(QWidget):
         self.verify_button.setToolTip("Ask llama.cpp for its own dry run of these settings (reads no weights).")
         self.verify_label = TextArea(2, self)  # llama.cpp's messages
         self.verify_label.setAccessibleName("Verify result")
-        self.verify_label.setStyleSheet("color: #444")
+        themed_style(self.verify_label, lambda palette: f"color: {palette.muted}")
         self.verify_label.hide()
         # After a load on a GPU: the driver's reading beside the plan (MemoryCheck.describe).
         self.measured_label = TextArea(2, self)
         self.measured_label.setAccessibleName("Measured memory")
-        self.measured_label.setStyleSheet("color: #444")
+        themed_style(self.measured_label, lambda palette: f"color: {palette.muted}")
         self.measured_label.hide()
 
         top = QGridLayout()
@@ -151,10 +154,7 @@ class PlanPanel(QWidget):
         top.addLayout(custom_row, 1, 1, 1, 3)
         legend = QLabel(self)
         legend.setTextFormat(Qt.TextFormat.RichText)
-        legend.setText(
-            " ".join(f'<span style="color:{s.colour}">■</span>&nbsp;{s.label}' for s in SEGMENTS)
-            + ' <span style="color:#555">▒</span>&nbsp;margin'
-        )
+        follow_theme(legend, lambda palette: legend.setText(_legend(palette)))
         legend.setWordWrap(True)
         legend.setStyleSheet("font-size: 8pt")
         buttons = QHBoxLayout()
@@ -183,6 +183,9 @@ class PlanPanel(QWidget):
         self.auto_fit_button.clicked.connect(self.auto_fit_requested)
         self.verify_button.clicked.connect(self.verify_requested)
         self.set_targets([], "looking for GPUs…")
+        self._problem = ""
+        themed_style(self.mode_label, self._mode_style)
+        follow_theme(self, lambda _palette: self.show_plan(self.plan, self._problem), now=False)
 
     # ---- targets --------------------------------------------------------------------------
 
@@ -277,31 +280,37 @@ class PlanPanel(QWidget):
                 "This engine build has no GPU offload: the GPU layers will run on the CPU, so the plan is for "
                 "the CPU and RAM. The Doctor tab has the command that builds the engine for this GPU."
             )
-            style = "color: #c62828; font-weight: bold"
+            look = ("error", True)
         elif target.simulated:
             mode = "SIMULATED card: planning against a simulated GPU, not a real one." + self._learned(target)
-            style = "color: #8a2be2; font-weight: bold"
+            look = ("simulated", True)
         elif target.measured:
             mode = "Measured: free memory read from the driver just now." + self._learned(target)
-            style = "color: #2e7d32"
+            look = ("ok", False)
         elif target.key == CPU_ONLY:
             why = f" ({self.why_none})" if self.why_none and not self.targets[0].measured else ""
             mode = f"Planning a load on this machine's CPU and RAM{why}."
-            style = "color: #444"
+            look = ("muted", False)
         else:
             mode = (
                 "What if: catalog figures for a card this machine does not have. A load here still runs on "
                 "what the machine has, and is not held back by this plan."
             )
-            style = "color: #b26a00"
+            look = ("warn", False)
         self.mode_label.setText(mode)
-        self.mode_label.setStyleSheet(style)
+        self._mode_look = look
+        self.mode_label.setStyleSheet(self._mode_style(current_palette()))
         self.target_changed.emit()
 
     # ---- plan ---------------------------------------------------------------------------------
 
+    def _mode_style(self, palette: Palette) -> str:
+        role, bold = self._mode_look
+        return f"color: {getattr(palette, role)}" + ("; font-weight: bold" if bold else "")
+
     def show_plan(self, plan: Plan | None, problem: str = "") -> None:
         self.plan = plan
+        self._problem = problem
         devices = plan.devices if plan else ()
         while len(self.bars) < len(devices):
             bar = VramBar(self)
@@ -316,7 +325,7 @@ class PlanPanel(QWidget):
             return
         lead = f"{html.escape(problem)}<br>" if problem else ""  # e.g. an auto-fit that failed
         self.host_label.setText(describe_host(plan))
-        colour = VERDICT_COLOURS[plan.verdict]
+        colour = verdict_colour(plan.verdict)
         speed = (
             f" Decode ceiling ≈ <b>{plan.predicted_tg_tok_s:.0f} tok/s</b> (memory bandwidth bound)."
             if plan.predicted_tg_tok_s
@@ -348,3 +357,9 @@ class PlanPanel(QWidget):
         """The dry run's words; the region takes room only once there is something to read in it."""
         self.verify_label.setText(text)
         self.verify_label.setVisible(bool(text))
+
+
+def _legend(palette: Palette) -> str:
+    """What each colour of the VRAM bar is, in the bar's colours."""
+    swatches = " ".join(f'<span style="color:{palette.segments[s.key]}">■</span>&nbsp;{s.label}' for s in SEGMENTS)
+    return swatches + f' <span style="color:{palette.muted}">▒</span>&nbsp;margin'

@@ -24,6 +24,7 @@ from gui.services.power_limit import Decision, Outcome, PowerLimiter, PowerResul
 from gui.ui.background import Background
 from gui.ui.plain import plain_label
 from gui.ui.spec_widgets import int_box
+from gui.ui.theme import current_palette, follow_theme
 
 __all__ = ["PowerPanel", "PowerReport"]
 
@@ -67,6 +68,8 @@ class PowerPanel(QWidget):
         self.outcome_label = QLabel("")
         self.outcome_label.setWordWrap(True)
         self.outcome_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self._shown: tuple[Outcome | None, str] = (None, "")  # what the outcome line says, to redraw in a new theme
+        follow_theme(self.outcome_label, lambda _palette: self._show(*self._shown), now=False)
         self.enforced_label = plain_label("limit: n/a")
         self.enforced_label.setToolTip("The limit the driver enforces now")
 
@@ -202,7 +205,11 @@ class PowerPanel(QWidget):
     # --- looks --------------------------------------------------------------------------------------
 
     def _show(self, outcome: Outcome | None, message: str) -> None:
-        colour = {None: "#424242", Outcome.APPLIED: "#2e7d32", Outcome.CLAMPED: "#b26a00"}.get(outcome, "#c62828")
+        self._shown = (outcome, message)
+        palette = current_palette()
+        colour = {None: palette.muted, Outcome.APPLIED: palette.ok, Outcome.CLAMPED: palette.warn}.get(
+            outcome, palette.error
+        )
         words = f"<b>{outcome.value}</b>: " if outcome is not None else ""
         self.outcome_label.setText(f"<span style='color:{colour}'>{words}{_escape(message)}</span>")
         self.outcome_label.setVisible(bool(message))

@@ -16,7 +16,7 @@ import threading
 from typing import Any
 
 import pyqtgraph as pg
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QDoubleSpinBox,
@@ -48,13 +48,16 @@ from gui.core.power_sweep import (
     row_cells,
     table_header,
 )
+from gui.core.theme import Palette
 from gui.services.power_sweep import (
     DEFAULT_MEASURE_S,
     PowerSweep,
     SweepProgress,
     Workload,
 )
+from gui.ui.charts import colour_curve, colour_plot
 from gui.ui.plain import plain_label
+from gui.ui.theme import follow_theme, themed_style
 
 __all__ = ["PowerSweepRunner", "PowerSweepView", "SweepPlan"]
 
@@ -169,7 +172,7 @@ class PowerSweepView(QWidget):
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         self.table.horizontalHeader().setStretchLastSection(True)  # the throttle reasons take what is left
         self.simulated_note = plain_label(SIMULATED_NOTE, self, wrap=True)
-        self.simulated_note.setStyleSheet("color: #8a2be2")
+        themed_style(self.simulated_note, lambda palette: f"color: {palette.simulated}")
         self.simulated_note.setVisible(False)
         self.recommendation = plain_label("", self, wrap=True)
         self.recommendation.setAccessibleName("Recommended cap")
@@ -177,16 +180,16 @@ class PowerSweepView(QWidget):
         self.apply_button.setToolTip("Set the card's power limit to the recommended cap (the Monitor's Cap button)")
         self.apply_button.setEnabled(False)
         self.chart = pg.PlotWidget(self)
-        self.chart.setBackground("w")
         self.chart.setLabel("left", "% of the best")
         self.chart.setLabel("bottom", "power cap (W)")
         self.chart.addLegend()
         self.chart.setMinimumHeight(140)
-        self._speed = self.chart.plot([], [], pen=pg.mkPen("#d62728", width=2), symbol="o", name="tok/s")
-        self._efficiency = self.chart.plot([], [], pen=pg.mkPen("#2ca02c", width=2), symbol="t", name="tok/J")
-        self._chosen = pg.InfiniteLine(angle=90, pen=pg.mkPen("#555555", style=pg.QtCore.Qt.PenStyle.DashLine))
+        self._speed = self.chart.plot([], [], symbol="o", name="tok/s")
+        self._efficiency = self.chart.plot([], [], symbol="t", name="tok/J")
+        self._chosen = pg.InfiniteLine(angle=90)
         self._chosen.setVisible(False)
         self.chart.addItem(self._chosen)
+        follow_theme(self, self._colour_chart)
         self.rows: list[SweepRow] = []
         self.result: SweepResult | None = None
 
@@ -226,6 +229,12 @@ class PowerSweepView(QWidget):
         self.stop_button.clicked.connect(self.stop_requested)
         self.apply_button.clicked.connect(self._apply)
         self.plan_changed.connect(self.describe)
+
+    def _colour_chart(self, palette: Palette) -> None:
+        colour_plot(self.chart, palette)
+        colour_curve(self._speed, palette, "sweep_speed")
+        colour_curve(self._efficiency, palette, "sweep_efficiency")
+        self._chosen.setPen(pg.mkPen(palette.chosen_line, style=Qt.PenStyle.DashLine))
 
     def _seconds_box(self, low: float, high: float, value: float, suffix: str, name: str) -> QDoubleSpinBox:
         box = QDoubleSpinBox(self)

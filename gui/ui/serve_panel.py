@@ -35,6 +35,7 @@ from gui.core.preferences import SERVE_PORT
 from gui.services.api_server import ApiActivity
 from gui.ui.plain import plain_label
 from gui.ui.spec_widgets import int_box
+from gui.ui.theme import themed_style
 
 __all__ = ["KEEP_REQUESTS", "ServeChoice", "ServePanel"]
 
@@ -86,7 +87,7 @@ class ServePanel(QWidget):
         self.status = plain_label("Not serving.", self, wrap=True)
         self.status.setAccessibleName("Serving status")
         self.warning = plain_label("", self, wrap=True)
-        self.warning.setStyleSheet("color: #b26a00; font-weight: bold")
+        themed_style(self.warning, lambda palette: f"color: {palette.warn}; font-weight: bold")
         self.warning.setVisible(False)
         self.usage = QPlainTextEdit(self)
         self.usage.setReadOnly(True)

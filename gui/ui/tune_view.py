@@ -49,8 +49,11 @@ from gui.core.bench import (
 )
 from gui.core.load_state import LoadState, Phase
 from gui.core.params import LoadSettings
+from gui.core.theme import Palette
 from gui.services.bench_meter import PeakMeter
+from gui.ui.charts import colour_curve, colour_plot
 from gui.ui.plain import plain_label
+from gui.ui.theme import follow_theme
 
 __all__ = ["SWEEPS", "TuneRunner", "TuneView", "estimate_s"]
 
@@ -314,15 +317,15 @@ class TuneView(QWidget):
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.table.setAccessibleName("Sweep results")
         self.chart = pg.PlotWidget(self)
-        self.chart.setBackground("w")
         self.chart.setLabel("left", "tok/s")
         self.chart.setLabel("bottom", "run")
         self.chart.addLegend()
         self.chart.setMinimumHeight(140)
         self._curves = {
-            "pp": self.chart.plot([], [], pen=pg.mkPen("#1f77b4", width=2), symbol="o", name="prompt (pp)"),
-            "tg": self.chart.plot([], [], pen=pg.mkPen("#d62728", width=2), symbol="t", name="generation (tg)"),
+            "pp": self.chart.plot([], [], symbol="o", name="prompt (pp)"),
+            "tg": self.chart.plot([], [], symbol="t", name="generation (tg)"),
         }
+        follow_theme(self, self._colour_chart)
         self._points: dict[str, tuple[list[float], list[float]]] = {"pp": ([], []), "tg": ([], [])}
         self.rows: list[BenchRow] = []
 
@@ -364,6 +367,11 @@ class TuneView(QWidget):
         self.apply_button.clicked.connect(self._apply)
         self.table.itemSelectionChanged.connect(lambda: self.apply_button.setEnabled(bool(self.table.selectedItems())))
         self._defaults: tuple[LoadSettings, int, int] = (LoadSettings(), 1, 1)
+
+    def _colour_chart(self, palette: Palette) -> None:
+        colour_plot(self.chart, palette)
+        for key, curve in self._curves.items():
+            colour_curve(curve, palette, f"bench_{key}")
 
     def _spin(self, low: int, high: int, value: int, name: str) -> QSpinBox:
         box = QSpinBox(self)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 from PySide6.QtCore import QPoint, QRectF, QSize, Qt
@@ -9,28 +10,54 @@ from PySide6.QtGui import QBrush, QColor, QFont, QMouseEvent, QPainter, QPaintEv
 from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
 from gui.core.planner import DevicePlan, Verdict
+from gui.core.theme import Palette
 from gui.ui.plain import plain_tip
+from gui.ui.theme import current_palette, follow_theme
 
-VERDICT_COLOURS = {Verdict.FITS: "#2e7d32", Verdict.TIGHT: "#b26a00", Verdict.WONT_FIT: "#c62828"}
+
+def verdict_colour(verdict: Verdict, palette: Palette | None = None) -> str:
+    """The verdict's text colour in `palette` (the one in use when not given)."""
+    palette = palette or current_palette()
+    return {Verdict.FITS: palette.ok, Verdict.TIGHT: palette.warn, Verdict.WONT_FIT: palette.error}[verdict]
+
+
+class _VerdictColours(Mapping[Verdict, str]):
+    """Verdict -> colour in the palette in use, read when looked up (so it follows the theme)."""
+
+    def __getitem__(self, verdict: Verdict) -> str:
+        return verdict_colour(verdict)
+
+    def __iter__(self) -> Iterator[Verdict]:
+        return iter(Verdict)
+
+    def __len__(self) -> int:
+        return len(Verdict)
+
+
+VERDICT_COLOURS: Mapping[Verdict, str] = _VerdictColours()
 
 
 @dataclass(frozen=True)
 class Segment:
     key: str
     label: str
-    colour: str
+
+    @property
+    def colour(self) -> str:
+        """Its colour in the palette in use."""
+        return current_palette().segments[self.key]
 
 
 # Drawn left to right in this order; "other" (memory other processes hold) comes first, as it is taken already.
 SEGMENTS = (
-    Segment("other_mib", "Other processes", "#5f6368"),
-    Segment("overhead_mib", "CUDA context and runtime", "#9aa0a6"),
-    Segment("weights_mib", "Weights", "#3b6fd4"),
-    Segment("kv_mib", "KV cache", "#2e9d5b"),
-    Segment("recurrent_mib", "Recurrent state", "#17a2b8"),
-    Segment("compute_mib", "Compute buffer", "#e08a1e"),
-    Segment("staged_mib", "Host weights staged for prompts", "#a8520f"),
-    Segment("output_mib", "Output buffer", "#b07cc6"),
+    Segment("other_mib", "Other processes"),
+    Segment("overhead_mib", "CUDA context and runtime"),
+    Segment("weights_mib", "Weights"),
+    Segment("kv_mib", "KV cache"),
+    Segment("recurrent_mib", "Recurrent state"),
+    Segment("compute_mib", "Compute buffer"),
+    Segment("staged_mib", "Host weights staged for prompts"),
+    Segment("output_mib", "Output buffer"),
 )
 
 
@@ -45,6 +72,13 @@ def describe_device(plan: DevicePlan) -> str:
     return f"{plan.name}: needs {plan.needed_mib / gib:.2f} of {plan.total_mib / gib:.2f} GiB — {plan.verdict}, {room}"
 
 
+def _translucent(colour: str) -> QColor:
+    """The margin's hatching: dense enough to see, open enough to see the segments under it."""
+    shade = QColor(colour)
+    shade.setAlpha(90)
+    return shade
+
+
 class VramBar(QWidget):
     """One device. Hover shows each part in MiB."""
 
@@ -56,6 +90,7 @@ class VramBar(QWidget):
         self.setMinimumHeight(46)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         self.setAccessibleName("VRAM budget")
+        follow_theme(self, lambda _palette: self.update())
 
     def sizeHint(self) -> QSize:
         return QSize(360, 46)
@@ -67,10 +102,11 @@ class VramBar(QWidget):
 
     def paintEvent(self, event: QPaintEvent) -> None:
         plan = self.plan
+        colours = current_palette()
         painter = QPainter(self)
         painter.setRenderHint(QPainter.RenderHint.Antialiasing, False)
         rect = QRectF(self.rect()).adjusted(1, 14, -1, -12)
-        painter.fillRect(rect, QColor("#eef1f5"))
+        painter.fillRect(rect, QColor(colours.bar_track))
         self._spans = []
         if plan is None or plan.total_mib <= 0:
             painter.end()
@@ -83,28 +119,28 @@ class VramBar(QWidget):
             if mib <= 0:
                 continue
             width = mib * px_per_mib
-            painter.fillRect(QRectF(x, rect.top(), width, rect.height()), QColor(seg.colour))
+            painter.fillRect(QRectF(x, rect.top(), width, rect.height()), QColor(colours.segments[seg.key]))
             self._spans.append((x, x + width, f"{seg.label}: {mib:,.0f} MiB"))
             x += width
         total_x = rect.left() + plan.total_mib * px_per_mib
         if x > total_x:  # what does not fit, hatched red past the end of the card
             painter.fillRect(QRectF(total_x, rect.top(), x - total_x, rect.height()),
-                             QBrush(QColor("#c62828"), Qt.BrushStyle.BDiagPattern))  # fmt: skip
+                             QBrush(QColor(colours.error), Qt.BrushStyle.BDiagPattern))  # fmt: skip
         # The safety margin: the last margin_mib before the end of the card should stay free.
         margin_x = total_x - plan.margin_mib * px_per_mib
         painter.fillRect(QRectF(margin_x, rect.top(), total_x - margin_x, rect.height()),
-                         QBrush(QColor(0, 0, 0, 90), Qt.BrushStyle.Dense6Pattern))  # fmt: skip
+                         QBrush(_translucent(colours.bar_margin), Qt.BrushStyle.Dense6Pattern))  # fmt: skip
         self._spans.append((margin_x, total_x, f"Safety margin: {plan.margin_mib:,.0f} MiB kept free"))
-        painter.setPen(QPen(QColor("#202124"), 2))
+        painter.setPen(QPen(QColor(colours.bar_edge), 2))
         painter.drawLine(int(total_x), int(rect.top()) - 3, int(total_x), int(rect.bottom()) + 3)
         small = QFont(self.font())
         small.setPointSizeF(max(7.0, small.pointSizeF() * 0.85))
         painter.setFont(small)
-        painter.setPen(QColor(VERDICT_COLOURS[plan.verdict]))
+        painter.setPen(QColor(verdict_colour(plan.verdict, colours)))
         # Cut to the bar's width (the whole sentence is the tooltip): painted text must not run past the edge.
         line = painter.fontMetrics().elidedText(describe_device(plan), Qt.TextElideMode.ElideRight, int(rect.width()))
         painter.drawText(QRectF(rect.left(), 0, rect.width(), 13), Qt.AlignmentFlag.AlignLeft, line)
-        painter.setPen(QColor("#5f6368"))
+        painter.setPen(QColor(colours.muted))
         painter.drawText(
             QRectF(rect.left(), rect.bottom() + 1, rect.width(), 12),
             Qt.AlignmentFlag.AlignRight,
