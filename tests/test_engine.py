@@ -4,6 +4,7 @@ template)."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from gguf_factory import copy_gguf
@@ -265,3 +266,122 @@ def test_a_format_picked_for_one_request_and_an_unknown_one(bare_engine: SyncEng
     event = bare_engine.next_event(60)
     assert isinstance(event, p.GenerateFailed) and event.request_id == request
     assert event.kind == "template" and "unknown chat format 'klingon'" in event.error
+
+
+# ---- parallel slots: replies generated together ---------------------------------------------------------
+
+SLOTS = 4
+SLOTS_SETTINGS = SETTINGS.with_values(n_ctx=2048, n_parallel=SLOTS)  # 512 cells for each sequence
+TOPICS = ("the sea", "a cat", "bread", "winter", "a train", "music")
+
+
+@pytest.fixture(scope="module")
+def slots_engine(demo_model: Path, tmp_path_factory: pytest.TempPathFactory):
+    with SyncEngine(log_dir=tmp_path_factory.mktemp("logs")) as eng:
+        eng.client.load(demo_model, SLOTS_SETTINGS)
+        eng.loaded = eng.expect(p.Loaded, 120)
+        assert eng.loaded.n_ctx == 2048 // SLOTS
+        yield eng
+
+
+def together(eng: SyncEngine, text: str, max_tokens: int, ignore_eos: bool = True) -> int:
+    return eng.client.generate((p.ChatMessage("user", text),), max_tokens, GREEDY, ignore_eos, concurrent=True)
+
+
+def gather(eng: SyncEngine, requests: list[int]) -> tuple[dict[int, str], dict[int, Any], list[Any]]:
+    """Every event until each request has ended: the texts, the ends (Done or GenerateFailed), all events in order."""
+    texts = dict.fromkeys(requests, "")
+    ends: dict[int, Any] = {}
+    seen: list[Any] = []
+    while len(ends) < len(requests):
+        event = eng.next_event(120)
+        seen.append(event)
+        if isinstance(event, p.Token):
+            texts[event.request_id] += event.text
+        elif isinstance(event, p.Done | p.GenerateFailed):
+            ends[event.request_id] = event
+    return texts, ends, seen
+
+
+def most_at_once(seen: list[Any]) -> int:
+    """The most replies under way at one time, in the order the engine told it: from the prompt read to the end."""
+    running: set[int] = set()
+    most = 0
+    for event in seen:
+        if isinstance(event, p.PromptRead):
+            running.add(event.request_id)
+            most = max(most, len(running))
+        elif isinstance(event, p.Done | p.GenerateFailed):
+            running.discard(event.request_id)
+    return most
+
+
+def test_concurrent_replies_wait_for_the_chat_reply_then_run_one_per_slot(slots_engine: SyncEngine) -> None:
+    eng = slots_engine
+    chat = eng.client.generate((p.ChatMessage("user", "Tell me about the sea."),), 32, GREEDY, True)
+    asked = [together(eng, f"One sentence about {topic}.", 16) for topic in TOPICS]
+    texts, ends, seen = gather(eng, [chat, *asked])
+    # The chat's reply is not cut short by them: they wait in order, then run as many at once as there are slots.
+    assert ends[chat].stats.finish_reason == "length" and ends[chat].stats.n_gen == 32
+    first_start = next(i for i, e in enumerate(seen) if isinstance(e, p.PromptRead) and e.request_id != chat)
+    assert seen.index(ends[chat]) < first_start
+    assert most_at_once(seen[first_start:]) == SLOTS
+    for request in asked:
+        stats = ends[request].stats
+        assert stats.finish_reason == "length" and stats.n_gen == 16 and stats.engine_decode_tok_s > 0
+        tokens = [e.index for e in seen if isinstance(e, p.Token) and e.request_id == request]
+        assert tokens == list(range(16))
+    # Each is the reply the same request gets alone. Greedy: on the CPU each sequence's rows of a batch are
+    # computed as they are alone, but a backend may pick other kernels for other batch sizes, and a sampled
+    # token is a threshold on those figures; the API's test compares seeded sampling too.
+    for topic, request in zip(TOPICS, asked, strict=True):
+        alone = together(eng, f"One sentence about {topic}.", 16)
+        assert gather(eng, [alone])[0][alone] == texts[request]
+
+
+def test_a_stopped_reply_frees_its_slot_for_the_next_at_once(slots_engine: SyncEngine) -> None:
+    eng = slots_engine
+    asked = [together(eng, f"Write a long story about {topic}.", 400) for topic in TOPICS[:5]]
+    first, waiting = asked[0], asked[4]
+    while not isinstance(event := eng.next_event(120), p.Token) or event.request_id != asked[3]:
+        pass  # the four slots are generating; the fifth request waits
+    eng.client.stop(first)
+    rest = []
+    while True:
+        event = eng.next_event(120)
+        rest.append(event)
+        if isinstance(event, p.PromptRead) and event.request_id == waiting:
+            break
+    # The stopped reply ended, cancelled, and the waiting one started while the three others still run.
+    ended = [e for e in rest if isinstance(e, p.Done | p.GenerateFailed)]
+    assert [e.request_id for e in ended] == [first] and ended[0].stats.finish_reason == "cancelled"
+    for request in asked[1:]:
+        eng.client.stop(request)
+    _, ends, _ = gather(eng, asked[1:])
+    assert {e.stats.finish_reason for e in ends.values()} == {"cancelled"}
+
+
+def test_a_context_full_request_fails_alone(slots_engine: SyncEngine) -> None:
+    eng = slots_engine
+    asked = [together(eng, f"One sentence about {topic}.", 12) for topic in TOPICS[:3]]
+    huge = together(eng, " ".join(["word"] * 600), 8)  # past the 512 cells of one sequence
+    _, ends, _ = gather(eng, [*asked, huge])
+    failed = ends[huge]
+    assert isinstance(failed, p.GenerateFailed) and failed.kind == "context_full" and failed.n_ctx == 512
+    assert all(ends[r].stats.finish_reason == "length" and ends[r].stats.n_gen == 12 for r in asked)
+
+
+def test_a_chat_reply_replaces_concurrent_ones_and_keeps_its_prompt_cache(slots_engine: SyncEngine) -> None:
+    eng = slots_engine
+    question = (p.ChatMessage("user", "Name three colours."),)
+    _, ends, _ = gather(eng, [eng.client.generate(question, 8, GREEDY)])
+    asked = [together(eng, f"Write a long story about {topic}.", 400) for topic in TOPICS[:2]]
+    while not isinstance(eng.next_event(120), p.Token):
+        pass
+    chat = eng.client.generate(question, 8, GREEDY)
+    _, ends, _ = gather(eng, [*asked, chat])
+    assert all(ends[r].stats.finish_reason == "cancelled" and ends[r].stats.n_gen < 400 for r in asked)
+    # The replies under way took sequences beside the chat's: its prompt is still in the cache.
+    assert ends[chat].stats.n_prompt_evaluated == 1
+    eng.client.request_stats()
+    assert eng.expect(p.EngineStats, 30).n_cached_tokens == ends[chat].stats.n_prompt + ends[chat].stats.n_gen - 1

@@ -11,7 +11,7 @@ from typing import Any
 
 from gui.core.specs import FloatSpec, IntSpec, specs_of
 
-PROTOCOL_VERSION = 8
+PROTOCOL_VERSION = 9
 
 
 @dataclass(frozen=True)
@@ -151,6 +151,11 @@ class Generate:
     prompt: str | None = None
     # More texts that end the reply (not shown), beside the format's end-of-turn marker.
     stops: tuple[str, ...] = ()
+    # False (the chat's replies): this reply replaces whatever the engine is generating, on sequence 0 with its
+    # prompt cache. True (the API's): it joins the replies under way in a free parallel slot (a sequence of its
+    # own, its KV removed when it ends) and interrupts none; it waits in order while every slot is taken, or
+    # while the engine does something else. With one slot it is generated as a chat reply would be.
+    concurrent: bool = False
 
 
 @dataclass(frozen=True)

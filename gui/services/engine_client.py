@@ -205,12 +205,17 @@ class EngineClient:
         *,
         prompt: str | None = None,
         stops: tuple[str, ...] = (),
+        concurrent: bool = False,
     ) -> int:
         """Ask for a reply; returns its request id. ``prompt``: continue this text as it is instead of laying out
-        ``messages`` in the chat format; ``stops``: more texts that end the reply (see protocol.Generate)."""
+        ``messages`` in the chat format; ``stops``: more texts that end the reply; ``concurrent``: join the replies
+        under way in a parallel slot instead of replacing them (see protocol.Generate)."""
         request_id = next(self._request_ids)
         sampling = sampling or p.Sampling()
-        self._send(p.Generate(request_id, messages, max_tokens, sampling, ignore_eos, chat_format, prompt, stops))
+        command = p.Generate(
+            request_id, messages, max_tokens, sampling, ignore_eos, chat_format, prompt, stops, concurrent
+        )
+        self._send(command)
         return request_id
 
     def dry_run(self, model_path: str | os.PathLike[str], settings: LoadSettings) -> int:

@@ -19,6 +19,7 @@ import signal
 import sys
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from multiprocessing.connection import Connection
 from pathlib import Path
@@ -45,8 +46,14 @@ from gui.core.system_info import backend_of, cuda_archs
 llama: Any = None
 
 FLASH_ATTN = {"auto": -1, "off": 0, "on": 1}
-# Commands that replace what the engine is doing: one waiting ends the reply being generated.
+# Commands that replace what the engine is doing: one waiting ends the replies being generated. A concurrent
+# Generate is the exception (interrupts() below): it joins the replies under way in a free slot.
 INTERRUPTING = (p.Load, p.Unload, p.Generate, p.Shutdown, p.Bench)
+
+
+def interrupts(command: Any) -> bool:
+    """Whether ``command``, waiting in the inbox, ends the replies being generated."""
+    return isinstance(command, INTERRUPTING) and not (isinstance(command, p.Generate) and command.concurrent)
 
 
 def _redirect_stderr(log_path: str | None) -> None:
@@ -150,7 +157,12 @@ class Engine:
         self.n_ctx = 0
         self.n_batch = 512
         self.n_threads = 0  # the load's CPU threads, restored after a benchmark that ran with others
-        self.cached: list[int] = []  # tokens whose KV is in the context, in order
+        self.cached: list[int] = []  # tokens whose KV is in sequence 0 (the chat's prompt cache), in order
+        self.n_slots = 1  # sequences that generate at once (llama.cpp's n_seq_max, at most one batch's tokens)
+        self._batch: Any = None  # llama_batch_init's batch for replies generated together, n_batch tokens
+        # Commands taken from the inbox while replies were generated together, for the command loop in order.
+        self._deferred: deque[Any] = deque()
+        self._together: dict[int, _Slot] = {}  # the replies generated together now, by sequence
         # Pipe I/O runs on two small threads so the decode loop never waits on it: the reader files
         # commands (a Stop only raises a flag) and the writer sends events while the next token decodes.
         self.inbox: queue.Queue[Any] = queue.Queue()
@@ -190,7 +202,7 @@ class Engine:
                 continue
             if isinstance(command, p.Unload):
                 self.send(p.Acknowledged("unload"))
-            if isinstance(command, INTERRUPTING):
+            if interrupts(command):
                 with self._waiting_lock:
                     self._interrupting += 1
             self.inbox.put(command)
@@ -206,8 +218,8 @@ class Engine:
 
     def serve(self) -> None:
         while True:
-            command = self.inbox.get()
-            if isinstance(command, INTERRUPTING):
+            command = self._deferred.popleft() if self._deferred else self.inbox.get()
+            if interrupts(command):
                 with self._waiting_lock:
                     self._interrupting -= 1
             if isinstance(command, p.Shutdown):
@@ -228,7 +240,10 @@ class Engine:
             self.unload()
             self.send(p.Unloaded())
         elif isinstance(command, p.Generate):
-            self.generate(command)
+            if command.concurrent and self.ctx is not None and self.n_slots > 1:
+                self.generate_together(command)
+            else:
+                self.generate(command)
         elif isinstance(command, p.GetStats):
             self.send(self.stats())
         elif isinstance(command, p.DryRun):
@@ -243,6 +258,9 @@ class Engine:
     # ---- load / unload --------------------------------------------------------------------
 
     def unload(self) -> None:
+        if self._batch is not None:
+            llama.llama_batch_free(self._batch)
+            self._batch = None
         if self.ctx is not None:
             llama.llama_free(self.ctx)
             self.ctx = None
@@ -250,6 +268,7 @@ class Engine:
             llama.llama_model_free(self.model)
             self.model = None
         self.cached = []
+        self.n_slots = 1
         self.vocab = None
         self.totals = (0, 0, 0.0, 0.0)
 
@@ -303,6 +322,9 @@ class Engine:
         self.n_ctx = int(llama.llama_n_ctx_seq(ctx))
         self.n_batch = settings.n_batch
         self.n_threads = settings.n_threads
+        # Every slot's next token fits one batch beside the prompt chunks of slots still reading theirs.
+        self.n_slots = max(1, min(int(llama.llama_n_seq_max(ctx)), self.n_batch))
+        self._batch = llama.llama_batch_init(self.n_batch, 0, 1) if self.n_slots > 1 else None
         self.choose_format()
         self.bos_text = self.special_text(llama.llama_vocab_bos(self.vocab))
         self.eos_text = self.special_text(llama.llama_vocab_eos(self.vocab))
@@ -325,7 +347,7 @@ class Engine:
         return p.EngineStats(
             model_path=self.model_path if self.ctx is not None else "",
             n_ctx=self.n_ctx if self.ctx is not None else 0,
-            n_cached_tokens=len(self.cached),
+            n_cached_tokens=len(self.cached) + sum(slot.n_past for slot in self._together.values()),
             n_prompt_tokens_total=totals[0],
             n_decoded_tokens_total=totals[1],
             prompt_ms_total=totals[2],
@@ -631,6 +653,183 @@ class Engine:
         stats = self._stats(prompt, reused, n_gen, received, first, last, decode_rate, prompt_done, finish)
         self.send(p.Done(rid, stats))
 
+    # ---- replies generated together -------------------------------------------------------
+
+    def generate_together(self, first: p.Generate) -> None:
+        """Concurrent replies, one sequence each, as llama-server batches its slots: every step decodes one
+        llama_batch holding the next token of each reply that is generating and, in what room the batch has left,
+        prompt tokens of replies still reading theirs. Each reply is sampled from its own output in the batch by
+        its own sampler chain. A reply that ends frees its sequence at once (its KV removed) and a concurrent
+        Generate waiting in the inbox takes it; this returns when none is left, or when a command that replaces
+        what the engine does is waiting (every reply then ends, cancelled)."""
+        slots = self._together
+        try:
+            self._admit(first)
+            while True:
+                if self._interrupting > 0:
+                    for slot in list(slots.values()):
+                        self._end(slot, "cancelled")
+                    return
+                while len(slots) < self.n_slots and (command := self._next_concurrent()) is not None:
+                    self._admit(command)
+                if not slots:
+                    return
+                self._step()
+        finally:
+            for slot in list(slots.values()):  # only after an exception: every reply must hear its end
+                self._end(slot, "cancelled")
+
+    def _next_concurrent(self) -> p.Generate | None:
+        """The next command from the inbox if it is a concurrent Generate; stats are answered on the way. Any
+        other command is set aside for the command loop, and nothing after it is taken: commands keep their order."""
+        while not self._deferred:
+            try:
+                command = self.inbox.get_nowait()
+            except queue.Empty:
+                return None
+            if isinstance(command, p.Generate) and command.concurrent:
+                return command
+            if isinstance(command, p.GetStats):
+                self.send(self.stats())
+                continue
+            self._deferred.append(command)
+        return None
+
+    def _admit(self, command: p.Generate) -> None:
+        """Give the request a free sequence, or refuse it in an event of its own (the others go on)."""
+        rid = command.request_id
+        received = time.perf_counter()
+        prepared = self.prepare_prompt(command)
+        if prepared is None:
+            return
+        prompt, format_stops = prepared
+        if not prompt:
+            self.send(p.GenerateFailed(rid, "the prompt is empty", kind="input"))
+            return
+        if len(prompt) >= self.n_ctx:
+            self.send(self._context_full(rid, len(prompt)))
+            return
+        # Sequence 0 last: it keeps the chat's prompt cache while fewer replies than slots run.
+        seq = next(s for s in (*range(1, self.n_slots), 0) if s not in self._together)
+        if seq == 0:
+            self.cached = []
+        llama.llama_memory_seq_rm(llama.llama_get_memory(self.ctx), seq, -1, -1)
+        stops = () if command.ignore_eos else format_stops + command.stops
+        self._together[seq] = _Slot(
+            seq, command, prompt, StopText(stops), self.make_sampler(command.sampling), received
+        )
+
+    def _step(self) -> None:
+        """One llama_decode for every reply under way, then a token sampled for each whose output it holds."""
+        batch, n = self._batch, 0
+        slots = list(self._together.values())
+        n_gen_tokens = 0
+        for slot in slots:
+            slot.i_batch = -1
+            if slot.token is not None:
+                slot.i_batch = n
+                n = _batch_add(batch, n, slot.token, slot.n_past, slot.seq, True)
+                n_gen_tokens += 1
+        chunks: dict[int, int] = {}
+        for slot in slots:  # prompts in the order the requests came, as much as the batch has room for
+            if slot.token is not None or slot.n_gen or n >= self.n_batch:
+                continue
+            chunk = slot.prompt[slot.n_past : slot.n_past + self.n_batch - n]
+            for offset, token in enumerate(chunk):
+                last = slot.n_past + offset == len(slot.prompt) - 1
+                if last:
+                    slot.i_batch = n
+                n = _batch_add(batch, n, token, slot.n_past + offset, slot.seq, last)
+            chunks[slot.seq] = len(chunk)
+        batch.n_tokens = n
+        started = time.perf_counter()
+        status = int(llama.llama_decode(self.ctx, batch))
+        done = time.perf_counter()
+        if status != 0:
+            self._decode_failed(status, [s for s in slots if s.i_batch >= 0 or s.seq in chunks])
+            return
+        self._count_step(n - n_gen_tokens, n_gen_tokens, done - started)
+        for slot in slots:
+            if slot.token is not None:
+                slot.n_past += 1
+                slot.n_decoded += 1
+                slot.decode_s += done - started
+            elif slot.seq in chunks:
+                slot.n_past += chunks[slot.seq]
+                if slot.n_past == len(slot.prompt):
+                    slot.prompt_done = done
+                    self.send(p.PromptRead(slot.command.request_id, len(slot.prompt)))
+                elif self.stop_requested(slot.command.request_id):
+                    self._end(slot, "cancelled")
+                    continue
+            if slot.i_batch >= 0:
+                self._sample(slot)
+
+    def _sample(self, slot: _Slot) -> None:
+        command = slot.command
+        token = int(llama.llama_sampler_sample(slot.sampler, self.ctx, slot.i_batch))
+        if not command.ignore_eos and llama.llama_vocab_is_eog(self.vocab, token):
+            self._end(slot, "stop")
+            return
+        text = slot.stop_text.feed(slot.decoder.decode(self.piece(token)))
+        slot.last = time.perf_counter()
+        if slot.n_gen == 0:
+            slot.first = slot.last
+        self.send(p.Token(command.request_id, text, slot.n_gen))
+        slot.n_gen += 1
+        if slot.stop_text.stopped:
+            self._end(slot, "stop")
+        elif self.stop_requested(command.request_id):
+            self._end(slot, "cancelled")
+        elif slot.n_past >= self.n_ctx:
+            self._end(slot, "context")
+        elif slot.n_gen >= command.max_tokens:
+            self._end(slot, "length")
+        else:
+            slot.token = token
+
+    def _decode_failed(self, status: int, involved: list[_Slot]) -> None:
+        """No room in the KV cache (status 1, where slots share one cache): the reply holding the most of it ends
+        and the others go on. Any other failure ends every reply the batch held."""
+        if status == 1 and involved:
+            involved = [max(involved, key=lambda slot: slot.n_past if slot.token is not None else len(slot.prompt))]
+        for slot in involved:
+            if slot.token is not None or slot.n_gen:
+                self._end(slot, "context" if status == 1 else f"error (llama_decode status {status})")
+            elif status == 1:
+                self._end(slot, failed=self._context_full(slot.command.request_id, len(slot.prompt)))
+            else:
+                error = f"llama_decode failed on the prompt (status {status})"
+                self._end(slot, failed=p.GenerateFailed(slot.command.request_id, error, kind="decode"))
+
+    def _end(self, slot: _Slot, finish: str = "", failed: p.GenerateFailed | None = None) -> None:
+        """The reply's last text and Done (or ``failed``); its sequence's KV is removed and the slot is free."""
+        del self._together[slot.seq]
+        llama.llama_sampler_free(slot.sampler)
+        llama.llama_memory_seq_rm(llama.llama_get_memory(self.ctx), slot.seq, -1, -1)
+        rid = slot.command.request_id
+        if failed is not None:
+            self.send(failed)
+            return
+        tail = slot.stop_text.feed(slot.decoder.decode(b"", final=True)) + slot.stop_text.flush()
+        if tail:
+            self.send(p.Token(rid, tail, slot.n_gen))
+        received = slot.received
+        first = slot.first if slot.first is not None else received
+        last = slot.last if slot.last is not None else received
+        rate = slot.n_decoded / slot.decode_s if slot.decode_s > 0 and slot.n_gen > 1 else 0.0
+        stats = self._stats(slot.prompt, 0, slot.n_gen, received, first, last, rate, slot.prompt_done, finish)
+        self.send(p.Done(rid, stats))
+
+    def _count_step(self, n_prompt: int, n_gen: int, seconds: float) -> None:
+        """Fold one batch into the totals since the load, its time shared by its prompt and generated tokens."""
+        n = n_prompt + n_gen
+        if n == 0:
+            return
+        ms = seconds * 1000
+        n_p, n_e, t_p, t_e = self.totals
+        self.totals = (n_p + n_prompt, n_e + n_gen, t_p + ms * n_prompt / n, t_e + ms * n_gen / n)
+
     # ---- benchmark ------------------------------------------------------------------------
 
     def bench(self, command: p.Bench) -> None:
@@ -744,6 +943,40 @@ class Engine:
             engine_decode_tok_s=decode_rate,
             finish_reason=finish,
         )
+
+
+class _Slot:
+    """One reply generated beside others: its sequence, its prompt, its sampler chain and its progress."""
+
+    def __init__(
+        self, seq: int, command: p.Generate, prompt: list[int], stop_text: StopText, sampler: Any, received: float
+    ) -> None:
+        self.seq = seq
+        self.command = command
+        self.prompt = prompt
+        self.stop_text = stop_text
+        self.sampler = sampler
+        self.received = received
+        self.decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        self.n_past = 0  # tokens of this sequence in the KV cache (the prompt's first, then the reply's)
+        self.token: int | None = None  # sampled, to be decoded in the next batch (None while reading the prompt)
+        self.i_batch = -1  # where this reply's output is in the batch being decoded (-1: none there)
+        self.n_gen = 0
+        self.n_decoded = 0  # generated tokens decoded (the last one sampled never is)
+        self.decode_s = 0.0  # time of the batches those were decoded in
+        self.prompt_done: float | None = None
+        self.first: float | None = None
+        self.last: float | None = None
+
+
+def _batch_add(batch: Any, n: int, token: int, pos: int, seq: int, output: bool) -> int:
+    """Put one token of one sequence at index ``n`` of a llama_batch_init batch; returns the next index."""
+    batch.token[n] = token
+    batch.pos[n] = pos
+    batch.n_seq_id[n] = 1
+    batch.seq_id[n][0] = seq
+    batch.logits[n] = output
+    return n + 1
 
 
 class _BenchStopped(Exception):
