@@ -122,9 +122,12 @@ def test_chat_and_the_api_take_turns_on_the_one_engine(qtbot, folder: Path, demo
             "Not sent: An API request is being answered (Serve tab): send when it ends, or stop it there. "
             "Your message is kept in the box."
         )
+        # And says it while the API reply runs, above the message box, without anything being sent.
+        assert chat.engine_line.isVisibleTo(win) and chat.engine_line.text().startswith("An API request")
         async for _chunk in chunks:
             pass
         await until(lambda: not chat.engine_busy)
+        assert not chat.engine_line.isVisibleTo(win)
         # Now the chat has the engine, and an API request waits for it, saying so.
         chat.send()
         assert chat.streaming

@@ -207,7 +207,10 @@ class ChatPane(QWidget):
         self.transcript.setAccessibleName("Conversation")
         self.transcript.anchorClicked.connect(open_link)
         follow_theme(self.transcript, lambda _palette: self.show_conversation(), now=False)  # code, headings
-        self.engine_busy = ""  # why the engine cannot take a reply now (a sweep, an API request); "" when it can
+        # Why the engine cannot take a reply now (a sweep, an API request), shown above the box; "" when it can.
+        self.engine_line = plain_label("", self, wrap=True)
+        self.engine_line.setAccessibleName("Who is using the engine")
+        self.engine_line.setVisible(False)
         self.notice = plain_label(parent=self)  # engine and template errors: text from the model file
         self.notice.setWordWrap(True)
         self.notice.setAccessibleName("Engine notice")
@@ -301,6 +304,7 @@ class ChatPane(QWidget):
         layout.addWidget(self.notice_box)
         layout.addWidget(self.transcript, 1)
         layout.addLayout(actions)
+        layout.addWidget(self.engine_line)
         layout.addWidget(self.input)
         layout.addLayout(buttons)
 
@@ -375,6 +379,15 @@ class ChatPane(QWidget):
         self.format_box.setToolTip(plain_tip(tip))
 
     # ---- state ----------------------------------------------------------------------------
+
+    @property
+    def engine_busy(self) -> str:
+        return self.engine_line.text()
+
+    @engine_busy.setter
+    def engine_busy(self, reason: str) -> None:
+        self.engine_line.setText(reason)
+        self.engine_line.setVisible(bool(reason))
 
     @property
     def streaming(self) -> bool:
