@@ -34,6 +34,7 @@ from typing import Literal
 
 from gui.core.gpu_sample import GpuSample
 from gui.core.simulated_gpu import SimulatedGpu
+from gui.services.desktop import packaging_dir
 from gui.services.nvml import Nvml
 
 __all__ = [
@@ -56,7 +57,7 @@ SUDO_REFUSED = 1  # sudo -n: a password would be needed, or the rule does not al
 # Where the set-up for the sudo path is written down; every "neither path worked" message points here.
 SETUP_SECTION = "Without a polkit agent: sudo -n"
 # The helper, its polkit policy and the boot unit, as shipped with Tightfit.
-PACKAGING_DIR = Path(__file__).resolve().parents[2] / "packaging"
+PACKAGING_DIR = packaging_dir()  # in a checkout, packaging/; in an installed copy, the package's own copy
 SETUP_HINT = f'packaging/README.md, section "{SETUP_SECTION}"'
 
 

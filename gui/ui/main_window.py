@@ -293,7 +293,10 @@ class MainWindow(QMainWindow):
         self.tray: QSystemTrayIcon | None = None
         if QSystemTrayIcon.isSystemTrayAvailable():
             # A tray icon must be visible (and have an icon) for its notifications to show.
-            self.tray = QSystemTrayIcon(self.style().standardIcon(QStyle.StandardPixmap.SP_ComputerIcon), self)
+            icon = QApplication.windowIcon()  # the app's own (gui/app.py), where it was set
+            if icon.isNull():
+                icon = self.style().standardIcon(QStyle.StandardPixmap.SP_ComputerIcon)
+            self.tray = QSystemTrayIcon(icon, self)
             self.tray.setToolTip("Tightfit")
             self.tray.show()
 
@@ -360,6 +363,8 @@ class MainWindow(QMainWindow):
             lambda stats: self.journey.recorder.record_reply(stats, self.session.state, here=self._planned_here())
         )
         self.journey.failed.connect(lambda message: self.statusBar().showMessage(message, 15000))
+        if self.store.warning:  # a settings file it could not use was set aside: say so once the window shows
+            QTimer.singleShot(0, lambda: self.statusBar().showMessage(self.store.warning or "", 30000))
         self.chat.reply_finished.connect(self._note_speeds)
         self.tune.grid_changed.connect(self._tune_replan)
         self.tune.start_requested.connect(self.start_sweep)
