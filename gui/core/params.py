@@ -7,6 +7,8 @@ arithmetic if it changes memory. ``tests/test_params.py`` checks that the engine
 
 from __future__ import annotations
 
+import math
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, replace
 from typing import Any, cast
@@ -25,6 +27,57 @@ CACHE_TYPES: tuple[str, ...] = ("f16", "bf16", "f32", "q8_0", "q5_1", "q5_0", "q
 # The cache types that are not quantized: a V cache needs flash attention otherwise, and q8_0 makes
 # either cache smaller.
 FLOAT_CACHE_TYPES = ("f16", "bf16", "f32")
+
+# llama_max_devices(): the length of llama_model_params.tensor_split, and the most devices llama.cpp loads on.
+MAX_DEVICES = 16
+# How a model is spread over several devices (llama.cpp's --split-mode; its experimental "tensor" is not offered).
+SPLIT_MODES: tuple[str, ...] = ("layer", "row", "none")
+# Proportions llama.cpp takes between "," or "/" (common/arg.cpp: --tensor-split splits on [,/]+).
+_SPLIT_SEPARATORS = re.compile(r"[,/]")
+_SPLIT_MAX_CHARS = 512
+_SPLIT_MAX_VALUE = 1e12
+
+
+def split_proportions(text: str) -> tuple[float, ...]:
+    """The proportions of a tensor split ("3,1" -> (3.0, 1.0)); "" -> () (by free memory, llama.cpp's default).
+
+    Untrusted text: at most MAX_DEVICES finite numbers from 0 up, not all zero; anything else is a ValueError
+    of one line."""
+    if not isinstance(text, str):
+        raise ValueError(f"Tensor split must be text such as 3,1 (got {text!r})")
+    if not text.strip():
+        return ()
+    if len(text) > _SPLIT_MAX_CHARS:
+        raise ValueError(f"Tensor split is longer than {_SPLIT_MAX_CHARS} characters")
+    items = [item.strip() for item in _SPLIT_SEPARATORS.split(text)]
+    if len(items) > MAX_DEVICES:
+        raise ValueError(f"Tensor split has {len(items)} proportions; llama.cpp takes at most {MAX_DEVICES} devices")
+    values: list[float] = []
+    for item in items:
+        try:
+            value = float(item)
+        except ValueError:
+            shown = repr(item[:20]) if item else "an empty item"
+            raise ValueError(f"Tensor split: {shown} is not a number (write proportions such as 3,1)") from None
+        if not math.isfinite(value) or not 0 <= value <= _SPLIT_MAX_VALUE:
+            raise ValueError(f"Tensor split: each proportion must be from 0 to {_SPLIT_MAX_VALUE:g} (got {item[:20]})")
+        values.append(value)
+    if not any(values):
+        raise ValueError("Tensor split: the proportions are all zero (leave it empty to split by free memory)")
+    return tuple(values)
+
+
+@dataclass(frozen=True, kw_only=True)
+class TensorSplitSpec(Spec[str]):
+    """Per-device proportions as llama.cpp's --tensor-split writes them ("3,1"); "" for its default."""
+
+    def check(self, value: str) -> None:
+        split_proportions(value)
+
+    def parse(self, value: object) -> str:
+        if not isinstance(value, str):
+            raise ValueError(f"{self.label} must be text such as 3,1 (got {value!r})")
+        return ",".join(f"{v:.9g}" for v in split_proportions(value))
 
 
 @dataclass(frozen=True)
@@ -164,6 +217,34 @@ class LoadSettings:
         "batch by batch, and computes there. --no-op-offload computes them on the CPU instead: no room "
         "for those copies in the GPU's compute buffer, but much slower prompt processing.",
     ).field()
+    # Several GPUs. Shown by the window only where there is more than one device to choose among.
+    split_mode: str = ChoiceSpec(
+        label="Split mode",
+        flag="--split-mode",
+        choices=SPLIT_MODES,
+        default="layer",
+        panel=False,
+        help="How the model is spread over several GPUs: layer (whole layers and their KV cache on each GPU by "
+        "the tensor split), row (each weight matrix split by rows over the GPUs; the CUDA backend of the bundled "
+        "llama.cpp cannot load this way), none (everything on the main GPU).",
+    ).field()
+    tensor_split: str = TensorSplitSpec(
+        label="Tensor split",
+        flag="--tensor-split",
+        default="",
+        panel=False,
+        help="Share of the model on each GPU, in device order, e.g. 3,1 (three quarters on the first). Empty: "
+        "in proportion to each GPU's free memory, as llama.cpp does.",
+    ).field()
+    main_gpu: int = IntSpec(
+        label="Main GPU",
+        flag="--main-gpu",
+        minimum=0,
+        maximum=MAX_DEVICES - 1,
+        default=0,
+        panel=False,
+        help="The GPU that holds the whole model with split mode none (0 is the first).",
+    ).field()
 
     def validated(self) -> LoadSettings:
         """Check every field; raise ValueError naming the first bad one."""
@@ -188,6 +269,11 @@ class LoadSettings:
     def cpu_expert_layers(self, n_layer: int) -> int:
         """How many leading blocks keep their experts in host memory (all of them with --cpu-moe)."""
         return n_layer if self.cpu_moe else min(self.n_cpu_moe, n_layer)
+
+    @property
+    def tensor_split_values(self) -> tuple[float, ...]:
+        """The tensor split as numbers; () for llama.cpp's default split by free memory."""
+        return split_proportions(self.tensor_split)
 
     def with_values(self, **values: Any) -> LoadSettings:
         return replace(self, **values)

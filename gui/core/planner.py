@@ -26,6 +26,7 @@ from __future__ import annotations
 import bisect
 import os
 import re
+import struct
 import weakref
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, replace
@@ -35,7 +36,7 @@ from typing import Any
 
 from gui.core.ggml_types import GGML_TYPES_BY_NAME
 from gui.core.gguf_reader import ArraySummary, GGUFHeader, check_hparams
-from gui.core.params import ALL_LAYERS, CONTEXT, FLOAT_CACHE_TYPES, MARGIN, LoadSettings
+from gui.core.params import ALL_LAYERS, CONTEXT, FLOAT_CACHE_TYPES, MARGIN, LoadSettings, split_proportions
 
 __all__ = [
     "OLDER_BUILDS",
@@ -160,6 +161,12 @@ class DevicePlan:
     verdict: Verdict
     layers: int  # repeating blocks placed here (the output layer not counted)
     has_output: bool
+    # The blocks placed here, first_block .. first_block + layers - 1 (llama.cpp gives each device one run of
+    # consecutive blocks); first_block is where the run would start when layers is 0.
+    first_block: int = 0
+    # Whether llama.cpp uses the device at all: with split mode none only the main GPU is (no CUDA context,
+    # no buffers on the others).
+    in_use: bool = True
 
 
 @dataclass(frozen=True)
@@ -835,40 +842,111 @@ def _gpu_layers(settings: LoadSettings, n_layer: int, n_devices: int) -> int:
     return min(settings.n_gpu_layers, n_layer + 1)
 
 
-def _placement(n_layer: int, ngl: int, devices: Sequence[Device]) -> list[int]:
+def _f32(x: float) -> float:
+    """x rounded to a C float, as llama.cpp computes the split points."""
+    return float(struct.unpack("f", struct.pack("f", x))[0])
+
+
+# Why the split mode "row" cannot be planned: the loader asks each device's backend for a split buffer type
+# (llama-model.cpp: make_gpu_buft_list, "does not support split buffers"), and the CUDA backend of the vendored
+# llama.cpp has none (ggml-cuda.cu: ggml_backend_cuda_reg_get_proc_address offers no
+# "ggml_backend_split_buffer_type"; only the SYCL and Hexagon backends do). Neither has the RPC backend.
+ROW_SPLIT_REFUSED = (
+    "split mode row: the CUDA backend of the bundled llama.cpp has no row-split buffers, so the load fails "
+    '("does not support split buffers"); use --split-mode layer'
+)
+
+
+@dataclass(frozen=True)
+class _Split:
+    """How llama.cpp spreads the GPU layers over the devices: which devices it uses, and the split points."""
+
+    used: tuple[bool, ...]  # per device: in llama.cpp's device list (split mode none keeps only the main GPU)
+    points: tuple[float, ...]  # cumulative, normalized proportions of the used devices, as C floats
+    note: str = ""
+
+
+def _split(s: LoadSettings, devices: Sequence[Device]) -> _Split:
+    """llama.cpp's device list and split points (llama.cpp: llama_prepare_model_devices; llama-model.cpp:
+    load_tensors, "calculate the split points").
+
+    Split mode none keeps only devices[main_gpu] (a main GPU past the list fails the load). Otherwise every
+    device, with the tensor split's proportions; where it gives none, or only zeros for these devices (a longer
+    list's entries past the device count are not read), each device's free memory. The proportions are summed
+    and normalized in C floats.
+    """
+    n = len(devices)
+    if n == 0:
+        return _Split((), ())
+    if s.split_mode == "none":
+        if s.main_gpu >= n:
+            raise ValueError(
+                f"main GPU {s.main_gpu} is not one of the {n} GPU{'s' if n > 1 else ''} (0-{n - 1}): "
+                "llama.cpp refuses the load"
+            )
+        return _Split(tuple(i == s.main_gpu for i in range(n)), (1.0,))
+    if s.split_mode == "row":
+        raise ValueError(ROW_SPLIT_REFUSED)
+    given = split_proportions(s.tensor_split)
+    weights = [_f32(v) for v in given[:n]] + [0.0] * max(0, n - len(given))
+    note = ""
+    if len(given) > n:
+        note = f"the tensor split names {len(given)} devices; llama.cpp reads the first {n}"
+    if not any(weights):
+        # By free memory (ggml_backend_dev_memory), in bytes converted to float.
+        weights = [_f32(max(d.free_mib, 0.0) * MiB) for d in devices]
+        if given:
+            note = f"the tensor split gives these {n} GPUs nothing: llama.cpp splits by free memory instead"
+    if not any(weights):
+        weights = [1.0] * n
+    total = 0.0
+    cumulative = []
+    for w in weights:
+        total = _f32(total + w)
+        cumulative.append(total)
+    return _Split((True,) * n, tuple(_f32(c / total) for c in cumulative), note)
+
+
+def _placement(n_layer: int, ngl: int, split: _Split) -> list[int]:
     """Where each GPU's slots begin: slots are the blocks 0..n_layer-1 and, last, the output layer
     (slot n_layer); device d holds slots [first[d], first[d + 1]), the host those before first[0]
-    (first has len(devices) + 1 entries, the last n_layer + 1).
+    (first has len(devices) + 1 entries, the last n_layer + 1). A device llama.cpp does not use holds none.
 
-    llama.cpp: i_gpu_start = max(n_layer + 1 - ngl, 0); blocks from there and the output layer
-    are spread over the GPUs in proportion to their free memory.
+    llama-model.cpp (load_tensors, get_layer_buft_list): i_gpu_start = max(n_layer + 1 - ngl, 0),
+    act_gpu_layers = min(ngl, n_layer + 1); slot il goes to the used device
+    upper_bound(splits, float(il - i_gpu_start) / act_gpu_layers), splits being the cumulative proportions.
     """
     end = n_layer + 1
-    if ngl <= 0 or not devices:
-        return [end] * (len(devices) + 1)
+    n_dev = len(split.used)
+    if ngl <= 0 or not n_dev:
+        return [end] * (n_dev + 1)
     start = max(n_layer + 1 - ngl, 0)
     act = min(ngl, n_layer + 1)
-    free = [max(d.free_mib, 0.0) for d in devices]
-    total = sum(free) or float(len(devices))
-    cum: list[float] = []
-    run = 0.0
-    for f in free if sum(free) else [1.0] * len(devices):
-        run += f
-        cum.append(run / total)
+    points = split.points
+    used = [i for i, u in enumerate(split.used) if u]
 
-    def device_of(slot: int) -> int:
-        return min(bisect.bisect_right(cum, (slot - start) / act), len(devices) - 1)
+    def device_of(slot: int) -> int:  # the index among the used devices
+        return bisect.bisect_right(points, _f32(_f32(float(slot - start)) / act))
 
-    first = [start]
-    for d in range(1, len(devices)):
-        lo, hi = first[-1], end  # the first slot at device d or later: the device only grows with the slot
+    # The first slot of each used device: the device only grows with the slot, so a binary search each.
+    first_used = [start]
+    for k in range(1, len(used)):
+        lo, hi = first_used[-1], end
         while lo < hi:
             mid = (lo + hi) // 2
-            if device_of(mid) >= d:
+            if device_of(mid) >= k:
                 hi = mid
             else:
                 lo = mid + 1
-        first.append(lo)
+        first_used.append(lo)
+    first_used.append(end)
+    # Devices outside llama.cpp's list hold an empty run where the next used device starts.
+    first: list[int] = []
+    k = 0
+    for d in range(n_dev):
+        first.append(first_used[k])
+        if split.used[d]:
+            k += 1
     return [*first, end]
 
 
@@ -888,6 +966,8 @@ class _Tally:
     read_bytes: float = 0.0
     expert_layers: int = 0  # host: blocks on a GPU whose experts stay here
     expert_bytes: int = 0
+    first_block: int = 0
+    used: bool = True  # a GPU in llama.cpp's device list (see _split)
 
 
 # A tensor buffer-type override as llama.cpp's -ot takes it: a regular expression searched in each tensor
@@ -935,8 +1015,9 @@ def _tally(
     # Blocks on a GPU when i_gpu_start = n_layer + 1 - ngl is below n_layer.
     c = _context(shape, s, env.rules, gpus=bool(devices), gpu_layers=ngl >= 2)
     sums = shape.sums
-    first = _placement(n, ngl, devices)
-    gpus = [_Tally() for _ in devices]
+    split = _split(s, devices)
+    first = _placement(n, ngl, split)
+    gpus = [_Tally(first_block=min(first[d], n), used=split.used[d]) for d in range(len(devices))]
     host = _Tally()
     rs_layer = _rs_bytes_per_layer(shape, c)
     cpu_experts = s.cpu_expert_layers(n)
@@ -987,7 +1068,17 @@ def _tally(
     host.output = shape.n_vocab * c.n_seq * _F32
 
     if devices:
-        _gpu_compute(shape, s, c, first, cpu_experts, gpus, host, max(host_dense, host_expert))
+        # llama_context: pipeline parallelism when several devices hold every layer, split by layer, with the KV
+        # cache on them and no tensor overrides (--n-cpu-moe and --cpu-moe are overrides).
+        pipeline = (
+            sum(split.used) > 1
+            and ngl >= n + 1
+            and s.split_mode == "layer"
+            and not env.overrides
+            and not s.cpu_moe
+            and s.n_cpu_moe == 0
+        )
+        _gpu_compute(shape, s, c, first, cpu_experts, gpus, host, max(host_dense, host_expert), pipeline=pipeline)
     else:
         cpu = _phases(shape, c, gpu=False)
         host.compute = max(cpu.layers, cpu.output)
@@ -1051,6 +1142,8 @@ def _gpu_compute(
     gpus: list[_Tally],
     host: _Tally,
     host_override_max: int,
+    *,
+    pipeline: bool = False,
 ) -> None:
     """Every backend's compute buffer with GPUs, and what op offload stages on the first GPU.
 
@@ -1062,6 +1155,12 @@ def _gpu_compute(
     The attention of a host block follows its neighbours onto the GPU (pass 2) and reads that block's
     K and V cache through copies too: the GPU cannot use host buffers (supports_buft). Without op
     offload, or at smaller batches, the CPU computes those blocks and its buffer holds their phases.
+
+    The first GPU is the first of llama.cpp's devices (with split mode none, the main GPU). With pipeline
+    parallelism the scheduler keeps _SCHED_COPIES copies of every split input (ggml-backend.cpp: pass 4 and
+    pass 6, n_copies > 1), each marked input and output so that ggml-alloc never reuses it: a GPU's inputs are
+    the hidden state from the device before it and the masks from the host, the host's its graph inputs. The
+    planner adds every copy on top of the phases (an upper bound: one copy is already counted in them).
     """
     n = shape.n_layer
     sums = shape.sums
@@ -1072,10 +1171,14 @@ def _gpu_compute(
     staged_kv = _kv_layer_max(shape, c, s, 0, host_blocks)
     output_offloaded = host.has_output and c.n_outputs >= _OFFLOAD_MIN_BATCH
     cast_done = False
+    first_gpu = next((d for d, t in enumerate(gpus) if t.used), 0)
+    copies = _pipeline_inputs(shape, c) * _SCHED_COPIES if pipeline else 0.0
     for d, t in enumerate(gpus):
+        if not t.used:
+            continue
         runs_layers = t.layers > 0
         runs_output = t.has_output
-        if d == 0 and c.offload:
+        if d == first_gpu and c.offload:
             runs_layers = runs_layers or staged_weight > 0
             runs_output = runs_output or output_offloaded
         base = max(gpu.layers if runs_layers else 0.0, gpu.output if runs_output else 0.0)
@@ -1083,8 +1186,8 @@ def _gpu_compute(
             # The mask's cast runs with the first attention, on the first GPU that computes layers.
             base = max(base, gpu.cast)
             cast_done = True
-        t.compute = base
-        if d == 0 and c.offload:
+        t.compute = base + (copies if runs_layers or runs_output else 0.0)
+        if d == first_gpu and c.offload:
             peak = max(
                 staged_weight + gpu.ffn if staged_weight else 0.0,
                 staged_kv + gpu.attn if staged_kv else 0.0,
@@ -1093,7 +1196,7 @@ def _gpu_compute(
             t.staged = max(0.0, peak - base)
     # The host's buffer holds the graph inputs, and the phases of whatever the CPU computes.
     cpu = _phases(shape, c, gpu=False)
-    host.compute = _host_inputs(shape, c)
+    host.compute = _host_inputs(shape, c) * (_SCHED_COPIES if pipeline else 1)
     if not c.offload:
         if staged_weight:  # blocks, or experts, in host memory are computed there
             host.compute = max(host.compute, cpu.layers)
@@ -1101,6 +1204,16 @@ def _gpu_compute(
             host.compute = max(host.compute, cpu.output)
     elif host.has_output and not output_offloaded:
         host.compute = max(host.compute, cpu.output)
+
+
+# ggml-backend.cpp: GGML_SCHED_MAX_COPIES, the copies of each input the scheduler keeps with pipeline parallelism.
+_SCHED_COPIES = 4
+
+
+def _pipeline_inputs(shape: ModelShape, c: _Context) -> float:
+    """What a GPU copies in per micro-batch with pipeline parallelism: the hidden state and the masks (F16 with
+    flash attention, F32 without, as the GPU reads them)."""
+    return shape.n_embd * c.n_ubatch * _F32 + _mask_cells(shape, c) * c.n_ubatch * (2 if c.flash_attn else 4)
 
 
 def _verdict(free_after: float, margin: float) -> Verdict:
@@ -1117,9 +1230,14 @@ def _evaluate(
     """free_after_mib per device: the inner loop of every search."""
     gpus, _, _ = _tally(shape, s, devices, env)
     return [
-        d.free_mib - ((t.weights + t.kv + t.rs) / MiB + (t.compute + t.staged) / MiB + cuda_overhead_mib(d))
+        d.free_mib - ((t.weights + t.kv + t.rs) / MiB + (t.compute + t.staged) / MiB + _overhead(d, t))
         for d, t in zip(devices, gpus, strict=True)
     ]
+
+
+def _overhead(device: Device, t: _Tally) -> float:
+    """The CUDA context of a device llama.cpp uses; none on one it leaves alone (split mode none)."""
+    return cuda_overhead_mib(device) if t.used else 0.0
 
 
 def _fits(shape: ModelShape, s: LoadSettings, devices: Sequence[Device], margin: float, env: _Env = _ENV) -> bool:
@@ -1183,7 +1301,7 @@ def _plan(
     gpus, host, c = _tally(shape, s, devices, env)
     dplans: list[DevicePlan] = []
     for d, t in zip(devices, gpus, strict=True):
-        overhead = cuda_overhead_mib(d)
+        overhead = _overhead(d, t)
         needed = (t.weights + t.kv + t.rs) / MiB + (t.compute + t.staged) / MiB + overhead
         free_after = d.free_mib - needed
         dplans.append(
@@ -1205,6 +1323,8 @@ def _plan(
                 verdict=_verdict(free_after, margin),
                 layers=t.layers,
                 has_output=t.has_output,
+                first_block=t.first_block,
+                in_use=t.used,
             )
         )
     hb = Breakdown(
@@ -1266,6 +1386,15 @@ def _notes(
         notes.append("the output layer shares token_embd; the GPU holds its own copy of it")
     if not devices:
         notes.append("CPU-only: everything is in host memory")
+    elif len(devices) > 1:
+        split = _split(s, devices)
+        if s.split_mode == "none":
+            notes.append(f"split mode none: the model is on GPU {s.main_gpu} ({devices[s.main_gpu].name}) alone")
+        else:
+            how = f"the tensor split {s.tensor_split}" if s.tensor_split_values else "free memory"
+            notes.append(f"layers split over {len(devices)} GPUs by {how}")
+        if split.note:
+            notes.append(split.note)
     if devices and s.n_ctx > 0 and shape.ctx_train and s.n_ctx > shape.ctx_train:
         notes.append(f"context {s.n_ctx} is past the trained {shape.ctx_train}")
     return tuple(notes)
@@ -1501,7 +1630,10 @@ def plan_to_json(p: Plan) -> dict[str, Any]:
                 "margin_mib": _r(d.margin_mib),
                 "verdict": d.verdict,
                 "layers": d.layers,
+                "first_block": d.first_block if d.layers else None,
+                "last_block": d.first_block + d.layers - 1 if d.layers else None,
                 "has_output": d.has_output,
+                "in_use": d.in_use,
             }
         )
     h = p.host

@@ -1124,6 +1124,19 @@ def _ggml_type(name: str) -> int:
     return GGML_TYPES_BY_NAME[name.upper()].type_id
 
 
+def _split_mode(mode: str) -> int:
+    modes = {"none": llama.LLAMA_SPLIT_MODE_NONE, "layer": llama.LLAMA_SPLIT_MODE_LAYER}
+    return int(modes.get(mode, llama.LLAMA_SPLIT_MODE_ROW))
+
+
+def _tensor_split(settings: LoadSettings) -> Any:
+    """llama.cpp reads llama_max_devices() floats; NULL (all zero) splits by free memory."""
+    values = settings.tensor_split_values
+    if not values:
+        return None
+    return (ctypes.c_float * max(len(values), int(llama.llama_max_devices())))(*values)
+
+
 # How each declared load setting (gui.core.params) reaches llama.cpp: for each field of llama.cpp's
 # parameter structs, the settings it follows and its value for given settings. tests/test_params.py
 # checks that every declared setting is followed by some field.
@@ -1139,6 +1152,9 @@ MODEL_FIELDS: dict[str, Rule] = {
     "n_gpu_layers": _from("n_gpu_layers", lambda v: llama_gpu_layers(v, None)),
     "load_mode": _from("use_mmap", _load_mode),
     "tensor_buft_overrides": (("n_cpu_moe", "cpu_moe"), _expert_overrides),
+    "split_mode": _from("split_mode", _split_mode),
+    "main_gpu": _from("main_gpu"),
+    "tensor_split": (("tensor_split",), _tensor_split),
 }
 CONTEXT_FIELDS: dict[str, Rule] = {
     "n_ctx": _from("n_ctx"),
@@ -1163,7 +1179,8 @@ def _apply(params: Any, fields: dict[str, Rule], settings: LoadSettings) -> Any:
         if isinstance(value, ctypes.Array):
             # A pointer field: llama.cpp reads the array while it loads, so the struct holds on to it.
             setattr(params, f"_{field}_array", value)
-            value = ctypes.addressof(value)
+            kind = {f[0]: f[1] for f in type(params)._fields_}[field]
+            value = ctypes.addressof(value) if kind is ctypes.c_void_p else ctypes.cast(value, kind)
         setattr(params, field, value)
     return params
 
