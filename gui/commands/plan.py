@@ -1,7 +1,9 @@
-"""`tightfit plan MODEL.gguf|URL [--gpu CARD|none] [--vram-mib N] [sizing flags] [--json]`.
+"""`tightfit plan MODEL.gguf|URL [--gpu CARD|none ...] [--vram-mib N] [sizing flags] [--json]`.
 
 Prints the memory plan the VRAM bar shows, from the GGUF header alone: a truncated or sparse file, or a
 header read over HTTP with Range requests (within a deadline; a file on the hub with the user's token).
+``--gpu`` given more than once plans for several cards in that order (llama.cpp's device order), with
+``--split-mode``, ``--tensor-split`` and ``--main-gpu``: one entry per device.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from typing import Any
 
 from gui.core.cards import CARDS, UnknownCardError, custom_card, find_card
 from gui.core.gguf_reader import GGUFError, GGUFHeader, read_model
-from gui.core.params import MARGIN, LoadSettings
+from gui.core.params import LOAD_SPECS, MARGIN, MAX_DEVICES, LoadSettings
 from gui.core.planner import Device, Plan, Verdict, plan, plan_to_json
 from gui.services.devices import device_from_card, device_from_gpu
 from gui.services.nvml import Nvml
@@ -26,15 +28,26 @@ def add_plan_parser(sub: Any, add_sizing_flags: Any) -> None:
     add_device_flags(parser)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     add_sizing_flags(parser)
+    add_text_flags(parser)
+
+
+def add_text_flags(parser: Any) -> None:
+    """Flags of declared settings whose values are text (--tensor-split), where the generic sizing flags have
+    none: taken as given and checked by the settings' validation."""
+    for spec in LOAD_SPECS:
+        if spec.flag and spec.flag not in parser._option_string_actions:
+            parser.add_argument(spec.flag, dest=spec.key, default=None, metavar="TEXT", help=spec.help)
 
 
 def add_device_flags(parser: Any) -> None:
     """What to plan for (read by resolve_devices) and the margin and RAM bandwidth the plan uses."""
     parser.add_argument(
         "--gpu",
+        action="append",
         default=None,
         metavar="CARD|none",
-        help=f"plan for a catalog card ({', '.join(CARDS)}) or 'none' for CPU only; default: the GPUs found",
+        help=f"plan for a catalog card ({', '.join(CARDS)}), once per card for several (--gpu p40 --gpu p40), "
+        "or 'none' for CPU only; default: the GPUs found",
     )
     parser.add_argument("--vram-mib", type=float, default=None, metavar="N", help="card memory, overriding --gpu")
     parser.add_argument("--bandwidth-gbs", type=float, default=None, metavar="N", help="card bandwidth for --vram-mib")
@@ -68,18 +81,30 @@ def read_model_header(source: str) -> GGUFHeader:
 
 def resolve_devices(args: argparse.Namespace) -> tuple[list[Device], str]:
     """The devices to plan for, and a note on where their figures come from."""
-    if args.gpu is not None and args.gpu.lower() == "none":
+    gpus: list[str] = args.gpu or []
+    if any(g.lower() == "none" for g in gpus):
+        if len(gpus) > 1:
+            raise fail("--gpu none cannot be given with other cards")
         if args.vram_mib is not None:
             raise fail("--vram-mib makes no sense with --gpu none")
         return [], "CPU only"
-    if args.gpu is not None:
-        try:
-            card = find_card(args.gpu)
-        except UnknownCardError as exc:
-            raise fail(str(exc)) from exc
-        if args.vram_mib is not None:
-            card = custom_card(args.vram_mib, args.bandwidth_gbs or card.bandwidth_gbs, card.name)
-        return [device_from_card(card)], f"catalog card {card.name} (planning, not measuring)"
+    if len(gpus) > MAX_DEVICES:
+        raise fail(f"--gpu was given {len(gpus)} times; llama.cpp loads on at most {MAX_DEVICES} devices")
+    if len(gpus) > 1 and args.vram_mib is not None:
+        raise fail("--vram-mib describes one card: give it with one --gpu at most")
+    if gpus:
+        cards = []
+        for key in gpus:
+            try:
+                card = find_card(key)
+            except UnknownCardError as exc:
+                raise fail(str(exc)) from exc
+            if args.vram_mib is not None:
+                card = custom_card(args.vram_mib, args.bandwidth_gbs or card.bandwidth_gbs, card.name)
+            cards.append(card)
+        names = ", ".join(c.name for c in cards)
+        kind = "catalog card" if len(cards) == 1 else "catalog cards"
+        return [device_from_card(c) for c in cards], f"{kind} {names} (planning, not measuring)"
     if args.vram_mib is not None:
         if args.vram_mib <= 0:
             raise fail(f"--vram-mib must be positive (got {args.vram_mib:g})")
@@ -100,6 +125,10 @@ def run_plan(args: argparse.Namespace, settings: LoadSettings) -> int:
     except GGUFError as exc:
         raise fail(str(exc)) from exc
     devices, source = resolve_devices(args)
+    split = settings.tensor_split_values
+    if len(split) > max(len(devices), 1):
+        # llama.cpp would read only the first proportions: a longer list here is a mistake in the command.
+        raise fail(f"--tensor-split has {len(split)} proportions for {len(devices)} GPU(s)")
     if args.margin_mib < 0:
         raise fail(f"--margin-mib cannot be negative (got {args.margin_mib:g})")
     try:
@@ -127,9 +156,19 @@ def run_plan(args: argparse.Namespace, settings: LoadSettings) -> int:
 
 def format_plan(result: Plan, model: str, source: str) -> str:
     lines = [f"{model}: {result.verdict} ({source})"]
-    for d in result.devices:
+    several = len(result.devices) > 1
+    for i, d in enumerate(result.devices):
+        name = f"GPU {i} {d.name}" if several else d.name
+        if not d.in_use:
+            lines.append(f"  {name}: not used ({d.free_mib:,.0f} MiB free)")
+            continue
+        if several:
+            held = (f"blocks {d.first_block}-{d.first_block + d.layers - 1}" if d.layers else "no blocks") + (
+                " + output" if d.has_output else ""
+            )
+            name = f"{name} [{held}]"
         lines.append(
-            f"  {d.name}: weights {d.weights_mib:,.0f} + KV {d.kv_mib:,.0f} + recurrent {d.recurrent_mib:,.0f} + "
+            f"  {name}: weights {d.weights_mib:,.0f} + KV {d.kv_mib:,.0f} + recurrent {d.recurrent_mib:,.0f} + "
             f"compute {d.compute_mib:,.0f} + staged {d.staged_mib:,.0f} + output {d.output_mib:,.0f} + "
             f"CUDA {d.overhead_mib:,.0f} = "
             f"{d.needed_mib:,.0f} MiB of {d.free_mib:,.0f} free ({d.free_after_mib:,.0f} left, margin "
