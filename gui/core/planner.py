@@ -864,6 +864,7 @@ class _Split:
     used: tuple[bool, ...]  # per device: in llama.cpp's device list (split mode none keeps only the main GPU)
     points: tuple[float, ...]  # cumulative, normalized proportions of the used devices, as C floats
     note: str = ""
+    by_memory: bool = False  # the proportions are the devices' free memory
 
 
 def _split(s: LoadSettings, devices: Sequence[Device]) -> _Split:
@@ -892,7 +893,8 @@ def _split(s: LoadSettings, devices: Sequence[Device]) -> _Split:
     note = ""
     if len(given) > n:
         note = f"the tensor split names {len(given)} devices; llama.cpp reads the first {n}"
-    if not any(weights):
+    by_memory = not any(weights)
+    if by_memory:
         # By free memory (ggml_backend_dev_memory), in bytes converted to float.
         weights = [_f32(max(d.free_mib, 0.0) * MiB) for d in devices]
         if given:
@@ -904,7 +906,7 @@ def _split(s: LoadSettings, devices: Sequence[Device]) -> _Split:
     for w in weights:
         total = _f32(total + w)
         cumulative.append(total)
-    return _Split((True,) * n, tuple(_f32(c / total) for c in cumulative), note)
+    return _Split((True,) * n, tuple(_f32(c / total) for c in cumulative), note, by_memory)
 
 
 def _placement(n_layer: int, ngl: int, split: _Split) -> list[int]:
@@ -1391,7 +1393,7 @@ def _notes(
         if s.split_mode == "none":
             notes.append(f"split mode none: the model is on GPU {s.main_gpu} ({devices[s.main_gpu].name}) alone")
         else:
-            how = f"the tensor split {s.tensor_split}" if s.tensor_split_values else "free memory"
+            how = "free memory" if split.by_memory else f"the tensor split {s.tensor_split}"
             notes.append(f"layers split over {len(devices)} GPUs by {how}")
         if split.note:
             notes.append(split.note)
