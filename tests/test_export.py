@@ -57,6 +57,9 @@ LLAMA_OPTIONS: dict[tuple[str, ...], dict[str, object]] = {
     ("--op-offload",): {"value": False},  # :2947
     ("--no-op-offload",): {"value": False},  # :2948
     ("-fit", "--fit"): {"value": True, "choices": ("on", "off")},  # :2868
+    ("-sm", "--split-mode"): {"value": True, "choices": ("none", "layer", "row", "tensor")},  # :2806-2860
+    ("-ts", "--tensor-split"): {"value": True},
+    ("-mg", "--main-gpu"): {"value": True},
 }
 ALL_SPELLINGS = {name for names in LLAMA_OPTIONS for name in names}
 
@@ -100,6 +103,9 @@ def settings_from(ns: argparse.Namespace, program: str = "llama-server") -> Load
         cpu_moe=ns.cpu_moe,
         kv_unified=bool(getattr(ns, "kv_unified", False)),
         op_offload=not ns.no_op_offload,
+        split_mode=ns.split_mode,
+        tensor_split=ns.tensor_split or "",
+        main_gpu=int(ns.main_gpu),
     )
 
 
@@ -110,6 +116,8 @@ SETTINGS = [
     LoadSettings(n_gpu_layers=0, n_ctx=2048, flash_attn="off", swa_full=True, op_offload=False, n_threads=1),
     LoadSettings(n_cpu_moe=20, cache_type_k="q4_0", cache_type_v="f16", n_threads=6),
     LoadSettings(cpu_moe=True, n_cpu_moe=5, cache_type_k="iq4_nl", cache_type_v="q5_1", flash_attn="auto"),
+    LoadSettings(split_mode="layer", tensor_split="3,1", main_gpu=1, n_threads=4),
+    LoadSettings(split_mode="none", main_gpu=2, n_threads=4),
 ]  # fmt: skip
 HOSTILE_PATH = '/srv/my models/it\'s $HOME `x` "q" *.gguf'
 
@@ -239,6 +247,12 @@ def test_kcpps_has_koboldcpp_s_keys_and_values() -> None:
     data = json.loads(everything.text)
     assert data["moecpu"] == 999 and data["useswa"] is False and data["gpulayers"] == 999
     assert any("micro-batch" in n for n in everything.notes) and any("one request" in n for n in everything.notes)
+    split = kcpps("/m/a.gguf", LoadSettings(tensor_split="3,1", main_gpu=1))
+    assert "tensor_split" not in json.loads(split.text)
+    assert [n for n in split.notes if "not written" in n] == [
+        "Tensor split (3,1) not written: set it in koboldcpp's own GPU settings",
+        "Main GPU (1) not written: set it in koboldcpp's own GPU settings",
+    ]
 
 
 def test_kcpps_refuses_what_koboldcpp_cannot_take() -> None:

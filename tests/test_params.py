@@ -12,7 +12,6 @@ from gui.core.params import (
     LOAD_SPECS,
     SIZING_PARAMS,
     LoadSettings,
-    TensorSplitSpec,
     default_settings,
     describe,
     llama_gpu_layers,
@@ -135,12 +134,9 @@ def test_cli_flags_come_from_the_declarations() -> None:
     assert (settings.n_ctx, settings.use_mmap, settings.swa_full, settings.cache_type_v) == (2048, False, True, "q8_0")
     assert settings.n_threads == 3
     flags = {a.option_strings[0] for a in parser._actions if a.option_strings and a.dest != "help"}
-    assert flags == {spec.flag for spec in LOAD_SPECS if not isinstance(spec, TensorSplitSpec)}
+    assert flags == {spec.flag for spec in LOAD_SPECS}
 
 
-@pytest.mark.xfail(
-    strict=True, reason="gui/commands/flags.py makes no flag for a text setting yet (tightfit plan adds it)"
-)
 def test_the_tensor_split_flag_comes_from_its_declaration() -> None:
     import argparse
 

@@ -33,6 +33,8 @@ def add_spec_flags(group: Any, specs: Iterable[Spec[Any]]) -> None:
             group.add_argument(
                 spec.flag, dest=spec.key, action=argparse.BooleanOptionalAction, default=None, help=spec.help
             )
+        else:  # text in the form its declaration checks (a tensor split "3,1")
+            group.add_argument(spec.flag, dest=spec.key, default=None, metavar="TEXT", help=spec.help)
 
 
 def given_values(args: argparse.Namespace, specs: Iterable[Spec[Any]]) -> dict[str, Any]:

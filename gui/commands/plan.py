@@ -16,7 +16,7 @@ from typing import Any
 
 from gui.core.cards import CARDS, UnknownCardError, custom_card, find_card
 from gui.core.gguf_reader import GGUFError, GGUFHeader, read_model
-from gui.core.params import LOAD_SPECS, MARGIN, MAX_DEVICES, LoadSettings
+from gui.core.params import MARGIN, MAX_DEVICES, LoadSettings
 from gui.core.planner import Device, Plan, Verdict, plan, plan_to_json
 from gui.services.devices import device_from_card, device_from_gpu
 from gui.services.nvml import Nvml
@@ -28,15 +28,6 @@ def add_plan_parser(sub: Any, add_sizing_flags: Any) -> None:
     add_device_flags(parser)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     add_sizing_flags(parser)
-    add_text_flags(parser)
-
-
-def add_text_flags(parser: Any) -> None:
-    """Flags of declared settings whose values are text (--tensor-split), where the generic sizing flags have
-    none: taken as given and checked by the settings' validation."""
-    for spec in LOAD_SPECS:
-        if spec.flag and spec.flag not in parser._option_string_actions:
-            parser.add_argument(spec.flag, dest=spec.key, default=None, metavar="TEXT", help=spec.help)
 
 
 def add_device_flags(parser: Any) -> None:
