@@ -54,6 +54,7 @@ def test_lists_are_parsed_by_their_declarations() -> None:
     assert parse_value_list(SPECS_BY_KEY["flash_attn"], "on,off") == ["on", "off"]
     assert parse_value_list(SPECS_BY_KEY["use_mmap"], "on,off") == [True, False]
     assert parse_value_list(SPECS_BY_KEY["cache_type_k"], "f16,q8_0") == ["f16", "q8_0"]
+    assert parse_value_list(SPECS_BY_KEY["tensor_split"], "3/1,1/1") == ["3/1", "1/1"]  # one split: "/" within
     for spec, text, words in [
         ("n_threads", "4,x", "'x' is not a whole number"),
         ("n_gpu_layers", "-5", "between 0 and 999"),
@@ -61,6 +62,7 @@ def test_lists_are_parsed_by_their_declarations() -> None:
         ("n_threads", "4,,8", "empty item"),
         ("flash_attn", "on,maybe", "one of auto, on, off"),
         ("use_mmap", "perhaps", "not on or off"),
+        ("tensor_split", "3/1,3/x", "'x' is not a number"),
     ]:
         with pytest.raises(ValueError, match=words) as caught:
             parse_value_list(SPECS_BY_KEY[spec], text)

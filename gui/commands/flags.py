@@ -89,8 +89,10 @@ def add_sizing_list_flags(parser: argparse.ArgumentParser) -> None:
             metavar, help_text = "X[,X...]", f"{spec.help} [{spec.minimum:g}-{spec.maximum:g}]"
         elif isinstance(spec, ChoiceSpec):
             metavar, help_text = "T[,T...]", f"{spec.help} [{', '.join(spec.choices)}]"
-        else:
+        elif isinstance(spec, BoolSpec):
             metavar, help_text = "on|off[,...]", f"{spec.help} [on, off]"
+        else:  # text (a tensor split): its own commas would split the list, so "/" separates within one value
+            metavar, help_text = "A/B[,A/B...]", f"{spec.help} In a list, write one split as 3/1."
         group.add_argument(spec.flag, dest=spec.key, default=None, metavar=metavar, help=help_text)
         if isinstance(spec, BoolSpec):
             group.add_argument(
