@@ -1,13 +1,14 @@
 """The API's cost over the engine: a streamed reply's tok/s as the HTTP client receives it against llama.cpp's own
 decode rate for the same reply, time to first byte and to the first token's event against the engine's own time to
-first token, and the aggregate tok/s of 8 clients at once against 1.
+first token; and the aggregate tok/s of 8 clients at once with 4 parallel slots (their replies decoded together)
+against 1 client, with 8 clients on one slot (answered in turn) beside them.
 
 One run, on the demo model: the real engine worker and the API server on 127.0.0.1 (an asyncio loop on a thread,
 as the window's), read with raw HTTP so that every event's arrival is timed where it lands. Each streamed reply is
 a plain completion of a fixed prompt at temperature 0; its tokens are counted as events with text, its rate taken
 between the first and the last (as the engine's is between its first and last token).
 
-    .venv/bin/python bench/api_speed.py [--tokens 128] [--replies 3] [--threads 2]
+    .venv/bin/python bench/api_speed.py [--tokens 128] [--replies 3] [--threads 2] [--clients 8] [--slots 4]
 """
 
 from __future__ import annotations
@@ -67,11 +68,18 @@ def main() -> int:
     parser.add_argument("--tokens", type=int, default=128)
     parser.add_argument("--replies", type=int, default=3)
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--clients", type=int, default=8)
+    parser.add_argument("--slots", type=int, default=4)
     args = parser.parse_args()
-    settings = LoadSettings(n_ctx=2048, n_batch=256, n_ubatch=256, n_threads=args.threads)
+    # The engine is loaded with the slots; one server answers in turn on one of them (the chat's way, as the first
+    # figures are taken), the other serves every slot at once. Each sequence has 2048 cells either way.
+    settings = LoadSettings(
+        n_ctx=2048 * args.slots, n_batch=256, n_ubatch=256, n_threads=args.threads, n_parallel=args.slots
+    )
     served = ServedEngine(DEMO, settings, Path(tempfile.mkdtemp(prefix="tightfit-bench-")))
     try:
-        base = served.serve()
+        base = served.serve(slots=1)
+        slotted = served.serve()
         model = DEMO.name.removesuffix(".gguf")
         stream(base, model, 8)  # warm-up: the prompt cache and the first allocations
         while not served.activity.empty():
@@ -94,17 +102,21 @@ def main() -> int:
             )
         print(f"median client/engine rate: {statistics.median(ratios):.3f} (goal >= 0.95)")
 
-        slots = served.servers[0].slots
-        for clients in (1, 8):
+        print(f"\naggregate, {args.tokens}-token streamed replies, every client at once:")
+        print(f"{'clients':>7} {'slots':>5} {'tokens':>6} {'seconds':>7} {'tok/s':>7} {'vs 1 client':>11}")
+        single = 0.0
+        for clients, url in ((1, slotted), (args.clients, base), (args.clients, slotted)):
+            slots = args.slots if url == slotted else 1
+            stream(url, model, 8)  # warm-up: this server's first request
             started = time.perf_counter()
             with ThreadPoolExecutor(clients) as pool:
-                results = list(pool.map(lambda i: stream(base, model, args.tokens, f"{PROMPT} [{i}]"), range(clients)))
+                prompts = [f"{PROMPT} [{i}]" for i in range(clients)]
+                results = list(pool.map(lambda prompt, url=url: stream(url, model, args.tokens, prompt), prompts))
             elapsed = time.perf_counter() - started
             total = sum(r["n"] for r in results)
-            print(
-                f"{clients} client{'s' if clients > 1 else ''} at once, {slots} slot{'s' if slots > 1 else ''}: "
-                f"{total} tokens in {elapsed:.2f} s = {total / elapsed:.1f} tok/s aggregate"
-            )
+            rate = total / elapsed
+            single = single or rate
+            print(f"{clients:>7} {slots:>5} {total:>6} {elapsed:>7.2f} {rate:>7.1f} {rate / single:>11.2f}")
     finally:
         served.close()
     return 0

@@ -23,6 +23,7 @@ class ServedEngine:
         self.loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self.loop.run_forever, name="api-loop", daemon=True)
         self._thread.start()
+        self.settings = settings
         self.servers: list[ApiServer] = []
         self.events: list[Any] = []  # every event the engine sent, in order
         self.activity: queue.Queue[ApiActivity] = queue.Queue()
@@ -55,7 +56,9 @@ class ServedEngine:
         return asyncio.run_coroutine_threadsafe(run(), self.loop).result(60)
 
     def serve(self, **options: Any) -> str:
-        """A new server on this engine, listening on a free port of 127.0.0.1; its base URL."""
+        """A new server on this engine, listening on a free port of 127.0.0.1; its base URL. Its slots are the
+        load's parallel slots unless ``slots`` says otherwise."""
+        options.setdefault("slots", self.settings.n_parallel)
 
         async def start() -> tuple[ApiServer, tuple[str, int]]:
             server = ApiServer(self.client, **options)

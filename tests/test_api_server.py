@@ -341,3 +341,142 @@ def test_while_the_engines_owner_holds_it_requests_wait_and_then_go_in_order(ser
 
 async def _now(action: Any, *args: Any) -> None:
     action(*args)
+
+
+# ---- parallel slots ---------------------------------------------------------------------------------------
+
+SLOTS = 4
+PARALLEL = SETTINGS.with_values(n_ctx=SLOTS * N_CTX, n_parallel=SLOTS)  # N_CTX cells for each sequence
+
+
+@pytest.fixture(scope="module")
+def parallel(demo_model: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServedEngine]:
+    engine = ServedEngine(demo_model, PARALLEL, tmp_path_factory.mktemp("logs"))
+    assert engine.loaded.n_ctx == N_CTX
+    yield engine
+    engine.close()
+
+
+@pytest.fixture(scope="module")
+def slotted(parallel: ServedEngine) -> str:
+    return parallel.serve()  # slots: the load's n_parallel
+
+
+def most_at_once(events: list[Any]) -> int:
+    """The most replies the engine generated at one time, in the order it told it: from its prompt read to its end."""
+    running: set[int] = set()
+    most = 0
+    for event in events:
+        if isinstance(event, p.PromptRead):
+            running.add(event.request_id)
+            most = max(most, len(running))
+        elif isinstance(event, p.Done | p.GenerateFailed):
+            running.discard(event.request_id)
+    return most
+
+
+def wait_queued(url: str, n: int, until: Any = None) -> None:
+    """Until ``n`` requests wait for a slot (or ``until()`` is true); at most 60 s."""
+    for _ in range(1200):
+        if json.loads(raw(url, "GET", "/health")[2])["queued"] >= n or (until is not None and until()):
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"{n} requests never queued")
+
+
+def test_with_parallel_slots_eight_clients_run_four_at_once_each_as_alone(parallel: ServedEngine, slotted: str) -> None:
+    server = parallel.servers[0]
+    assert json.loads(raw(slotted, "GET", "/health")[2])["slots"] == SLOTS
+    client = openai.OpenAI(base_url=slotted + "/v1", api_key="x", max_retries=0)
+    model = Path(parallel.loaded.model_path).name.removesuffix(".gguf")
+    topics = ["the sea", "a cat", "bread", "winter", "a train", "music", "the moon", "a garden"]
+
+    def ask(index: int) -> str:
+        # Seeded sampling, each request its own seed and sampler chain. On the CPU build a sequence's rows of a
+        # batch are computed as they are alone, so the replies are the same to the token (a GPU build may pick
+        # other kernels for other batch sizes; were that to change a token, temperature 0 is the comparison).
+        made = client.chat.completions.create(
+            model=model,
+            messages=[{"role": "user", "content": f"Write two sentences about {topics[index]}."}],
+            max_tokens=24,
+            temperature=0.8,
+            seed=200 + index,
+        )
+        return made.choices[0].message.content or ""
+
+    alone = [ask(i) for i in range(8)]
+    # Held, every request queues first; released, they go to the engine as slots allow.
+    parallel.call(lambda: _now(server.hold, "queueing the clients"))
+    with ThreadPoolExecutor(8) as pool:
+        asked = [pool.submit(ask, i) for i in range(8)]
+        wait_queued(slotted, 8)
+        since = len(parallel.events)
+        parallel.call(lambda: _now(server.release))
+        together = [reply.result(timeout=300) for reply in asked]
+    assert together == alone and len(set(alone)) == 8
+    # At most one reply per slot at any time, and every slot used.
+    assert most_at_once(parallel.events[since:]) == SLOTS
+
+
+def test_with_parallel_slots_a_client_that_goes_away_frees_its_slot_for_the_next(
+    parallel: ServedEngine, slotted: str
+) -> None:
+    model = Path(parallel.loaded.model_path).name.removesuffix(".gguf")
+    drain(parallel)
+    url = urlsplit(slotted)
+    streams = []
+    for index in range(SLOTS):  # every slot busy with a long streamed reply
+        conn = http.client.HTTPConnection(url.hostname, url.port, timeout=120)
+        body = {"model": model, "prompt": f"Story {index}: once upon a time", "max_tokens": 2000, "stream": True}
+        conn.request("POST", "/v1/completions", body=json.dumps(body), headers={"Content-Type": "application/json"})
+        response = conn.getresponse()
+        assert response.status == 200 and response.readline().startswith(b"data: ")
+        streams.append((conn, response))
+    started = [parallel.activity.get(timeout=60) for _ in range(SLOTS)]
+    client = openai.OpenAI(base_url=slotted + "/v1", api_key="x", max_retries=0)
+    with ThreadPoolExecutor(1) as pool:
+        waiting = pool.submit(client.completions.create, model=model, prompt="Hello", max_tokens=4)
+        wait_queued(slotted, 1, waiting.done)
+        assert not waiting.done()
+        conn, response = streams.pop(0)
+        response.close()  # the first client goes away
+        conn.close()
+        answer = waiting.result(timeout=120)
+    assert answer.usage is not None and answer.usage.completion_tokens >= 1
+    # In the engine's own order: the first reply ended, cancelled, and the waiting one was answered whole while
+    # the other three still generated.
+    ends = [e for e in parallel.events if isinstance(e, p.Done) and e.request_id in {a.request_id for a in started}]
+    assert [e.request_id for e in ends] == [started[0].request_id] and ends[0].stats.finish_reason == "cancelled"
+    for conn, response in streams:
+        response.close()
+        conn.close()
+    # Then the three others go too: each reply the clients left is stopped, and only the waiting one ran its course.
+    rest = [parallel.activity.get(timeout=120) for _ in range(3 + len(streams))]
+    cancelled = {a.request_id for a in rest if a.finished and a.finish_reason == "cancelled"}
+    assert cancelled == {a.request_id for a in started}
+    assert [a.finish_reason for a in rest if a.finished and a.request_id not in cancelled] in (["length"], ["stop"])
+
+
+def test_with_parallel_slots_a_context_full_request_fails_alone(parallel: ServedEngine, slotted: str) -> None:
+    server = parallel.servers[0]
+    client = openai.OpenAI(base_url=slotted + "/v1", api_key="x", max_retries=0)
+    model = Path(parallel.loaded.model_path).name.removesuffix(".gguf")
+
+    def ask(prompt: str) -> Any:
+        try:
+            return client.completions.create(model=model, prompt=prompt, max_tokens=24, temperature=0)
+        except openai.BadRequestError as exc:
+            return exc
+
+    prompts = ["One, two, three,", "Red, green,", "Monday, Tuesday,", "many words " * N_CTX]
+    parallel.call(lambda: _now(server.hold, "queueing the clients"))
+    with ThreadPoolExecutor(len(prompts)) as pool:
+        asked = [pool.submit(ask, prompt) for prompt in prompts]
+        wait_queued(slotted, len(prompts))
+        parallel.call(lambda: _now(server.release))
+        *answers, refused = [reply.result(timeout=300) for reply in asked]
+    assert isinstance(refused, openai.BadRequestError) and refused.code == "context_length_exceeded"
+    assert f"holds {N_CTX} tokens" in refused.message
+    for answer, prompt in zip(answers, prompts, strict=False):
+        assert answer.usage.completion_tokens >= 1
+        assert answer.choices[0].text == ask(prompt).choices[0].text  # the same as alone

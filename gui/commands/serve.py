@@ -29,9 +29,9 @@ def add_serve_parser(sub: Any, add_sizing_flags: Callable[[argparse.ArgumentPars
         "serve",
         help="an OpenAI-compatible API on the model (GET /v1/models, POST /v1/chat/completions, /v1/completions)",
         description="Load MODEL once in the engine and serve it as an OpenAI-compatible API: GET /v1/models, "
-        "POST /v1/chat/completions and /v1/completions (streamed or not), GET /health. Requests queue and are "
-        "answered one at a time (the engine generates one reply at once). It listens on 127.0.0.1 only unless "
-        "--host names another address AND --allow-remote is given.",
+        "POST /v1/chat/completions and /v1/completions (streamed or not), GET /health. Requests queue; with "
+        "--parallel N they are answered N at once (one parallel slot each, decoded together), else one at a time. "
+        "It listens on 127.0.0.1 only unless --host names another address AND --allow-remote is given.",
     )
     serve.add_argument("model", type=Path, metavar="MODEL.gguf")
     serve.add_argument(
@@ -76,12 +76,6 @@ def run_serve(args: argparse.Namespace, settings: LoadSettings) -> int:
         check_listen(args.host, args.port, args.allow_remote, "add --allow-remote")
     except ValueError as exc:
         raise SystemExit(f"tightfit: error: {exc}") from exc
-    if settings.n_parallel > 1:
-        print(
-            f"tightfit: note: replies are generated one at a time; --parallel {settings.n_parallel} only splits "
-            "the context between slots that stay idle",
-            file=sys.stderr,
-        )
     api_key = args.api_key if args.api_key is not None else os.environ.get(API_KEY_ENV) or None
     if not openai_api.is_loopback(args.host) and not api_key:
         print("tightfit: warning: serving to other machines without an API key", file=sys.stderr)
@@ -94,7 +88,7 @@ async def _serve(
     loop = asyncio.get_running_loop()
     lifecycle: asyncio.Queue[Any] = asyncio.Queue()
     client = EngineClient()
-    server = ApiServer(client, slots=1, api_key=api_key, cors_origin=cors)
+    server = ApiServer(client, slots=settings.n_parallel, api_key=api_key, cors_origin=cors)
     server.add_listener(_report)
 
     def listener(event: Any) -> None:  # the client's reader thread

@@ -7,8 +7,10 @@ reader thread, or the window's Qt adapter on the UI thread); each event is hande
 ``call_soon_threadsafe``.
 
 Requests queue for the engine's slots: at most ``slots`` replies are generated at once, the others wait in the
-order they came. A client that goes away (a closed stream, a dropped connection) has its reply stopped at once
-(``stop(request_id)``); its slot is free as soon as the engine confirms, within one token.
+order they came. With more than one slot (the load's parallel slots, llama.cpp's n_seq_max) each reply is sent as a
+concurrent ``Generate``: the engine decodes it in one batch with the others, a sequence of its own each. A client
+that goes away (a closed stream, a dropped connection) has its reply stopped at once (``stop(request_id)``); its
+slot is free as soon as the engine confirms, within one token, and the next request waiting takes it.
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ class Engine(Protocol):
         *,
         prompt: str | None = ...,
         stops: tuple[str, ...] = ...,
+        concurrent: bool = ...,
     ) -> int: ...
 
     def stop(self, request_id: int) -> None: ...
@@ -116,7 +119,8 @@ class ServedModel:
 class ApiServer:
     """The API on one engine. Construct it on the loop's thread, ``await start(host, port)``, ``await stop()``.
 
-    ``slots``: how many replies the engine generates at once (its parallel slots); more requests wait.
+    ``slots``: how many replies the engine generates at once (the loaded model's parallel slots, ``n_parallel``);
+    more requests wait. With more than one, replies are sent as concurrent Generates that run side by side.
     ``api_key``: when set, every request but ``GET /health`` must carry ``Authorization: Bearer KEY``.
     ``cors_origin``: when set, the CORS headers that let pages from that origin call the API; none otherwise.
     """
@@ -409,12 +413,15 @@ class ApiServer:
 
     def _send(self, request: CompletionRequest) -> _Reply:
         try:
+            # With one slot, the Generate is the engine's only reply as before (a Generate of the window's own would
+            # replace it); with several, it joins the replies under way instead of interrupting them.
             request_id = self.engine.generate(
                 request.messages,
                 request.max_tokens,
                 request.sampling,
                 prompt=request.prompt,
                 stops=request.stops,
+                concurrent=self.slots > 1,
             )
         except Exception as exc:  # the engine process is not running
             message = f"The engine is not running: {exc}"
