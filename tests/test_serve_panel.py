@@ -177,3 +177,18 @@ def test_other_machines_need_consent_and_a_taken_port_is_said(qtbot, folder: Pat
 
     in_the_windows_loop(scenario)
     win.close()
+
+
+def test_it_serves_as_many_replies_at_once_as_the_model_has_slots(qtbot, folder: Path, demo_model: Path) -> None:
+    settings = LoadSettings(n_threads=2, n_ctx=2048, n_parallel=4)
+    win = open_window(qtbot, folder, folder / demo_model.name, settings, engine=FakeEngine())
+    load(qtbot, win)
+
+    async def scenario() -> None:
+        base = await serve(qtbot, win)
+        assert win.api is not None and win.api.slots == 4
+        assert win.serve_panel.status.text() == f"Listening on {base} — {MODEL_ID}. 0 of 4 at once running, 0 waiting."
+        win.stop_serving()
+
+    in_the_windows_loop(scenario)
+    win.close()

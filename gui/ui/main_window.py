@@ -788,8 +788,12 @@ class MainWindow(QMainWindow):
         except ValueError as exc:
             self.serve_panel.say(str(exc))
             return
-        server = ApiServer(self.bridge.client, api_key=choice.api_key or None, cors_origin=choice.cors_origin or None)
         state = self.session.state
+        # As many replies at once as the loaded model has parallel slots (the count is kept while it serves).
+        slots = state.settings.n_parallel if state.ready and state.settings is not None else 1
+        server = ApiServer(
+            self.bridge.client, slots=slots, api_key=choice.api_key or None, cors_origin=choice.cors_origin or None
+        )
         if state.ready and state.model is not None and state.loaded is not None:
             server.set_model(str(state.model), state.loaded.n_ctx)
         server.add_listener(self._api_activity)
@@ -814,7 +818,7 @@ class MainWindow(QMainWindow):
             return
         where: dict[Preference[Any], Any] = {SERVE_HOST: choice.host, SERVE_PORT_NUMBER: choice.port}
         self.store.write_many(where | {SERVE_REMOTE: choice.allow_remote})
-        self.serve_panel.set_serving(address, server.model.id if server.model is not None else None)
+        self.serve_panel.set_serving(address, server.model.id if server.model is not None else None, server.slots)
         self._api_timer.start()
         self._sync_api_hold()
         self.serving_changed.emit(address)

@@ -101,6 +101,7 @@ class ServePanel(QWidget):
         self.requests.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         self.requests.horizontalHeader().setStretchLastSection(True)
         self.serving = False
+        self.slots = 1
         self.running = 0
         self.queued = 0
         self.held = ""
@@ -168,9 +169,11 @@ class ServePanel(QWidget):
 
     # ---- what the window tells it -------------------------------------------------------------
 
-    def set_serving(self, address: tuple[str, int] | None, model: str | None = None) -> None:
-        """Listening at ``address`` (None: not serving); the model it answers for, if one is loaded."""
+    def set_serving(self, address: tuple[str, int] | None, model: str | None = None, slots: int = 1) -> None:
+        """Listening at ``address`` (None: not serving); the model it answers for, if one is loaded, and how many
+        replies it generates at once (the model's parallel slots)."""
         self.serving = address is not None
+        self.slots = slots
         self.serve_button.setText("&Stop serving" if self.serving else "&Serve")
         self.serve_button.setAccessibleName("Stop serving" if self.serving else "Start serving")
         for widget in (self.host, self.port, self.api_key, self.allow_remote, self.cors):
@@ -187,7 +190,7 @@ class ServePanel(QWidget):
 
     def set_model(self, model: str | None) -> None:
         if self.serving and model != self._model:
-            self.set_serving(self._address, model)
+            self.set_serving(self._address, model, self.slots)
 
     def set_counts(self, running: int, queued: int, held: str) -> None:
         self.running, self.queued, self.held = running, queued, held
@@ -201,7 +204,9 @@ class ServePanel(QWidget):
             self.status.setText("Not serving.")
             return
         model = self._model or "no model loaded (requests get 503 until one is)"
-        text = f"Listening on {_base_url(*self._address)} — {model}. {self.running} running, {self.queued} waiting"
+        at_once = f" of {self.slots} at once" if self.slots > 1 else ""
+        counts = f"{self.running}{at_once} running, {self.queued} waiting"
+        text = f"Listening on {_base_url(*self._address)} — {model}. {counts}"
         if self.held and self.queued:
             text += f" (the window is using the engine: {self.held})"
         self.status.setText(text + ".")
