@@ -107,6 +107,8 @@ def test_chat_and_the_api_take_turns_on_the_one_engine(qtbot, folder: Path, demo
     win = open_window(qtbot, folder, folder / demo_model.name, LoadSettings(n_threads=2, n_ctx=4096), engine=engine)
     load(qtbot, win)
     panel, chat = win.serve_panel, win.chat
+    rates: list[Any] = []
+    win.monitor.set_engine_rate = rates.append  # what the monitor's tok/s chart is given
 
     async def scenario() -> None:
         base = await serve(qtbot, win)
@@ -124,8 +126,11 @@ def test_chat_and_the_api_take_turns_on_the_one_engine(qtbot, folder: Path, demo
         )
         # And says it while the API reply runs, above the message box, without anything being sent.
         assert chat.engine_line.isVisibleTo(win) and chat.engine_line.text().startswith("An API request")
+        read = 0
         async for _chunk in chunks:
-            pass
+            read += 1
+            if read == 1200:  # over 2 s into the reply: the monitor's chart has had its live rate
+                assert any(rate and rate > 0 for rate in rates), rates
         await until(lambda: not chat.engine_busy)
         assert not chat.engine_line.isVisibleTo(win)
         # Now the chat has the engine, and an API request waits for it, saying so.

@@ -148,6 +148,7 @@ class ApiServer:
         self._open = asyncio.Event()  # cleared while the engine's owner uses it (hold)
         self._open.set()
         self.held = ""  # why requests wait although a slot is free ("" when they do not)
+        self.tokens_out = 0  # tokens the engine generated for API replies, for a live rate (read on the loop)
         self._queued = 0
         self._listeners: list[ActivityListener] = []
         self._runner: web.AppRunner | None = None
@@ -218,6 +219,8 @@ class ApiServer:
         if request_id is not None:
             reply = self._replies.get(request_id)
             if reply is not None:
+                if isinstance(event, p.Token) and not reply.ended.is_set():
+                    self.tokens_out += 1
                 self._put(reply, event)
         elif _is_worker_exit(event):
             for reply in list(self._replies.values()):

@@ -277,6 +277,7 @@ class MainWindow(QMainWindow):
         self._api_timer = QTimer(self)  # its counts (requests arrive between activities) and the held state
         self._api_timer.setInterval(1000)
         self._api_timer.timeout.connect(self._api_tick)
+        self._api_counted = (0.0, 0)  # (when, API tokens by then) at the last tick
         self.power_runner: PowerSweepRunner | None = None
         self._power_tap: Callable[[Any], None] | None = None
         self.tune_runner: TuneRunner | None = None
@@ -819,6 +820,7 @@ class MainWindow(QMainWindow):
         where: dict[Preference[Any], Any] = {SERVE_HOST: choice.host, SERVE_PORT_NUMBER: choice.port}
         self.store.write_many(where | {SERVE_REMOTE: choice.allow_remote})
         self.serve_panel.set_serving(address, server.model.id if server.model is not None else None, server.slots)
+        self._api_counted = (time.monotonic(), server.tokens_out)
         self._api_timer.start()
         self._sync_api_hold()
         self.serving_changed.emit(address)
@@ -840,10 +842,18 @@ class MainWindow(QMainWindow):
         self.serving_changed.emit(None)
 
     def _api_tick(self) -> None:
+        """Every second while serving: the model served, who waits for whom, and the API's live token rate on
+        the monitor's chart (tokens generated for API replies since the last tick)."""
         server = self.api
-        if server is not None:
-            self.serve_panel.set_model(server.model.id if server.model is not None else None)
-            self._engine_use_changed()
+        if server is None:
+            return
+        self.serve_panel.set_model(server.model.id if server.model is not None else None)
+        self._engine_use_changed()
+        now, tokens = time.monotonic(), server.tokens_out
+        last_time, last_tokens = self._api_counted
+        self._api_counted = (now, tokens)
+        if server.running and tokens > last_tokens and now > last_time:
+            self.monitor.set_engine_rate((tokens - last_tokens) / (now - last_time))
 
     def _api_activity(self, activity: ApiActivity) -> None:
         """An API request started or ended (on the loop's thread, the UI thread): chat, monitor and journey."""
