@@ -205,7 +205,9 @@ def run_gui(args: argparse.Namespace, settings: Any, models_dir: Path, simulate:
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
 
-    window = MainWindow(build_services(models_dir, simulate), settings)
+    services = build_services(models_dir, simulate)
+    _apply_theme(services.settings)
+    window = MainWindow(services, settings)
     window.tabs.setCurrentIndex(TABS.index(getattr(args, "tab", "chat")))
     install_excepthook(window)
     if args.screenshot is not None:
@@ -235,6 +237,14 @@ def run_gui(args: argparse.Namespace, settings: Any, models_dir: Path, simulate:
         app.aboutToQuit.connect(window.close)
         loop.run_until_complete(_run_until_closed(app, task))
     return status
+
+
+def _apply_theme(store: Any) -> None:
+    """The light/dark choice kept from last time, applied before the first widget is built."""
+    from gui.core.preferences import THEME
+    from gui.ui.theme import theme
+
+    theme().set_choice(store.read(THEME))
 
 
 async def _run_until_closed(app: Any, task: asyncio.Task[None]) -> None:

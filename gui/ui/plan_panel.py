@@ -156,7 +156,7 @@ class PlanPanel(QWidget):
         legend.setTextFormat(Qt.TextFormat.RichText)
         follow_theme(legend, lambda palette: legend.setText(_legend(palette)))
         legend.setWordWrap(True)
-        legend.setStyleSheet("font-size: 8pt")
+        themed_style(legend, lambda palette: f"font-size: 8pt; color: {palette.text}")
         buttons = QHBoxLayout()
         buttons.addWidget(QLabel("Margin", self))
         buttons.addWidget(self.margin)
