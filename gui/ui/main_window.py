@@ -100,6 +100,7 @@ from gui.ui.plan_panel import PlanPanel
 from gui.ui.power_sweep_view import PowerSweepRunner, PowerSweepView
 from gui.ui.scrolling import vertical_scroll
 from gui.ui.serve_panel import ServeChoice, ServePanel
+from gui.ui.theme import install_theme_control, themed_style
 from gui.ui.tune_view import TuneRunner, TuneView, describe_config, estimate_s, loads_for, plan_summary
 
 # Alt+O: Alt+D is the history's Delete.
@@ -161,7 +162,7 @@ class MainWindow(QMainWindow):
         self.picker = ModelPicker(services.library, models_dir, self)
         self.folder_label = plain_label(parent=self)
         self.folder_label.setWordWrap(True)
-        self.folder_label.setStyleSheet("color: #666")
+        themed_style(self.folder_label, lambda palette: f"color: {palette.muted}")
         self.rescan_button = QPushButton("&Rescan", self)
         self.add_folder_button = QPushButton("Add &folder…", self)
         models_box = QGroupBox("Model", self)
@@ -321,6 +322,7 @@ class MainWindow(QMainWindow):
         self.engine_label.setCursor(Qt.CursorShape.PointingHandCursor)
         self.engine_label.clicked.connect(lambda: self.tabs.setCurrentWidget(self.doctor))
         self.statusBar().addPermanentWidget(self.engine_label)
+        self.theme_box = install_theme_control(self, self.store)  # System / Light / Dark, remembered
 
         pin = self.store.read(NUMA_PINS).get(machine_id())
         if pin is not None and (cpus := node_cpus(pin)):
