@@ -112,7 +112,7 @@ class RoutePlan:
     install_help: str  # '' unless a CUDA toolkit (or a newer driver) would let the GPU be used
     driver: DriverFacts | None = None
     requirement: str = ""
-    cmake_args: str = ""  # CMAKE_ARGS of the build ('' for pip's plain CPU build)
+    cmake_args: str = ""  # CMAKE_ARGS of the build (every route has at least RPC_ARGS)
     skipped: tuple[str, ...] = ()  # each toolkit found but not used, and why
 
     def as_json(self) -> dict[str, Any]:
@@ -267,18 +267,16 @@ def plan_route(
     """
     mode = _mode(override)
     archs = parse_archs(archs_override) if archs_override else tuple(sorted(set(driver.capabilities)))
-    host_args = " ".join(a for a in (host_cmake_args(cpu_flags, machine), extra_cmake_args.strip()) if a)
-    if host_args:  # built from source with these arguments: pip's own wheel cache does not know them
-        cpu_command = (
-            f'CMAKE_ARGS="{host_args}" {python} -m pip install --force-reinstall --no-deps --no-cache-dir '
-            f"--no-binary {PACKAGE} {shlex.quote(requirement)}"
-        )
-    else:
-        cpu_command = f"{python} -m pip install {shlex.quote(requirement)}"
+    host_args = " ".join(a for a in (RPC_ARGS, host_cmake_args(cpu_flags, machine), extra_cmake_args.strip()) if a)
+    # Always built from source with these arguments: pip's own wheel cache does not know them.
+    cpu_command = (
+        f'CMAKE_ARGS="{host_args}" {python} -m pip install --force-reinstall --no-deps --no-cache-dir '
+        f"--no-binary {PACKAGE} {shlex.quote(requirement)}"
+    )
     gpus = _gpu_words(driver, archs)
 
     def cpu(reason: str, help_text: str = "", skipped: tuple[str, ...] = ()) -> RoutePlan:
-        if host_args and not extra_cmake_args.strip():
+        if host_cmake_args(cpu_flags, machine) and not extra_cmake_args.strip():
             reason += AMX_WORDS
         return RoutePlan("cpu", archs, None, cpu_command, reason, help_text, driver, requirement, host_args, skipped)
 
@@ -330,8 +328,7 @@ def plan_route(
         f"-DGGML_CUDA=on -DCMAKE_CUDA_ARCHITECTURES={';'.join(str(a) for a in archs)} "
         f"-DCMAKE_CUDA_COMPILER={toolkit.path}"
     )
-    if host_args:
-        cmake_args += " " + host_args
+    cmake_args += " " + host_args
     command = (
         f'CMAKE_ARGS="{cmake_args}" {python} -m pip install --force-reinstall --no-deps --no-cache-dir '
         f"--no-binary {PACKAGE} {shlex.quote(requirement)}"
@@ -350,6 +347,12 @@ def plan_route(
         reason += AMX_WORDS
     return RoutePlan("cuda", archs, toolkit, command, reason, "", driver, requirement, cmake_args, tuple(skipped))
 
+
+# llama.cpp's RPC backend (ggml-rpc), in every build: `tightfit rpc-worker` serves this machine's devices to
+# another Tightfit, and `--rpc HOST:PORT` uses another machine's (ggml/include/ggml-rpc.h; llama.cpp's --rpc).
+# It adds one small library (libggml-rpc.so: two source files, about 3 s of compiler time on a 2-core machine
+# whose whole CPU build takes 3 min 24 s). The CPU build is then always built from source with these arguments.
+RPC_ARGS = "-DGGML_RPC=ON"
 
 # llama.cpp's AMX matrix kernels (Intel Xeon Sapphire Rapids and newer) crash the first prompt of some
 # models (ggml-org/llama.cpp#20824, open; Ollama and others saw the same on AWS m7i and VMware hosts). A
