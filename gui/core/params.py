@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, replace
 from typing import Any, cast
 
-from gui.core.specs import BoolSpec, ChoiceSpec, IntSpec, Spec, parse_fields, specs_of
+from gui.core.specs import BoolSpec, ChoiceSpec, FloatSpec, IntSpec, Spec, parse_fields, specs_of
 
 # Any value at or past the model's layer count + 1 means "all layers" (llama.cpp's -1); the window
 # shows it as that count.
@@ -78,6 +78,145 @@ class TensorSplitSpec(Spec[str]):
         if not isinstance(value, str):
             raise ValueError(f"{self.label} must be text such as 3,1 (got {value!r})")
         return ",".join(f"{v:.9g}" for v in split_proportions(value))
+
+
+# Other machines' devices through llama.cpp's RPC backend (its --rpc, served by `tightfit rpc-worker`).
+# GGML_RPC_MAX_SERVERS (ggml/include/ggml-rpc.h): the most servers one load may name.
+MAX_RPC_SERVERS = 16
+_RPC_MAX_CHARS = 4096
+# A host name (RFC 1123 labels) or an IPv4 address. llama.cpp's endpoint parser splits "host:port" at the first
+# colon (ggml-rpc.cpp: parse_endpoint), so an IPv6 address cannot be written; a name that resolves to one can.
+_HOST_LABEL = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?$")
+
+
+def _rpc_host(host: str) -> str:
+    """``host`` when it is a well-formed host name or IPv4 address; a ValueError in words otherwise."""
+    if not host:
+        return "no host before the colon"
+    if len(host) > 253:
+        return "the host name is longer than 253 characters"
+    labels = host.split(".")
+    if all(label.isascii() and label.isdigit() for label in labels):
+        if len(labels) != 4 or any(len(label) > 3 or int(label) > 255 for label in labels):
+            return f"{host[:40]!r} is not an IPv4 address"
+        return ""
+    if not all(_HOST_LABEL.match(label) for label in labels):
+        return f"{host[:40]!r} is not a host name or an IPv4 address"
+    return ""
+
+
+def rpc_endpoints(text: str) -> tuple[tuple[str, int], ...]:
+    """The RPC servers of a text such as "10.0.0.5:50052,gpubox:50052", as (host, port); "" -> ().
+
+    Untrusted text: at most MAX_RPC_SERVERS distinct host:port pairs, each a host name or IPv4 address and a
+    port from 1 to 65535; anything else is a ValueError of one line."""
+    if not isinstance(text, str):
+        raise ValueError(f"RPC servers must be text such as 10.0.0.5:50052 (got {text!r})")
+    if not text.strip():
+        return ()
+    if len(text) > _RPC_MAX_CHARS:
+        raise ValueError(f"RPC servers: longer than {_RPC_MAX_CHARS} characters")
+    items = [item.strip() for item in text.split(",")]
+    if len(items) > MAX_RPC_SERVERS:
+        raise ValueError(f"RPC servers: {len(items)} given; llama.cpp takes at most {MAX_RPC_SERVERS}")
+    found: list[tuple[str, int]] = []
+    for item in items:
+        shown = repr(item[:60]) if item else "an empty item"
+        host, colon, port_text = item.rpartition(":")
+        if not colon:
+            raise ValueError(f"RPC servers: {shown} has no port (write host:port, e.g. 10.0.0.5:50052)")
+        if ":" in host or host.startswith("["):
+            raise ValueError(
+                f"RPC servers: {shown} looks like an IPv6 address, which llama.cpp's RPC client cannot parse "
+                "(it splits host:port at the first colon): use an IPv4 address or a host name"
+            )
+        why = _rpc_host(host)
+        if why:
+            raise ValueError(f"RPC servers: {shown}: {why}")
+        if not (port_text.isascii() and port_text.isdigit()) or len(port_text) > 5 or not 1 <= int(port_text) <= 65535:
+            raise ValueError(f"RPC servers: {shown}: the port must be a number from 1 to 65535")
+        endpoint = (host.lower(), int(port_text))
+        if endpoint in found:
+            raise ValueError(f"RPC servers: {host}:{int(port_text)} is named twice")
+        found.append(endpoint)
+    return tuple(found)
+
+
+def join_endpoints(endpoints: Iterable[tuple[str, int]]) -> str:
+    """The text llama.cpp's --rpc takes: "host:port,host:port"."""
+    return ",".join(f"{host}:{port}" for host, port in endpoints)
+
+
+@dataclass(frozen=True, kw_only=True)
+class RpcServersSpec(Spec[str]):
+    """llama.cpp's --rpc text ("host:port,host:port"); "" for none."""
+
+    def check(self, value: str) -> None:
+        rpc_endpoints(value)
+
+    def parse(self, value: object) -> str:
+        if not isinstance(value, str):
+            raise ValueError(f"{self.label} must be text such as 10.0.0.5:50052 (got {value!r})")
+        return join_endpoints(rpc_endpoints(value))
+
+
+# The network to the RPC servers, for the decode speed the plan predicts (docs/rpc.md): each token crosses it
+# once per boundary between this machine and a remote device. Payload rates over TCP and a switched LAN's
+# round trip: 1 GbE carries about 940 Mbit/s of payload, 10 GbE about 9,400.
+RPC_LINKS: dict[str, tuple[float, float]] = {"1gbe": (940.0, 0.2), "10gbe": (9400.0, 0.1)}
+
+
+@dataclass(frozen=True)
+class NetworkLink:
+    """The link to the RPC servers as the user states it: a preset, or "custom" with its own figures."""
+
+    preset: str = ChoiceSpec(
+        label="Network link",
+        flag="--rpc-link",
+        choices=(*RPC_LINKS, "custom"),
+        default="1gbe",
+        help="The network between this machine and its RPC servers, for the decode speed the plan predicts: "
+        "1gbe (940 Mbit/s, 0.2 ms round trip), 10gbe (9,400 Mbit/s, 0.1 ms), or custom (--rpc-link-mbit, "
+        "--rpc-link-rtt-ms).",
+    ).field()
+    mbit_s: float = FloatSpec(
+        label="Link bandwidth",
+        flag="--rpc-link-mbit",
+        minimum=1.0,
+        maximum=1_000_000.0,
+        default=940.0,
+        decimals=0,
+        suffix=" Mbit/s",
+        help="Payload rate of a custom link in Mbit/s.",
+    ).field()
+    rtt_ms: float = FloatSpec(
+        label="Link round trip",
+        flag="--rpc-link-rtt-ms",
+        minimum=0.0,
+        maximum=1000.0,
+        default=0.2,
+        suffix=" ms",
+        help="Round-trip time of a custom link in milliseconds (ping's figure).",
+    ).field()
+
+    def figures(self) -> tuple[float, float]:
+        """(bytes per second, round trip in seconds)."""
+        mbit, rtt = RPC_LINKS.get(self.preset, (self.mbit_s, self.rtt_ms))
+        return mbit * 1e6 / 8, rtt / 1000
+
+    def words(self) -> str:
+        mbit, rtt = RPC_LINKS.get(self.preset, (self.mbit_s, self.rtt_ms))
+        name = {"1gbe": "1 GbE", "10gbe": "10 GbE"}.get(self.preset, "custom link")
+        return f"{name}, {mbit:,.0f} Mbit/s, {rtt:g} ms round trip"
+
+    def validated(self) -> NetworkLink:
+        for spec in specs_of(NetworkLink):
+            spec.check(getattr(self, spec.key))
+        return self
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> NetworkLink:
+        return parse_fields(cls, data)
 
 
 @dataclass(frozen=True)
@@ -245,6 +384,16 @@ class LoadSettings:
         panel=False,
         help="The GPU that holds the whole model with split mode none (0 is the first).",
     ).field()
+    # Other machines' devices (llama.cpp's --rpc): listed before this machine's GPUs, as llama.cpp lists them.
+    rpc_servers: str = RpcServersSpec(
+        label="RPC servers",
+        flag="--rpc",
+        default="",
+        panel=False,
+        help="Devices of other machines, each running `tightfit rpc-worker` (llama.cpp's RPC server): "
+        "host:port,host:port (at most 16). They come first in the device list and count as GPUs for the GPU "
+        "layers and the tensor split.",
+    ).field()
 
     def validated(self) -> LoadSettings:
         """Check every field; raise ValueError naming the first bad one."""
@@ -269,6 +418,11 @@ class LoadSettings:
     def cpu_expert_layers(self, n_layer: int) -> int:
         """How many leading blocks keep their experts in host memory (all of them with --cpu-moe)."""
         return n_layer if self.cpu_moe else min(self.n_cpu_moe, n_layer)
+
+    @property
+    def rpc_endpoints(self) -> tuple[tuple[str, int], ...]:
+        """The RPC servers as (host, port), in order; () for none."""
+        return rpc_endpoints(self.rpc_servers)
 
     @property
     def tensor_split_values(self) -> tuple[float, ...]:

@@ -36,7 +36,15 @@ from typing import Any
 
 from gui.core.ggml_types import GGML_TYPES_BY_NAME
 from gui.core.gguf_reader import ArraySummary, GGUFHeader, check_hparams
-from gui.core.params import ALL_LAYERS, CONTEXT, FLOAT_CACHE_TYPES, MARGIN, LoadSettings, split_proportions
+from gui.core.params import (
+    ALL_LAYERS,
+    CONTEXT,
+    FLOAT_CACHE_TYPES,
+    MARGIN,
+    LoadSettings,
+    NetworkLink,
+    split_proportions,
+)
 
 __all__ = [
     "OLDER_BUILDS",
@@ -122,6 +130,8 @@ class Device:
     # Learned from loads on this card (gui/core/memory_check.py): what the driver measured beyond the plan,
     # added to the CUDA context and runtime term, the one part the plan assumes.
     overhead_correction_mib: float = 0.0
+    # "host:port" for a device of another machine reached through llama.cpp's RPC backend (--rpc); "" here.
+    remote: str = ""
 
 
 @dataclass(frozen=True)
@@ -167,6 +177,7 @@ class DevicePlan:
     # Whether llama.cpp uses the device at all: with split mode none only the main GPU is (no CUDA context,
     # no buffers on the others).
     in_use: bool = True
+    remote: str = ""  # "host:port" of an RPC server's device (Device.remote)
 
 
 @dataclass(frozen=True)
@@ -188,6 +199,10 @@ class Plan:
     weights_bytes: int  # exact bytes of all placed weights (a tied output copied to a GPU counts twice)
     settings: LoadSettings
     cpu_expert_layers: int = 0  # blocks on a GPU whose expert tensors stay in host memory
+    # The network's share of a decoded token with RPC devices (docs/rpc.md): the hops a token makes between
+    # this machine and remote devices, and their time on the stated link; included in predicted_tg_tok_s.
+    link_hops: int = 0
+    link_ms_per_token: float = 0.0
 
     @property
     def partial(self) -> bool:
@@ -977,6 +992,9 @@ class _Tally:
 TensorOverride = tuple[str, str]
 
 
+DEFAULT_LINK = NetworkLink()
+
+
 @dataclass(frozen=True)
 class _Env:
     """What a plan follows besides the settings: the engine's rules and tensor overrides (compiled, with
@@ -984,13 +1002,16 @@ class _Env:
 
     rules: EngineRules = VENDORED_RULES
     overrides: tuple[tuple[re.Pattern[str], int], ...] = ()
+    link: NetworkLink = DEFAULT_LINK  # to the RPC servers
 
 
 _ENV = _Env()
 
 
-def _env(rules: EngineRules, overrides: Sequence[TensorOverride], n_devices: int) -> _Env:
-    if rules == VENDORED_RULES and not overrides:
+def _env(
+    rules: EngineRules, overrides: Sequence[TensorOverride], n_devices: int, link: NetworkLink | None = None
+) -> _Env:
+    if rules == VENDORED_RULES and not overrides and (link is None or link == _ENV.link):
         return _ENV
     compiled: list[tuple[re.Pattern[str], int]] = []
     for pattern, buffer in overrides:
@@ -1006,7 +1027,7 @@ def _env(rules: EngineRules, overrides: Sequence[TensorOverride], n_devices: int
             compiled.append((re.compile(pattern), target))
         except re.error as exc:
             raise ValueError(f"tensor override {pattern}={buffer}: {exc}") from exc
-    return _Env(rules, tuple(compiled))
+    return _Env(rules, tuple(compiled), link.validated() if link is not None else _ENV.link)
 
 
 def _tally(
@@ -1018,6 +1039,12 @@ def _tally(
     c = _context(shape, s, env.rules, gpus=bool(devices), gpu_layers=ngl >= 2)
     sums = shape.sums
     split = _split(s, devices)
+    first_used = next((d for d, used in enumerate(split.used) if used), None)
+    if c.offload and first_used is not None and devices[first_used].remote:
+        # The RPC backend offloads no operation (ggml-rpc.cpp: its device's offload_op is NULL, and
+        # ggml_backend_dev_offload_op says no), so with an RPC device first nothing is staged: the CPU computes
+        # the host's blocks.
+        c = replace(c, offload=False)
     first = _placement(n, ngl, split)
     gpus = [_Tally(first_block=min(first[d], n), used=split.used[d]) for d in range(len(devices))]
     host = _Tally()
@@ -1238,8 +1265,10 @@ def _evaluate(
 
 
 def _overhead(device: Device, t: _Tally) -> float:
-    """The CUDA context of a device llama.cpp uses; none on one it leaves alone (split mode none)."""
-    return cuda_overhead_mib(device) if t.used else 0.0
+    """The CUDA context of a device llama.cpp uses; none on one it leaves alone (split mode none), and none on an
+    RPC server's device: its server made its backends when it started (ggml_backend_rpc_start_server), before it
+    said how much memory is free."""
+    return cuda_overhead_mib(device) if t.used and not device.remote else 0.0
 
 
 def _fits(shape: ModelShape, s: LoadSettings, devices: Sequence[Device], margin: float, env: _Env = _ENV) -> bool:
@@ -1266,6 +1295,35 @@ def _speed(
     return 1.0 / seconds if seconds > 0 else None
 
 
+def _link(shape: ModelShape, gpus: list[_Tally], devices: Sequence[Device], link: NetworkLink) -> tuple[int, float]:
+    """The network hops of one decoded token with RPC devices, and their seconds (docs/rpc.md).
+
+    A token goes from this machine (the embedding lookup, and any blocks left on the CPU) through each device
+    that holds blocks, in device order, and its logits come back here. Each boundary carries the hidden state,
+    n_embd float32 values; the last, from the output layer's device, the logits, n_vocab float32 values. A
+    boundary costs bytes / bandwidth + one round trip when either side is a remote device; between two devices
+    of one server the server copies (one round trip, no payload: ggml-rpc.cpp RPC_CMD_COPY_TENSOR); between
+    two servers the data passes through this machine (two hops)."""
+    path: list[str] = [""]  # "" for this machine's host and GPUs, else the RPC server
+    for d, t in zip(devices, gpus, strict=True):
+        if t.used and (t.layers or t.has_output):
+            path.append(d.remote)
+    path.append("")
+    bandwidth, rtt = link.figures()
+    hops, seconds = 0, 0.0
+    for i in range(1, len(path)):
+        a, b = path[i - 1], path[i]
+        if not a and not b:
+            continue
+        nbytes = (shape.n_vocab if i == len(path) - 1 else shape.n_embd) * _F32
+        if a and b and a == b:
+            hops, seconds = hops + 1, seconds + rtt
+        else:
+            n = 2 if a and b else 1
+            hops, seconds = hops + n, seconds + n * (nbytes / bandwidth + rtt)
+    return hops, seconds
+
+
 def plan(
     header: GGUFHeader,
     settings: LoadSettings,
@@ -1276,6 +1334,7 @@ def plan(
     suggest: bool = True,
     rules: EngineRules = VENDORED_RULES,
     tensor_overrides: Sequence[TensorOverride] = (),
+    link: NetworkLink | None = None,
 ) -> Plan:
     """Where every MiB goes for ``settings`` on ``devices`` (empty: a CPU-only load).
 
@@ -1283,10 +1342,11 @@ def plan(
     comes with the changes that would help (searching them costs a few dozen more evaluations).
     ``rules`` and ``tensor_overrides`` plan loads made by other llama.cpp builds and command lines:
     the rules of an older build, and llama.cpp's ``-ot`` overrides (applied after --n-cpu-moe's
-    placement, which they take precedence over, as in llama.cpp).
+    placement, which they take precedence over, as in llama.cpp). ``link``: the network to the devices of RPC
+    servers (``Device.remote``), for the decode speed (default: 1 GbE).
     """
     shape = model_shape(header)
-    env = _env(rules, tensor_overrides, len(devices))
+    env = _env(rules, tensor_overrides, len(devices), link)
     return _plan(shape, settings, tuple(devices), margin_mib, ram_bandwidth_gbs, with_suggestions=suggest, env=env)
 
 
@@ -1327,6 +1387,7 @@ def _plan(
                 has_output=t.has_output,
                 first_block=t.first_block,
                 in_use=t.used,
+                remote=d.remote,
             )
         )
     hb = Breakdown(
@@ -1340,6 +1401,8 @@ def _plan(
     fits = verdict is Verdict.FITS
     all_t = [*gpus, host]
     notes = _notes(shape, s, c, devices, gpus, host)
+    hops, link_s = _link(shape, gpus, devices, env.link) if any(d.remote for d in devices) else (0, 0.0)
+    memory_tok_s = _speed(shape, gpus, host, devices, ram_bw)
     p = Plan(
         devices=tuple(dplans),
         host=hb,
@@ -1352,12 +1415,14 @@ def _plan(
         n_layer=shape.n_layer,
         fits=fits,
         verdict=verdict,
-        predicted_tg_tok_s=_speed(shape, gpus, host, devices, ram_bw),
+        predicted_tg_tok_s=1.0 / (1.0 / memory_tok_s + link_s) if memory_tok_s and link_s else memory_tok_s,
         notes=notes,
         suggestions=(),
         weights_bytes=sum(t.weights for t in all_t),
         settings=s,
         cpu_expert_layers=host.expert_layers,
+        link_hops=hops,
+        link_ms_per_token=link_s * 1000,
     )
     if with_suggestions and devices and (not fits or p.partial):
         p = replace(p, suggestions=_suggestions(shape, s, devices, margin, ram_bw, p, env))
@@ -1636,6 +1701,7 @@ def plan_to_json(p: Plan) -> dict[str, Any]:
                 "last_block": d.first_block + d.layers - 1 if d.layers else None,
                 "has_output": d.has_output,
                 "in_use": d.in_use,
+                "remote": d.remote or None,
             }
         )
     h = p.host
@@ -1662,6 +1728,8 @@ def plan_to_json(p: Plan) -> dict[str, Any]:
         "fits": p.fits,
         "verdict": p.verdict,
         "predicted_tg_tok_s": None if p.predicted_tg_tok_s is None else round(p.predicted_tg_tok_s, 1),
+        "link_hops": p.link_hops,
+        "link_ms_per_token": round(p.link_ms_per_token, 3),
         "notes": list(p.notes),
         "suggestions": list(p.suggestions),
         "settings": asdict(p.settings),

@@ -41,6 +41,7 @@ from gui.core.llama_log import explain_failure, parse_buffers, parse_dry_run
 from gui.core.params import LoadSettings, llama_gpu_layers
 from gui.core.stop_text import StopText
 from gui.core.system_info import backend_of, cuda_archs
+from gui.services.rpc import unreachable as rpc_unreachable
 
 # Imported in run_worker() so that importing this module stays cheap and side-effect free.
 llama: Any = None
@@ -68,7 +69,10 @@ def _redirect_stderr(log_path: str | None) -> None:
 
 def _engine_build() -> p.EngineBuild:
     info = llama.llama_print_system_info().decode("utf-8", "replace")
-    offload = bool(llama.llama_supports_gpu_offload())
+    # llama_supports_gpu_offload() also says yes for a build with the RPC backend (GGML_RPC=ON, every build
+    # Tightfit makes), which offloads only to other machines: a GPU of this machine is a device of GPU type.
+    by_type = _ggml_function("ggml_backend_dev_by_type", [ctypes.c_int], ctypes.c_void_p)
+    offload = bool(llama.llama_supports_gpu_offload()) and bool(by_type(_DEV_GPU) or by_type(_DEV_IGPU))
     backend = backend_of(info, offload)
     return p.EngineBuild(
         backend=backend,
@@ -283,6 +287,10 @@ class Engine:
         if not os.path.isfile(command.model_path):
             self.send(p.LoadFailed(command.model_path, f"no such file: {command.model_path}"))
             return
+        # llama.cpp aborts the process on an RPC server it cannot reach: say which, in words, before loading.
+        if unreachable_rpc := _rpc_problem(settings):
+            self.send(p.LoadFailed(command.model_path, unreachable_rpc))
+            return
 
         last_sent = [-1.0]
 
@@ -389,6 +397,8 @@ class Engine:
             settings = LoadSettings.from_dict(command.settings).validated()
         except ValueError as exc:
             return result(False, str(exc))
+        if unreachable_rpc := _rpc_problem(settings):
+            return result(False, unreachable_rpc)
         mparams = model_params(settings)
         mparams.no_alloc = True  # metadata only: no weights read, nothing allocated
         mparams.load_mode = llama.LLAMA_LOAD_MODE_NONE
@@ -1137,6 +1147,59 @@ def _tensor_split(settings: LoadSettings) -> Any:
     return (ctypes.c_float * max(len(values), int(llama.llama_max_devices())))(*values)
 
 
+def _ggml_function(name: str, argtypes: list[Any], restype: Any) -> Any:
+    """A ggml function llama-cpp-python does not bind, looked up through libllama's handle (as for the CPU
+    buffer type above: the ggml that libllama uses, which links the RPC backend when built with GGML_RPC=ON)."""
+    function = getattr(llama.llama_cpp._lib, name)
+    function.argtypes = argtypes
+    function.restype = restype
+    return function
+
+
+# ggml-backend.h: enum ggml_backend_dev_type
+_DEV_GPU, _DEV_IGPU = 1, 2
+
+
+def _rpc_problem(settings: LoadSettings) -> str:
+    """Why the load's RPC servers cannot be used, in words; '' when they can (or there are none)."""
+    if not settings.rpc_servers:
+        return ""
+    if not llama.llama_supports_rpc():
+        return "this engine was built without llama.cpp's RPC backend: rebuild it with make engine (GGML_RPC=ON)"
+    return rpc_unreachable(settings.rpc_servers)
+
+
+def _devices(settings: LoadSettings) -> Any:
+    """With RPC servers, llama.cpp's device list for the load: each server's devices first, then this machine's
+    GPUs (or its integrated GPUs where it has no discrete one), NULL-terminated, as llama.cpp's --rpc gives it
+    (common/arg.cpp: add_rpc_devices, ggml_backend_rpc_add_server; src/llama.cpp: llama_prepare_model_devices
+    puts RPC servers first). The servers are not registered globally, so a later load without them does not
+    use them. Without RPC servers, NULL: llama.cpp's own choice."""
+    endpoints = settings.rpc_endpoints
+    if not endpoints:
+        return None
+    # A server that goes away mid-reply ends this process in ggml_abort ("Remote RPC server crashed or returned
+    # malformed response", ggml-rpc.cpp: RPC_STATUS_ASSERT). Without its gdb backtrace of this process, which
+    # says nothing about the other machine, that message is the log's last line and the failure report reads it.
+    os.environ.setdefault("GGML_NO_BACKTRACE", "1")
+    vp = ctypes.c_void_p
+    add_server = _ggml_function("ggml_backend_rpc_add_server", [ctypes.c_char_p], vp)
+    reg_dev_count = _ggml_function("ggml_backend_reg_dev_count", [vp], ctypes.c_size_t)
+    reg_dev_get = _ggml_function("ggml_backend_reg_dev_get", [vp, ctypes.c_size_t], vp)
+    dev_count = _ggml_function("ggml_backend_dev_count", [], ctypes.c_size_t)
+    dev_get = _ggml_function("ggml_backend_dev_get", [ctypes.c_size_t], vp)
+    dev_type = _ggml_function("ggml_backend_dev_type", [vp], ctypes.c_int)
+    devices: list[int] = []
+    for host, port in endpoints:
+        reg = add_server(f"{host}:{port}".encode())
+        if reg:  # a server with no devices adds none (llama.cpp registers nothing for it either)
+            devices += [reg_dev_get(reg, i) for i in range(int(reg_dev_count(reg)))]
+    local = [(dev, int(dev_type(dev))) for i in range(int(dev_count())) if (dev := dev_get(i))]
+    gpus = [dev for dev, kind in local if kind == _DEV_GPU]
+    devices += gpus or [dev for dev, kind in local if kind == _DEV_IGPU]
+    return (vp * (len(devices) + 1))(*devices, None)
+
+
 # How each declared load setting (gui.core.params) reaches llama.cpp: for each field of llama.cpp's
 # parameter structs, the settings it follows and its value for given settings. tests/test_params.py
 # checks that every declared setting is followed by some field.
@@ -1155,6 +1218,7 @@ MODEL_FIELDS: dict[str, Rule] = {
     "split_mode": _from("split_mode", _split_mode),
     "main_gpu": _from("main_gpu"),
     "tensor_split": (("tensor_split",), _tensor_split),
+    "devices": (("rpc_servers",), _devices),
 }
 CONTEXT_FIELDS: dict[str, Rule] = {
     "n_ctx": _from("n_ctx"),
