@@ -69,6 +69,9 @@ def build_parser() -> argparse.ArgumentParser:
     add_spec_flags(chat, [MAX_TOKENS])
     add_sampling_flags(chat)
     add_sizing_flags(chat)
+    from gui.commands.plan import repeatable_rpc
+
+    repeatable_rpc(chat)
 
     from gui.commands.serve import add_serve_parser
 

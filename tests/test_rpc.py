@@ -260,3 +260,14 @@ def test_chat_cli_says_an_unreachable_worker(demo_model: Path) -> None:
     )  # fmt: skip
     assert done.returncode != 0
     assert f"tightfit: error: RPC server 127.0.0.1:{port} refused the connection" in done.stderr
+
+
+def test_rpc_flag_once_per_server_or_as_a_list() -> None:
+    from gui.cli import build_parser
+
+    parser = build_parser()
+    plan_args = parser.parse_args(["plan", "m.gguf", "--rpc", "a:1", "--rpc", "b:2,c:3"])
+    assert rpc_endpoints(plan_args.rpc_servers) == (("a", 1), ("b", 2), ("c", 3))
+    chat_args = parser.parse_args(["chat", "m.gguf", "--prompt", "x", "--rpc", "a:1", "--rpc", "b:2"])
+    assert chat_args.rpc_servers == "a:1,b:2"
+    assert parser.parse_args(["chat", "m.gguf", "--prompt", "x"]).rpc_servers is None

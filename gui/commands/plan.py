@@ -33,6 +33,23 @@ def add_plan_parser(sub: Any, add_sizing_flags: Any) -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     add_spec_flags(parser.add_argument_group("network to the RPC servers (--rpc)"), specs_of(NetworkLink))
     add_sizing_flags(parser)
+    repeatable_rpc(parser)
+
+
+class _JoinedServers(argparse.Action):
+    """--rpc given more than once: the lists joined, as one --rpc a,b would give them."""
+
+    def __call__(self, parser: Any, namespace: argparse.Namespace, values: Any, option_string: Any = None) -> None:
+        before = getattr(namespace, self.dest, None)
+        setattr(namespace, self.dest, f"{before},{values}" if before else values)
+
+
+def repeatable_rpc(parser: argparse.ArgumentParser) -> None:
+    """Let the declared --rpc flag (gui.core.params: rpc_servers) be given once per server too."""
+    action = parser._option_string_actions.get("--rpc")
+    if action is not None:
+        action.__class__ = _JoinedServers
+        action.help = f"{action.help} Give it once per server, or once with a comma list."
 
 
 def add_device_flags(parser: Any) -> None:
