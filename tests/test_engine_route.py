@@ -85,11 +85,11 @@ def test_a_v100_with_cuda_12_gets_a_cuda_build_for_70() -> None:
     assert plan.route == "cuda" and plan.cuda_archs == (70,)
     assert plan.toolkit is not None and plan.toolkit.version == (12, 4)
     assert plan.cmake_args == (
-        "-DGGML_CUDA=on -DCMAKE_CUDA_ARCHITECTURES=70 -DCMAKE_CUDA_COMPILER=/usr/local/cuda-12.4/bin/nvcc"
+        "-DGGML_CUDA=on -DCMAKE_CUDA_ARCHITECTURES=70 -DCMAKE_CUDA_COMPILER=/usr/local/cuda-12.4/bin/nvcc -DGGML_RPC=ON"
     )
     assert plan.command == (
-        'CMAKE_ARGS="-DGGML_CUDA=on -DCMAKE_CUDA_ARCHITECTURES=70 -DCMAKE_CUDA_COMPILER=/usr/local/cuda-12.4/bin/nvcc" '
-        "python -m pip install --force-reinstall --no-deps --no-cache-dir --no-binary llama-cpp-python "
+        'CMAKE_ARGS="-DGGML_CUDA=on -DCMAKE_CUDA_ARCHITECTURES=70 -DCMAKE_CUDA_COMPILER=/usr/local/cuda-12.4/bin/nvcc '
+        '-DGGML_RPC=ON" python -m pip install --force-reinstall --no-deps --no-cache-dir --no-binary llama-cpp-python '
         "'llama-cpp-python>=0.3.36,<0.4'"
     )
     assert "CUDA 12.4" in plan.reason and "7.0" in plan.reason and plan.install_help == ""
@@ -128,7 +128,10 @@ def test_a_v100_with_only_cuda_13_gets_the_cpu_build_and_says_why() -> None:
     assert "CUDA 13.0 (/usr/local/cuda-13.0/bin/nvcc) cannot build for compute capability 7.0" in plan.reason
     assert "older than 7.5" in plan.reason
     assert plan.skipped and "CUDA 13" in plan.skipped[0]
-    assert plan.command == "python -m pip install 'llama-cpp-python>=0.3.36,<0.4'"
+    assert plan.command == (
+        'CMAKE_ARGS="-DGGML_RPC=ON" python -m pip install --force-reinstall --no-deps --no-cache-dir '
+        "--no-binary llama-cpp-python 'llama-cpp-python>=0.3.36,<0.4'"
+    )
     help_text = plan.install_help
     assert "sudo apt-get install -y cuda-toolkit-12-9" in help_text  # the driver runs 13.0: the last 12.x
     assert "run the same command again" in help_text and "make run" in help_text
@@ -236,7 +239,7 @@ def test_the_architectures_override_replaces_the_gpus() -> None:
 
 def test_the_users_own_cmake_arguments_come_after_tightfits() -> None:
     plan = route(driver(70), toolkit((12, 8)), extra_cmake_args="-DGGML_CUDA_FORCE_MMQ=on ")
-    assert plan.cmake_args.endswith("/usr/local/cuda-12.8/bin/nvcc -DGGML_CUDA_FORCE_MMQ=on")
+    assert plan.cmake_args.endswith("/usr/local/cuda-12.8/bin/nvcc -DGGML_RPC=ON -DGGML_CUDA_FORCE_MMQ=on")
 
 
 def test_the_recommended_toolkit_is_one_nvidia_released() -> None:

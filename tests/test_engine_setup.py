@@ -24,6 +24,7 @@ from gui.commands.engine_setup import ProgressLine, build_step
 from gui.core.cards import find_card
 from gui.core.engine_route import (
     NO_AMX_ARGS,
+    RPC_ARGS,
     DriverFacts,
     RoutePlan,
     Toolkit,
@@ -233,18 +234,22 @@ def setup(plan: RoutePlan, pip: FakePip, prefix: Path, cache: Path) -> str:
     return ensure_engine(plan, log, prefix=prefix, cache_dir=cache, pip=pip, installed=lambda: pip.installed).action
 
 
-def test_the_cpu_build_installs_once_then_the_stamp_says_it_is_there(tmp_path: Path) -> None:
+def test_the_cpu_build_is_built_once_with_rpc_then_the_stamp_says_it_is_there(tmp_path: Path) -> None:
+    """Every build carries llama.cpp's RPC backend (GPUs on other machines), so even the CPU build is compiled
+    here, into Tightfit's wheel cache, rather than taken as pip's plain build."""
     pip = FakePip()
-    assert setup(CPU_PLAN, pip, tmp_path, tmp_path / "cache") == "installed"
-    (args, _env), *_ = pip.calls
-    assert args[-1] == REQUIREMENT and "--force-reinstall" not in args
+    assert CPU_PLAN.cmake_args == RPC_ARGS
+    assert setup(CPU_PLAN, pip, tmp_path, tmp_path / "cache") == "built"
+    (wheel_args, wheel_env), (install_args, _env), *_ = pip.calls
+    assert pip.commands()[:2] == ["wheel", "install"] and wheel_env["CMAKE_ARGS"] == RPC_ARGS
+    assert "--no-binary" in wheel_args and install_args[-1].endswith(".whl")
     stamp = read_stamp(tmp_path)
-    assert stamp == {
+    assert stamp is not None
+    assert {k: stamp[k] for k in ("route", "requirement", "cmake_args", "llama_cpp_python")} == {
         "route": "cpu",
         "requirement": REQUIREMENT,
-        "cmake_args": "",
+        "cmake_args": RPC_ARGS,
         "llama_cpp_python": "0.3.36",
-        "wheel": None,
     }
     pip.calls.clear()
     assert setup(CPU_PLAN, pip, tmp_path, tmp_path / "cache") == "unchanged"
@@ -258,13 +263,13 @@ def test_a_cpu_with_amx_gets_a_build_without_llama_cpps_amx_kernels() -> None:
     """ggml-org/llama.cpp#20824: the AMX kernels crash the first prompt on some Sapphire Rapids machines."""
     no_driver = DriverFacts(None, None, (), (), "no NVIDIA driver")
     plan = plan_route(no_driver, [], {}, None, REQUIREMENT, cpu_flags=AMX_CPU)
-    assert plan.route == "cpu" and plan.cmake_args == NO_AMX_ARGS
-    assert f'CMAKE_ARGS="{NO_AMX_ARGS}"' in plan.command and "--no-cache-dir" in plan.command
+    assert plan.route == "cpu" and plan.cmake_args == f"{RPC_ARGS} {NO_AMX_ARGS}"
+    assert f'CMAKE_ARGS="{RPC_ARGS} {NO_AMX_ARGS}"' in plan.command and "--no-cache-dir" in plan.command
     assert "without llama.cpp's AMX kernels" in plan.reason
     # The user's own CMAKE_ARGS come after Tightfit's; an ARM machine or a CPU without AMX needs nothing.
     mine = plan_route(no_driver, [], {}, None, REQUIREMENT, cpu_flags=AMX_CPU, extra_cmake_args="-DGGML_BLAS=ON")
-    assert mine.cmake_args == f"{NO_AMX_ARGS} -DGGML_BLAS=ON"
-    assert plan_route(no_driver, [], {}, None, REQUIREMENT, cpu_flags=AMX_CPU, machine="aarch64").cmake_args == ""
+    assert mine.cmake_args == f"{RPC_ARGS} {NO_AMX_ARGS} -DGGML_BLAS=ON"
+    assert plan_route(no_driver, [], {}, None, REQUIREMENT, cpu_flags=AMX_CPU, machine="aarch64").cmake_args == RPC_ARGS
     assert plan_route(no_driver, [], {}, None, REQUIREMENT, cpu_flags={"avx512f"}).command == CPU_PLAN.command
     # A CUDA build carries them too: layers left on the CPU run its kernels.
     v100 = DriverFacts("570.124.06", (12, 8), (70,), ("Tesla V100-SXM2-16GB",), "")
@@ -280,16 +285,16 @@ def test_a_cpu_build_with_cmake_arguments_is_built_into_tightfits_cache_not_pips
     assert setup(plan, pip, tmp_path, cache) == "built"
     (wheel_args, wheel_env), (install_args, _env), *_ = pip.calls
     assert pip.commands()[:2] == ["wheel", "install"]
-    assert "--no-cache-dir" in wheel_args and wheel_env["CMAKE_ARGS"] == NO_AMX_ARGS
+    assert "--no-cache-dir" in wheel_args and wheel_env["CMAKE_ARGS"] == f"{RPC_ARGS} {NO_AMX_ARGS}"
     assert "CUDACXX" not in wheel_env
     assert wheel_key(plan).startswith("cpu-") and install_args[-1].startswith(str(cache / wheel_key(plan)))
     stamp = read_stamp(tmp_path)
-    assert stamp is not None and stamp["cmake_args"] == NO_AMX_ARGS
+    assert stamp is not None and stamp["cmake_args"] == f"{RPC_ARGS} {NO_AMX_ARGS}"
     pip.calls.clear()
     assert setup(plan, pip, tmp_path, cache) == "unchanged" and pip.calls == []
-    # Back to pip's plain build (another CPU, or the arguments dropped): installed over the other one.
-    assert setup(CPU_PLAN, pip, tmp_path, cache) == "installed"
-    assert "--force-reinstall" in pip.calls[0][0]
+    # Another CPU (without AMX): other arguments, so another wheel, built and installed over this one.
+    assert setup(CPU_PLAN, pip, tmp_path, cache) == "built"
+    assert wheel_key(CPU_PLAN) != wheel_key(plan) and read_stamp(tmp_path)["cmake_args"] == RPC_ARGS
 
 
 def test_read_cpu_flags(tmp_path: Path) -> None:
@@ -347,10 +352,10 @@ def test_back_to_cpu_replaces_the_cuda_build(tmp_path: Path) -> None:
     pip = FakePip()
     setup(cuda_plan(), pip, tmp_path, tmp_path / "cache")
     pip.calls.clear()
-    assert setup(CPU_PLAN, pip, tmp_path, tmp_path / "cache") == "installed"
-    args = pip.calls[0][0]
-    assert args[-1] == REQUIREMENT and "--force-reinstall" in args and "--no-deps" in args
-    assert pip.calls[0][1].get("CMAKE_ARGS") == os.environ.get("CMAKE_ARGS")  # the user's, as without Tightfit
+    assert setup(CPU_PLAN, pip, tmp_path, tmp_path / "cache") == "built"
+    (_wheel_args, wheel_env), (install_args, _env), *_ = pip.calls
+    assert wheel_env["CMAKE_ARGS"] == RPC_ARGS and "CUDACXX" not in wheel_env
+    assert "--force-reinstall" in install_args and "--no-deps" in install_args
     assert pip.installed.cuda is False and read_stamp(tmp_path)["route"] == "cpu"
 
 
@@ -422,7 +427,7 @@ def test_the_set_up_installs_then_says_one_line(
     assert engine_setup.main(["--log", str(log)], pip=pip) == 0
     out = capsys.readouterr().out
     assert "Engine: installing the CPU build — no NVIDIA driver, so the CPU build" in out
-    done = rf"Engine: CPU build of llama-cpp-python 0\.3\.36 installed in \d+s; log: {re.escape(str(log))}\n"
+    done = rf"Engine: CPU build of llama-cpp-python 0\.3\.36 built and installed in \d+s; log: {re.escape(str(log))}\n"
     assert re.search(done, out)
     assert engine_setup.main(["--log", str(log)], pip=pip) == 0
     assert capsys.readouterr().out == "Engine: up to date, CPU build (llama-cpp-python 0.3.36)\n"
@@ -517,7 +522,8 @@ def test_engine_json_reports_the_installed_build() -> None:
 
     assert data["llama_cpp_python"] == llama_cpp.__version__
     assert data["ggml"] and data["system_info"].startswith(("CPU", "CUDA"))
-    if llama_cpp.llama_supports_gpu_offload():
+    # A build with the RPC backend says it supports offload (to other machines); a GPU here is what counts.
+    if data["backend"] == "CUDA":
         assert data["backend"] == "CUDA" and data["gpu_offload"] is True and data["cuda_archs"]
         assert data["cuda_runtime"] and all(isinstance(a, int) for a in data["cuda_archs"])
     else:

@@ -60,6 +60,7 @@ LLAMA_OPTIONS: dict[tuple[str, ...], dict[str, object]] = {
     ("-sm", "--split-mode"): {"value": True, "choices": ("none", "layer", "row", "tensor")},  # :2806-2860
     ("-ts", "--tensor-split"): {"value": True},
     ("-mg", "--main-gpu"): {"value": True},
+    ("--rpc",): {"value": True},  # a comma list of host:port
 }
 ALL_SPELLINGS = {name for names in LLAMA_OPTIONS for name in names}
 
@@ -106,6 +107,7 @@ def settings_from(ns: argparse.Namespace, program: str = "llama-server") -> Load
         split_mode=ns.split_mode,
         tensor_split=ns.tensor_split or "",
         main_gpu=int(ns.main_gpu),
+        rpc_servers=ns.rpc or "",
     )
 
 
@@ -118,6 +120,7 @@ SETTINGS = [
     LoadSettings(cpu_moe=True, n_cpu_moe=5, cache_type_k="iq4_nl", cache_type_v="q5_1", flash_attn="auto"),
     LoadSettings(split_mode="layer", tensor_split="3,1", main_gpu=1, n_threads=4),
     LoadSettings(split_mode="none", main_gpu=2, n_threads=4),
+    LoadSettings(rpc_servers="192.168.1.20:50052,192.168.1.21:50052", n_gpu_layers=20, n_threads=4),
 ]  # fmt: skip
 HOSTILE_PATH = '/srv/my models/it\'s $HOME `x` "q" *.gguf'
 

@@ -75,13 +75,17 @@ def simulated_card(args: argparse.Namespace) -> Card | None:
 # ---- list-valued sizing flags (benchmark sweeps) ------------------------------------------------
 
 
+# Settings a sweep does not vary: RPC servers are a comma list already, and a benchmark measures this machine.
+NOT_SWEPT = frozenset({"rpc_servers"})
+
+
 def add_sizing_list_flags(parser: argparse.ArgumentParser) -> None:
     """The sizing flags of add_sizing_flags, each taking a comma-separated list (``--ngl 40,48,999
     --flash-attn on,off --mmap on,off``); a BoolSpec's ``--no-FLAG`` stays as a shorthand for ``FLAG off``.
     Values are read as text and checked by :func:`sizing_lists_from_args`, so a bad one is one line."""
     group = parser.add_argument_group("load settings (each a comma-separated list: every combination is run)")
     for spec in LOAD_SPECS:
-        if not spec.flag:
+        if not spec.flag or spec.key in NOT_SWEPT:
             continue
         if isinstance(spec, IntSpec):
             metavar, help_text = "N[,N...]", f"{spec.help} [{spec.minimum}-{spec.maximum}]"

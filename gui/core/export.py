@@ -120,8 +120,8 @@ def llama_args(settings: LoadSettings, program: str = "llama-server") -> tuple[l
             pairs.append((flag, "mmap" if value else "none"))
         elif spec.key == "n_gpu_layers":
             pairs.append((flag, "all" if value >= ALL_LAYERS else str(value)))
-        elif spec.key == "tensor_split":
-            if value:  # empty: llama.cpp's own default (by free memory), which has no spelling
+        elif spec.key in ("tensor_split", "rpc_servers"):
+            if value:  # empty: llama.cpp's own default (by free memory; no RPC servers), which has no spelling
                 pairs.append((flag, value))
         elif spec.key == "n_cpu_moe":
             if value and not settings.cpu_moe:  # --cpu-moe already covers every block
@@ -241,7 +241,7 @@ def kcpps(model: str | PurePath, settings: LoadSettings, numa_node: int | None =
         spec = SPECS_BY_KEY[key]
         if getattr(s, key) != spec.default:
             notes.append(f"{spec.label}: koboldcpp has no such setting")
-    for key in ("split_mode", "tensor_split", "main_gpu"):  # koboldcpp spells several GPUs its own way
+    for key in ("split_mode", "tensor_split", "main_gpu", "rpc_servers"):  # koboldcpp's own way for these
         spec = SPECS_BY_KEY[key]
         if getattr(s, key) != spec.default:
             notes.append(f"{spec.label} ({getattr(s, key)}) not written: set it in koboldcpp's own GPU settings")

@@ -89,6 +89,10 @@ SPEED_SETTINGS: tuple[str, ...] = (
     "n_cpu_moe",
     "cpu_moe",
     "op_offload",
+    "split_mode",
+    "tensor_split",
+    "main_gpu",
+    "rpc_servers",
 )
 # Settings that move memory but not speed: the same configuration whichever way they are set.
 MEMORY_ONLY_SETTINGS: tuple[str, ...] = ("swa_full", "n_outputs_max", "kv_unified")
