@@ -207,6 +207,7 @@ def run_gui(args: argparse.Namespace, settings: Any, models_dir: Path, simulate:
 
     services = build_services(models_dir, simulate)
     _apply_theme(services.settings)
+    _apply_language(services.settings)
     window = MainWindow(services, settings)
     window.tabs.setCurrentIndex(TABS.index(getattr(args, "tab", "chat")))
     install_excepthook(window)
@@ -245,6 +246,14 @@ def _apply_theme(store: Any) -> None:
     from gui.ui.theme import theme
 
     theme().set_choice(store.read(THEME))
+
+
+def _apply_language(store: Any) -> None:
+    """The window's language (the system's, or the one chosen), installed before the first widget is built."""
+    from gui.core.preferences import LANGUAGE
+    from gui.ui.i18n import install_language
+
+    install_language(store.read(LANGUAGE))
 
 
 async def _run_until_closed(app: Any, task: asyncio.Task[None]) -> None:

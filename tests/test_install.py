@@ -56,7 +56,9 @@ def _checkout_copy(dest: Path) -> Path:
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     work = tmp_path_factory.mktemp("wheel")
     source = _checkout_copy(work / "src")
-    _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", source, "-w", work / "dist"], timeout=300)
+    # The build compiles the translations with the lrelease of the PySide6 on the PATH (setup.py).
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", source, "-w", work / "dist"], timeout=300, env=env)
     [built] = (work / "dist").glob("tightfit-*.whl")
     return built
 
@@ -103,6 +105,19 @@ def test_the_wheel_carries_the_resources(wheel: Path) -> None:
     assert not [n for n in names if n.startswith(("tests/", "models/", "bench/")) or "__pycache__" in n]
     assert not [n for n in names if n.endswith(".gguf") or n.endswith("render-icons")]
     assert len(ICON_SIZES) + 1 == sum(n.startswith("gui/resources/icons/hicolor/") for n in names)
+
+
+def test_the_wheel_carries_the_compiled_translations(wheel: Path) -> None:
+    """Each .ts ships with its .qm, compiled at build time (Qt's magic number first); none is in the checkout."""
+    with zipfile.ZipFile(wheel) as archive:
+        names = set(archive.namelist())
+        for language in ("zh_CN", "en"):
+            source = resources_dir() / "i18n" / f"tightfit_{language}.ts"
+            assert archive.read(_packaged(source)) == source.read_bytes()
+            compiled = archive.read(_packaged(source.with_suffix(".qm")))
+            assert compiled[:16] == bytes.fromhex("3cb86418caef9c95cd211cbf60a1bddd") and len(compiled) > 100
+            assert not source.with_suffix(".qm").exists()
+    assert not [n for n in names if n.startswith("gui/resources/i18n/") and not n.endswith((".ts", ".qm"))]
 
 
 def test_the_installed_tightfit_runs_from_any_folder(installed: Path, user_env: dict[str, str], tmp_path: Path) -> None:
@@ -180,6 +195,13 @@ def test_the_installed_window_opens_with_its_icon_on_an_empty_library(
         env=user_env,
     ).stdout.strip()
     assert sizes == str(sorted(ICON_SIZES))
+    # The installed window uses the .qm built into the package, not one compiled into the cache.
+    qm = _run(
+        [installed / "python", "-c", "from gui.ui.i18n import compiled; print(compiled('zh_CN'))"],
+        cwd=tmp_path,
+        env=user_env,
+    ).stdout.strip()
+    assert Path(qm).is_relative_to(installed.parent) and qm.endswith("tightfit_zh_CN.qm")
     shot = tmp_path / "first-start.png"
     _run([installed / "tightfit", "--screenshot", shot], cwd=tmp_path, env=user_env, timeout=300)
     assert shot.read_bytes().startswith(b"\x89PNG")

@@ -28,6 +28,8 @@ __all__ = [
     "CAP_WATTS",
     "CHAT_FORMATS",
     "INTERVAL_S",
+    "LANGUAGE",
+    "LANGUAGES",
     "LAST_SETTINGS",
     "MARGIN_MIB",
     "MODEL_FOLDERS",
@@ -153,6 +155,18 @@ SERVE_REMOTE: Preference[bool] = Preference("serve_allow_remote", False, _boolea
 # Light or dark window: follow the desktop ("system"), or one chosen (gui/core/theme.py has both palettes).
 THEME: Preference[ThemeChoice] = Preference("theme", ThemeChoice.SYSTEM, parse_choice, lambda choice: choice.value)
 
+# The window's language: "system" follows the locale; the others are the translations shipped (resources/i18n).
+LANGUAGES = ("system", "en", "zh_CN")
+
+
+def _language(value: Any) -> str:
+    if value not in LANGUAGES:
+        raise ValueError(f"expected one of {', '.join(LANGUAGES)}")
+    return str(value)
+
+
+LANGUAGE: Preference[str] = Preference("language", "system", _language)
+
 MODEL_FOLDERS: Preference[list[str]] = Preference("model_folders", [], _strings)
 SAMPLING_PRESETS: Preference[dict[str, Sampling]] = Preference(
     "sampling_presets", {}, _table(sampling_from_dict), _dump_table(sampling_to_dict)
@@ -200,5 +214,5 @@ ALL_PREFERENCES: Mapping[str, Preference[Any]] = (
         p.key: p
         for p in (LAST_SETTINGS, CHAT_FORMATS, NUMA_PINS, MEMORY_CHECKS, SERVE_HOST, SERVE_PORT_NUMBER, SERVE_REMOTE)
     }
-    | {THEME.key: THEME}
+    | {THEME.key: THEME, LANGUAGE.key: LANGUAGE}
 )

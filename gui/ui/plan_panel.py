@@ -24,11 +24,15 @@ from gui.core.planner import Device, Plan, Verdict
 from gui.core.theme import Palette
 from gui.services.devices import device_from_card, device_from_gpu
 from gui.services.nvml import GpuInfo
+from gui.ui.i18n import Tr, core_text
 from gui.ui.plain import TextArea
 from gui.ui.spec_widgets import float_box, int_box
+from gui.ui.spec_widgets import label as spec_label
 from gui.ui.theme import current_palette, follow_theme, themed_style
 from gui.ui.vram_bar import SEGMENTS, VramBar, verdict_colour
 
+tr = Tr("plan_panel")
+segment = Tr("vram_bar")  # the VRAM bar's segment names, in its legend
 CPU_ONLY = "cpu"
 CUSTOM = "custom"
 
@@ -52,45 +56,54 @@ class Target:
 def format_verify(result: p.DryRunResult, plan: Plan | None, note: str = "") -> str:
     """llama.cpp's figures beside the planner's for the same settings and the same devices."""
     if not result.ok:
-        return f"llama.cpp dry run failed: {result.error}"
+        return tr("llama.cpp dry run failed: {error}").format(error=result.error)
     compute = sum(result.compute_mib.values())
     if plan is None:
         parts = [
-            f"weights {result.weights_bytes / (1 << 20):,.1f} MiB",
-            f"KV {result.kv_mib:,.2f} MiB",
-            f"compute {compute:,.1f} MiB",
+            tr("weights {mib} MiB").format(mib=f"{result.weights_bytes / (1 << 20):,.1f}"),
+            tr("KV {mib} MiB").format(mib=f"{result.kv_mib:,.2f}"),
+            tr("compute {mib} MiB").format(mib=f"{compute:,.1f}"),
         ]
     else:
         parts = [
-            f"weights {result.weights_bytes / (1 << 20):,.1f} MiB (plan {plan.weights_bytes / (1 << 20):,.1f})",
-            f"KV {result.kv_mib:,.2f} MiB (plan {plan.kv_mib:,.2f})",
-            f"compute {compute:,.1f} MiB (plan {plan.compute_mib:,.1f})",
+            tr("weights {mib} MiB (plan {plan})").format(
+                mib=f"{result.weights_bytes / (1 << 20):,.1f}", plan=f"{plan.weights_bytes / (1 << 20):,.1f}"
+            ),
+            tr("KV {mib} MiB (plan {plan})").format(mib=f"{result.kv_mib:,.2f}", plan=f"{plan.kv_mib:,.2f}"),
+            tr("compute {mib} MiB (plan {plan})").format(mib=f"{compute:,.1f}", plan=f"{plan.compute_mib:,.1f}"),
         ]
         if result.recurrent_mib or plan.recurrent_mib:
-            parts.append(f"recurrent {result.recurrent_mib:,.2f} MiB (plan {plan.recurrent_mib:,.2f})")
-    where = ", ".join(result.compute_mib) or "host"
-    text = f"llama.cpp's own dry run ({where}, {result.elapsed_ms:.0f} ms): " + "; ".join(parts)
+            parts.append(
+                tr("recurrent {mib} MiB (plan {plan})").format(
+                    mib=f"{result.recurrent_mib:,.2f}", plan=f"{plan.recurrent_mib:,.2f}"
+                )
+            )
+    where = ", ".join(result.compute_mib) or tr("host")
+    text = tr("llama.cpp's own dry run ({where}, {ms} ms): ").format(where=where, ms=f"{result.elapsed_ms:.0f}")
+    text += "; ".join(parts)
     return f"{text}. {note}" if note else text
 
 
 def describe_host(plan: Plan) -> str:
     """Host memory in words: every term that is not zero, then where the layers are."""
     host = plan.host
-    terms = [f"weights {host.weights_mib / 1024:.2f} GiB"]
+    terms = [tr("weights {gib} GiB").format(gib=f"{host.weights_mib / 1024:.2f}")]
     terms += [
         f"{name} {mib:,.0f} MiB"
         for name, mib in (
             ("KV", host.kv_mib),
-            ("recurrent state", host.recurrent_mib),
-            ("compute", host.compute_mib),
-            ("output", host.output_mib),
+            (tr("recurrent state"), host.recurrent_mib),
+            (tr("compute"), host.compute_mib),
+            (tr("output"), host.output_mib),
         )
         if mib >= 0.5
     ]
-    where = f"{plan.layers_on_gpu} of {plan.n_layer + 1} layers on the GPU"
+    where = tr("{on_gpu} of {total} layers on the GPU").format(on_gpu=plan.layers_on_gpu, total=plan.n_layer + 1)
     if plan.cpu_expert_layers:
-        where += f", the experts of {plan.cpu_expert_layers} of them in host memory"
-    return f"Host RAM: {', '.join(terms)} — {host.total / 1024:.2f} GiB in all. {where}."
+        where += tr(", the experts of {blocks} of them in host memory").format(blocks=plan.cpu_expert_layers)
+    return tr("Host RAM: {terms} — {gib} GiB in all. {where}.").format(
+        terms=", ".join(terms), gib=f"{host.total / 1024:.2f}", where=where
+    )
 
 
 class PlanPanel(QWidget):
@@ -117,7 +130,7 @@ class PlanPanel(QWidget):
         self.target_combo.setMinimumContentsLength(18)
         self.custom_vram = int_box(CUSTOM_VRAM, self)
         self.custom_bw = float_box(CUSTOM_BANDWIDTH, self)
-        self.custom_labels = [QLabel(spec.label, self) for spec in (CUSTOM_VRAM, CUSTOM_BANDWIDTH)]
+        self.custom_labels = [QLabel(spec_label(spec), self) for spec in (CUSTOM_VRAM, CUSTOM_BANDWIDTH)]
         # Fixed regions: the plan's words change with every slider, the layout around them does not.
         self.mode_label = TextArea(2, self)  # may quote the driver's error
         self.mode_label.setAccessibleName("Planning mode")
@@ -129,11 +142,12 @@ class PlanPanel(QWidget):
         self.verdict_label.setAccessibleName("Plan verdict")
         self.margin = int_box(MARGIN, self)
         self.margin.setAccessibleName("Safety margin")
-        self.auto_fit_button = QPushButton("&Auto-fit", self)
-        self.auto_fit_button.setToolTip("Most GPU layers, then the largest context, that fit with the margin. "
-                                        "Pinned settings stay.")  # fmt: skip
-        self.verify_button = QPushButton("&Verify", self)
-        self.verify_button.setToolTip("Ask llama.cpp for its own dry run of these settings (reads no weights).")
+        self.auto_fit_button = QPushButton(tr("&Auto-fit"), self)
+        self.auto_fit_button.setToolTip(
+            tr("Most GPU layers, then the largest context, that fit with the margin. Pinned settings stay.")
+        )
+        self.verify_button = QPushButton(tr("&Verify"), self)
+        self.verify_button.setToolTip(tr("Ask llama.cpp for its own dry run of these settings (reads no weights)."))
         self.verify_label = TextArea(2, self)  # llama.cpp's messages
         self.verify_label.setAccessibleName("Verify result")
         themed_style(self.verify_label, lambda palette: f"color: {palette.muted}")
@@ -145,7 +159,7 @@ class PlanPanel(QWidget):
         self.measured_label.hide()
 
         top = QGridLayout()
-        top.addWidget(QLabel("Plan for", self), 0, 0)
+        top.addWidget(QLabel(tr("Plan for"), self), 0, 0)
         top.addWidget(self.target_combo, 0, 1, 1, 3)
         custom_row = QHBoxLayout()
         for label, box in zip(self.custom_labels, (self.custom_vram, self.custom_bw), strict=True):
@@ -158,7 +172,7 @@ class PlanPanel(QWidget):
         legend.setWordWrap(True)
         themed_style(legend, lambda palette: f"font-size: 8pt; color: {palette.text}")
         buttons = QHBoxLayout()
-        buttons.addWidget(QLabel("Margin", self))
+        buttons.addWidget(QLabel(tr("Margin"), self))
         buttons.addWidget(self.margin)
         buttons.addStretch(1)
         buttons.addWidget(self.verify_button)
@@ -182,7 +196,7 @@ class PlanPanel(QWidget):
         self.margin.valueChanged.connect(lambda _: self.target_changed.emit())
         self.auto_fit_button.clicked.connect(self.auto_fit_requested)
         self.verify_button.clicked.connect(self.verify_requested)
-        self.set_targets([], "looking for GPUs…")
+        self.set_targets([], tr("looking for GPUs…"))
         self._problem = ""
         themed_style(self.mode_label, self._mode_style)
         follow_theme(self, lambda _palette: self.show_plan(self.plan, self._problem), now=False)
@@ -193,20 +207,23 @@ class PlanPanel(QWidget):
         simulated = self.simulated
         targets: list[Target] = []
         if simulated is not None:
-            label = f"SIMULATED {simulated.name}"
+            label = tr("SIMULATED {card}").format(card=simulated.name)
             targets.append(
                 Target(f"sim:{simulated.key}", label, (device_from_card(simulated, name=label),), False, True)
             )
         if gpus:
             devices = tuple(device_from_gpu(g) for g in gpus)
-            label = ", ".join(d.name for d in devices) + " (measured)"
+            label = tr("{cards} (measured)").format(cards=", ".join(d.name for d in devices))
             targets.append(Target("detected", label, devices, True))
         # Without a card, the plan is for what will run: this machine's CPU and RAM. A card it does not
         # have is a question the user asks.
-        here = "This machine: CPU only" if not gpus and simulated is None else "CPU only (no GPU offload)"
+        here = tr("This machine: CPU only") if not gpus and simulated is None else tr("CPU only (no GPU offload)")
         targets.append(Target(CPU_ONLY, here, (), False))
-        targets += [Target(k, f"What if I had a {c.name}?", (device_from_card(c),), False) for k, c in CARDS.items()]
-        targets.append(Target(CUSTOM, "What if I had a custom card…", (), False))
+        targets += [
+            Target(k, tr("What if I had a {card}?").format(card=c.name), (device_from_card(c),), False)
+            for k, c in CARDS.items()
+        ]
+        targets.append(Target(CUSTOM, tr("What if I had a custom card…"), (), False))
         self.why_none = why_none
         previous = self.current_target().key if self.targets else None
         self.targets = targets
@@ -242,7 +259,7 @@ class PlanPanel(QWidget):
         """The corrections in force for the target's cards, in words ('' when none)."""
         names = {d.name for d in target.devices}
         learned = [f"{name}: {c.describe()}" for name, c in self.corrections.items() if name in names]
-        return " CUDA context and runtime " + "; ".join(learned) + "." if learned else ""
+        return " " + tr("CUDA context and runtime {learned}.").format(learned="; ".join(learned)) if learned else ""
 
     def set_corrections(self, corrections: dict[str, Correction]) -> None:
         """What loads measured on each GPU beyond the plan (by device name); the plan adds it from now on."""
@@ -276,23 +293,23 @@ class PlanPanel(QWidget):
         for widget in (self.custom_vram, self.custom_bw, *self.custom_labels):
             widget.setVisible(custom)
         if self.engine_unusable(self.targets[max(0, self.target_combo.currentIndex())]):
-            mode = (
+            mode = tr(
                 "This engine build has no GPU offload: the GPU layers will run on the CPU, so the plan is for "
                 "the CPU and RAM. The Doctor tab has the command that builds the engine for this GPU."
             )
             look = ("error", True)
         elif target.simulated:
-            mode = "SIMULATED card: planning against a simulated GPU, not a real one." + self._learned(target)
+            mode = tr("SIMULATED card: planning against a simulated GPU, not a real one.") + self._learned(target)
             look = ("simulated", True)
         elif target.measured:
-            mode = "Measured: free memory read from the driver just now." + self._learned(target)
+            mode = tr("Measured: free memory read from the driver just now.") + self._learned(target)
             look = ("ok", False)
         elif target.key == CPU_ONLY:
             why = f" ({self.why_none})" if self.why_none and not self.targets[0].measured else ""
-            mode = f"Planning a load on this machine's CPU and RAM{why}."
+            mode = tr("Planning a load on this machine's CPU and RAM{why}.").format(why=why)
             look = ("muted", False)
         else:
-            mode = (
+            mode = tr(
                 "What if: catalog figures for a card this machine does not have. A load here still runs on "
                 "what the machine has, and is not held back by this plan."
             )
@@ -321,20 +338,23 @@ class PlanPanel(QWidget):
             bar.set_plan(devices[i] if i < len(devices) else None)
         if plan is None:
             self.host_label.setText("")
-            self.verdict_label.setText(html.escape(problem or "Select a model to see its memory plan."))
+            self.verdict_label.setText(html.escape(problem or tr("Select a model to see its memory plan.")))
             return
         lead = f"{html.escape(problem)}<br>" if problem else ""  # e.g. an auto-fit that failed
         self.host_label.setText(describe_host(plan))
         colour = verdict_colour(plan.verdict)
         speed = (
-            f" Decode ceiling ≈ <b>{plan.predicted_tg_tok_s:.0f} tok/s</b> (memory bandwidth bound)."
+            " "
+            + tr("Decode ceiling ≈ <b>{rate} tok/s</b> (memory bandwidth bound).").format(
+                rate=f"{plan.predicted_tg_tok_s:.0f}"
+            )
             if plan.predicted_tg_tok_s
             else ""
         )
-        text = f'{lead}<b style="color:{colour}">{plan.verdict.capitalize()}.</b>{speed}'
+        text = f'{lead}<b style="color:{colour}">{core_text("planner", plan.verdict.value).capitalize()}.</b>{speed}'
         if plan.suggestions:
             # Without a fit: what would make one. With part of the model in host memory: what buys room.
-            lead = "To make it fit" if plan.verdict is not Verdict.FITS else "To put more on the GPU"
+            lead = tr("To make it fit") if plan.verdict is not Verdict.FITS else tr("To put more on the GPU")
             text += f"<br>{lead}: " + html.escape("; ".join(plan.suggestions)) + "."
         self.verdict_label.setText(text)
 
@@ -342,7 +362,7 @@ class PlanPanel(QWidget):
         self, result: p.DryRunResult | None, pending: bool = False, compared: Plan | None = None, note: str = ""
     ) -> None:
         if pending:
-            self.say_verify("Asking llama.cpp for its dry run…")
+            self.say_verify(tr("Asking llama.cpp for its dry run…"))
         elif result is None:
             self.say_verify("")
         else:
@@ -361,5 +381,7 @@ class PlanPanel(QWidget):
 
 def _legend(palette: Palette) -> str:
     """What each colour of the VRAM bar is, in the bar's colours."""
-    swatches = " ".join(f'<span style="color:{palette.segments[s.key]}">■</span>&nbsp;{s.label}' for s in SEGMENTS)
-    return swatches + f' <span style="color:{palette.muted}">▒</span>&nbsp;margin'
+    swatches = " ".join(
+        f'<span style="color:{palette.segments[s.key]}">■</span>&nbsp;{segment(s.label)}' for s in SEGMENTS
+    )
+    return swatches + f' <span style="color:{palette.muted}">▒</span>&nbsp;' + tr("margin")

@@ -11,6 +11,7 @@ from PySide6.QtGui import QValidator
 from PySide6.QtWidgets import QCheckBox, QComboBox, QDoubleSpinBox, QSpinBox, QWidget
 
 from gui.core.specs import BoolSpec, ChoiceSpec, FloatSpec, IntSpec, Spec
+from gui.ui.i18n import core_text
 
 # QSpinBox holds a C int; a declared maximum past it (a 32-bit seed) is cut here.
 _QT_INT_MAX = 2**31 - 1
@@ -74,12 +75,21 @@ def choice_box(spec: ChoiceSpec, parent: QWidget | None = None) -> QComboBox:
 
 
 def check_box(spec: BoolSpec, parent: QWidget | None = None) -> QCheckBox:
-    box = QCheckBox(spec.label, parent)
+    box = QCheckBox(label(spec), parent)
     box.setChecked(spec.default)
     _describe(box, spec)
     return box
 
 
+def label(spec: Spec[Any]) -> str:
+    """A setting's name in the window's language (gui/core declares it in English)."""
+    return core_text("params", spec.label)
+
+
+def help_text(spec: Spec[Any]) -> str:
+    return core_text("params", spec.help)
+
+
 def _describe(widget: QWidget, spec: Spec[Any]) -> None:
-    widget.setToolTip(spec.help)
-    widget.setAccessibleName(spec.label)
+    widget.setToolTip(help_text(spec))
+    widget.setAccessibleName(label(spec))

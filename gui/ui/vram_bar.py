@@ -11,6 +11,7 @@ from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
 from gui.core.planner import DevicePlan, Verdict
 from gui.core.theme import Palette
+from gui.ui.i18n import Tr, core_text, number
 from gui.ui.plain import plain_tip
 from gui.ui.theme import current_palette, follow_theme
 
@@ -37,6 +38,9 @@ class _VerdictColours(Mapping[Verdict, str]):
 VERDICT_COLOURS: Mapping[Verdict, str] = _VerdictColours()
 
 
+tr = Tr("vram_bar")
+
+
 @dataclass(frozen=True)
 class Segment:
     key: str
@@ -50,26 +54,34 @@ class Segment:
 
 # Drawn left to right in this order; "other" (memory other processes hold) comes first, as it is taken already.
 SEGMENTS = (
-    Segment("other_mib", "Other processes"),
-    Segment("overhead_mib", "CUDA context and runtime"),
-    Segment("weights_mib", "Weights"),
-    Segment("kv_mib", "KV cache"),
-    Segment("recurrent_mib", "Recurrent state"),
-    Segment("compute_mib", "Compute buffer"),
-    Segment("staged_mib", "Host weights staged for prompts"),
-    Segment("output_mib", "Output buffer"),
+    Segment("other_mib", tr.mark("Other processes")),
+    Segment("overhead_mib", tr.mark("CUDA context and runtime")),
+    Segment("weights_mib", tr.mark("Weights")),
+    Segment("kv_mib", tr.mark("KV cache")),
+    Segment("recurrent_mib", tr.mark("Recurrent state")),
+    Segment("compute_mib", tr.mark("Compute buffer")),
+    Segment("staged_mib", tr.mark("Host weights staged for prompts")),
+    Segment("output_mib", tr.mark("Output buffer")),
 )
 
 
 def describe_device(plan: DevicePlan) -> str:
     gib = 1024.0
     if plan.free_after_mib >= plan.margin_mib:
-        room = f"{plan.free_after_mib / gib:.2f} GiB free after loading"
+        room = tr("{free} GiB free after loading").format(free=f"{plan.free_after_mib / gib:.2f}")
     elif plan.free_after_mib >= 0:
-        room = f"only {plan.free_after_mib:.0f} MiB free after loading (margin {plan.margin_mib:.0f} MiB)"
+        room = tr("only {free} MiB free after loading (margin {margin} MiB)").format(
+            free=f"{plan.free_after_mib:.0f}", margin=f"{plan.margin_mib:.0f}"
+        )
     else:
-        room = f"{-plan.free_after_mib / gib:.2f} GiB short"
-    return f"{plan.name}: needs {plan.needed_mib / gib:.2f} of {plan.total_mib / gib:.2f} GiB — {plan.verdict}, {room}"
+        room = tr("{short} GiB short").format(short=f"{-plan.free_after_mib / gib:.2f}")
+    return tr("{card}: needs {needed} of {total} GiB — {verdict}, {room}").format(
+        card=plan.name,
+        needed=f"{plan.needed_mib / gib:.2f}",
+        total=f"{plan.total_mib / gib:.2f}",
+        verdict=core_text("planner", plan.verdict.value),
+        room=room,
+    )
 
 
 def _translucent(colour: str) -> QColor:
@@ -120,7 +132,7 @@ class VramBar(QWidget):
                 continue
             width = mib * px_per_mib
             painter.fillRect(QRectF(x, rect.top(), width, rect.height()), QColor(colours.segments[seg.key]))
-            self._spans.append((x, x + width, f"{seg.label}: {mib:,.0f} MiB"))
+            self._spans.append((x, x + width, f"{tr(seg.label)}: {number(mib)} MiB"))
             x += width
         total_x = rect.left() + plan.total_mib * px_per_mib
         if x > total_x:  # what does not fit, hatched red past the end of the card
@@ -130,7 +142,9 @@ class VramBar(QWidget):
         margin_x = total_x - plan.margin_mib * px_per_mib
         painter.fillRect(QRectF(margin_x, rect.top(), total_x - margin_x, rect.height()),
                          QBrush(_translucent(colours.bar_margin), Qt.BrushStyle.Dense6Pattern))  # fmt: skip
-        self._spans.append((margin_x, total_x, f"Safety margin: {plan.margin_mib:,.0f} MiB kept free"))
+        self._spans.append(
+            (margin_x, total_x, tr("Safety margin: {margin} MiB kept free").format(margin=number(plan.margin_mib)))
+        )
         painter.setPen(QPen(QColor(colours.bar_edge), 2))
         painter.drawLine(int(total_x), int(rect.top()) - 3, int(total_x), int(rect.bottom()) + 3)
         small = QFont(self.font())
@@ -144,7 +158,7 @@ class VramBar(QWidget):
         painter.drawText(
             QRectF(rect.left(), rect.bottom() + 1, rect.width(), 12),
             Qt.AlignmentFlag.AlignRight,
-            f"{plan.total_mib:,.0f} MiB",
+            f"{number(plan.total_mib)} MiB",
         )
         painter.end()
 

