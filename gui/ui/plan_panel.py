@@ -351,7 +351,8 @@ class PlanPanel(QWidget):
             if plan.predicted_tg_tok_s
             else ""
         )
-        text = f'{lead}<b style="color:{colour}">{core_text("planner", plan.verdict.value).capitalize()}.</b>{speed}'
+        verdict = tr("{verdict}.").format(verdict=core_text("planner", plan.verdict.value).capitalize())
+        text = f'{lead}<b style="color:{colour}">{verdict}</b>{speed}'
         if plan.suggestions:
             # Without a fit: what would make one. With part of the model in host memory: what buys room.
             lead = tr("To make it fit") if plan.verdict is not Verdict.FITS else tr("To put more on the GPU")

@@ -20,6 +20,7 @@ from shiboken6 import Shiboken
 from gui.core.preferences import THEME
 from gui.core.theme import DARK, LIGHT, Palette, ThemeChoice
 from gui.services.settings_store import SettingsStore
+from gui.ui.i18n import Tr
 
 __all__ = [
     "Theme",
@@ -32,7 +33,12 @@ __all__ = [
     "themed_style",
 ]
 
-CHOICE_LABELS = {ThemeChoice.SYSTEM: "System", ThemeChoice.LIGHT: "Light", ThemeChoice.DARK: "Dark"}
+tr = Tr("theme")
+CHOICE_LABELS = {
+    ThemeChoice.SYSTEM: tr.mark("System"),
+    ThemeChoice.LIGHT: tr.mark("Light"),
+    ThemeChoice.DARK: tr.mark("Dark"),
+}
 _EXPLICIT_STYLE = "Fusion"
 
 
@@ -191,9 +197,9 @@ class ThemeBox(QComboBox):
         super().__init__(parent)
         self._store = store
         for choice, label in CHOICE_LABELS.items():
-            self.addItem(label, choice.value)
+            self.addItem(tr(label), choice.value)
         self.setAccessibleName("Theme")
-        self.setToolTip("Light or dark window: System follows the desktop's setting")
+        self.setToolTip(tr("Light or dark window: System follows the desktop's setting"))
         self.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
         self._show(theme().choice)
         self.activated.connect(self._chosen)

@@ -9,7 +9,7 @@
     </message>
     <message>
         <source>System language</source>
-        <translation>跟随系统</translation>
+        <translation>系统语言</translation>
     </message>
     <message>
         <source>The window&apos;s language; a change takes effect when Tightfit is next started</source>
@@ -1105,6 +1105,10 @@
         <source>{on_gpu} of {total} layers on the GPU</source>
         <translation>{total} 层中 {on_gpu} 层在 GPU 上</translation>
     </message>
+    <message>
+        <source>{verdict}.</source>
+        <translation>{verdict}。</translation>
+    </message>
 </context>
 <context>
     <name>planner</name>
@@ -1127,6 +1131,25 @@
     <message>
         <source>yes</source>
         <translation>是</translation>
+    </message>
+</context>
+<context>
+    <name>theme</name>
+    <message>
+        <source>Dark</source>
+        <translation>深色</translation>
+    </message>
+    <message>
+        <source>Light</source>
+        <translation>浅色</translation>
+    </message>
+    <message>
+        <source>Light or dark window: System follows the desktop&apos;s setting</source>
+        <translation>浅色或深色窗口：“跟随系统”使用桌面的设置</translation>
+    </message>
+    <message>
+        <source>System</source>
+        <translation>跟随系统</translation>
     </message>
 </context>
 <context>
