@@ -285,3 +285,35 @@ def test_a_bad_file_then_a_kill_is_about_the_file() -> None:
     assert "download it again" in failure.advice and "RAM" not in failure.detail
     # ... unless the kernel says it was out of memory after all.
     assert explain_failure(tail, exitcode=-9, oom_killed=True).kind == "killed"
+
+
+def test_a_worker_that_stops_answering_is_named_with_its_address():
+    log = [
+        "llama_model_load_from_file_impl: using device RPC0 (127.0.0.1:50052) (unknown id) - 7800 MiB free",
+        "load_tensors: offloaded 10/31 layers to GPU",
+        "/llama.cpp/ggml/src/ggml-rpc/ggml-rpc.cpp:623: Remote RPC server crashed or returned malformed response",
+    ]
+    failure = explain_failure(log, -6)
+    assert failure.summary == (
+        "An RPC worker (RPC0 at 127.0.0.1:50052) stopped answering mid-work, so llama.cpp ended the engine."
+    )
+    assert "tightfit rpc-worker" in failure.advice and failure.device == "RPC0" and not failure.about_memory
+    assert "Remote RPC server crashed" in failure.log  # llama.cpp's own words stay beside ours
+    # Without the device line, it still says what happened.
+    assert explain_failure(log[1:], -6).summary.startswith("An RPC worker stopped answering mid-work")
+
+
+def test_the_log_read_after_a_crash_keeps_the_lines_that_name_the_devices(tmp_path):
+    from gui.services.engine_client import read_log_tail
+
+    log = tmp_path / "engine.log"
+    lines = ["llama_prepare_model_devices: using device RPC0 (10.0.0.2:50052) (unknown id) - 24105 MiB free"]
+    lines += [f"load_tensors: layer {i:3d} assigned to device CPU, is_swa = 0" for i in range(5000)]
+    lines.append("/src/ggml-rpc.cpp:623: Remote RPC server crashed or returned malformed response")
+    log.write_text("\n".join(lines) + "\n")
+    tail = read_log_tail(log, 200)
+    assert len(tail) == 201 and tail[0] == lines[0] and tail[-1] == lines[-1]
+    assert explain_failure(tail, -6).summary.startswith("An RPC worker (RPC0 at 10.0.0.2:50052) stopped answering")
+    short = tmp_path / "short.log"
+    short.write_text("\n".join(lines[:3]) + "\n")
+    assert read_log_tail(short, 200) == tuple(lines[:3])  # nothing twice

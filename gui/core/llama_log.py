@@ -325,11 +325,31 @@ def _assertion(lines: list[str]) -> tuple[Failure, int] | None:
         # require the word "error" or the end of the log.
         if m is None or m.group("msg").strip().startswith("CUDA error"):
             continue
+        if RPC_LOST in m.group("msg"):
+            return _rpc_lost(lines, i), i
         if "error" in m.group("msg").lower() or i >= len(lines) - 3:
             summary = f"llama.cpp stopped: {m.group('msg').strip()} ({_basename(m.group('file'))}:{m.group('line')})."
             advice = "llama.cpp ended the engine process."
             return Failure(summary, advice, _said(lines, i), "assert", _device_near(lines, i)), i
     return None
+
+
+# ggml-rpc.cpp aborts with this when a worker stops answering (it crashed, was stopped, the network dropped).
+RPC_LOST = "Remote RPC server crashed or returned malformed response"
+# llama.cpp names each device it loads on: "using device RPC0 (127.0.0.1:50052) ..." for a worker.
+RPC_DEVICE = re.compile(r"using device (RPC\d+) \(([^)]*)\)")
+
+
+def _rpc_lost(lines: list[str], at: int) -> Failure:
+    devices = [(m.group(1), m.group(2)) for line in lines[:at] if (m := RPC_DEVICE.search(line))]
+    names = ", ".join(f"{name} at {where}" if where else name for name, where in dict.fromkeys(devices))
+    which = f" ({names})" if names else ""
+    summary = f"An RPC worker{which} stopped answering mid-work, so llama.cpp ended the engine."
+    advice = (
+        "The worker crashed, was stopped or the network dropped. Start `tightfit rpc-worker` on that machine "
+        "again and load, or load without it."
+    )
+    return Failure(summary, advice, _said(lines, at), "ended", devices[-1][0] if devices else None)
 
 
 _RAM_ADVICE = (

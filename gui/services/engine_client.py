@@ -280,14 +280,23 @@ class EngineClient:
 
 
 def read_log_tail(path: Path | None, lines: int = 200) -> tuple[str, ...]:
+    """The log's last ``lines`` lines, after the lines near its start that name the devices of the load
+    ("using device RPC0 (127.0.0.1:50052)"), so that a failure long after the load can still name them."""
     if path is None or not path.exists():
         return ()
     with path.open("rb") as fh:
+        head = fh.read(HEAD_BYTES).decode("utf-8", "replace")
         fh.seek(0, os.SEEK_END)
         size = fh.tell()
         fh.seek(max(0, size - 256 * 1024))
         text = fh.read().decode("utf-8", "replace")
-    return tuple(line.rstrip() for line in text.splitlines() if line.strip())[-lines:]
+    tail = tuple(line.rstrip() for line in text.splitlines() if line.strip())[-lines:]
+    devices = tuple(line.rstrip() for line in head.splitlines() if "using device " in line)
+    return tuple(line for line in devices[:MAX_DEVICE_LINES] if line not in tail) + tail
+
+
+HEAD_BYTES = 64 * 1024  # where llama.cpp names the devices of a load
+MAX_DEVICE_LINES = 32
 
 
 class SyncEngine:
