@@ -16,6 +16,7 @@ from types import MappingProxyType
 
 __all__ = [
     "DARK",
+    "GPU_COLOURS",
     "LIGHT",
     "PALETTES",
     "Banner",
@@ -23,6 +24,7 @@ __all__ = [
     "Palette",
     "ThemeChoice",
     "contrast_ratio",
+    "gpu_series",
     "luminance",
     "parse_choice",
 ]
@@ -198,6 +200,15 @@ LIGHT = Palette(
             "bench_tg": "#d62728",
             "sweep_speed": "#d62728",
             "sweep_efficiency": "#23852a",
+            # One colour per GPU where the monitor draws every card on one chart (gpu_colour), in order.
+            "gpu_0": "#1e78d2",
+            "gpu_1": "#c75a00",
+            "gpu_2": "#2e8b34",
+            "gpu_3": "#8e24aa",
+            "gpu_4": "#00838f",
+            "gpu_5": "#c2185b",
+            "gpu_6": "#d32f2f",
+            "gpu_7": "#6d4c41",
         }
     ),
     slowdown_line="#7b1fa2",
@@ -274,6 +285,14 @@ DARK = Palette(
             "bench_tg": "#ff6b6b",
             "sweep_speed": "#ff6b6b",
             "sweep_efficiency": "#81c784",
+            "gpu_0": "#64b5f6",
+            "gpu_1": "#ffa040",
+            "gpu_2": "#81c784",
+            "gpu_3": "#ce93d8",
+            "gpu_4": "#4dd0e1",
+            "gpu_5": "#f48fb1",
+            "gpu_6": "#ff6b6b",
+            "gpu_7": "#bcaaa4",
         }
     ),
     slowdown_line="#ce93d8",
@@ -298,3 +317,10 @@ DARK = Palette(
 )
 
 PALETTES: Mapping[str, Palette] = MappingProxyType({p.name: p for p in (LIGHT, DARK)})
+GPU_COLOURS = sum(1 for key in LIGHT.series if key.startswith("gpu_"))
+
+
+def gpu_series(position: int) -> str:
+    """The series key of the GPU drawn `position`-th (0 first) when every GPU shares a chart; past the
+    palette's GPU colours they repeat."""
+    return f"gpu_{position % GPU_COLOURS}"
