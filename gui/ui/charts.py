@@ -8,6 +8,12 @@ between a mouse zoom and the refetch it triggers. The X range is always set by u
 (clip-to-view needs that), and Y ranges come from known scales (0-100 %, the card's limits, its VRAM), so
 the charts do not jump about. Limit-like series (power limit, VRAM and RAM totals) are drawn dashed, as
 steps. Missing readings are NaN and `connect="finite"` draws them as gaps.
+
+With several GPUs (`set_gpus`) every GPU chart draws every card, one colour per GPU (the palette's gpu_*
+series) named in one legend above the charts: temperature, power draw, GPU utilisation, VRAM used and
+SM clock as one solid line per GPU, and the power limit and VRAM total as a dashed line per GPU in the
+same colour (flat steps, so they stay readable). The second series of utilisation (memory) and clocks
+(memory clock) are left out there: two lines per GPU would be eight on four cards; the readout has them.
 """
 
 from __future__ import annotations
@@ -27,13 +33,14 @@ from PySide6.QtWidgets import (
     QFileDialog,
     QGridLayout,
     QHBoxLayout,
+    QLabel,
     QPushButton,
     QVBoxLayout,
     QWidget,
 )
 
 from gui.core.telemetry_history import DAY_S, Frame, Span, TelemetryHistory, TelemetryWindow, plan_span
-from gui.core.theme import LIGHT, Palette
+from gui.core.theme import LIGHT, Palette, gpu_series
 from gui.ui.background import Background
 from gui.ui.theme import current_palette, follow_theme
 
@@ -73,12 +80,15 @@ class ChartSpec:
     curves: tuple[CurveSpec, ...]
     row: int
     column: int
+    shared: tuple[str, ...] = ()  # the fields drawn per GPU when several GPUs share the chart
 
 
 TEMPERATURE_COLOUR = LIGHT.series["temperature_c"]  # as drawn in the light palette
 _GIB = 1.0 / _MIB_PER_GIB
 CHARTS: tuple[ChartSpec, ...] = (
-    ChartSpec("temperature", "Temperature", "°C", "gpu", (CurveSpec("temperature_c", "GPU"),), 0, 0),
+    ChartSpec(
+        "temperature", "Temperature", "°C", "gpu", (CurveSpec("temperature_c", "GPU"),), 0, 0, ("temperature_c",)
+    ),
     ChartSpec(
         "power",
         "Power",
@@ -87,6 +97,7 @@ CHARTS: tuple[ChartSpec, ...] = (
         (CurveSpec("power_w", "draw"), CurveSpec("power_limit_w", "enforced limit", level=True)),
         0,
         1,
+        ("power_w", "power_limit_w"),
     ),
     ChartSpec(
         "utilisation",
@@ -96,6 +107,7 @@ CHARTS: tuple[ChartSpec, ...] = (
         (CurveSpec("gpu_util_pct", "GPU"), CurveSpec("mem_util_pct", "memory")),
         1,
         0,
+        ("gpu_util_pct",),
     ),
     ChartSpec(
         "vram",
@@ -108,6 +120,7 @@ CHARTS: tuple[ChartSpec, ...] = (
         ),
         1,
         1,
+        ("memory_used_mib", "memory_total_mib"),
     ),
     ChartSpec(
         "clocks",
@@ -117,6 +130,7 @@ CHARTS: tuple[ChartSpec, ...] = (
         (CurveSpec("sm_clock_mhz", "SM"), CurveSpec("mem_clock_mhz", "memory")),
         2,
         0,
+        ("sm_clock_mhz",),
     ),
     ChartSpec(
         "cpu",
@@ -151,6 +165,8 @@ CHARTS: tuple[ChartSpec, ...] = (
     ),
 )
 _BOTTOM_ROW = max(spec.row for spec in CHARTS)
+_FIELD_CHART = {curve.field: spec.key for spec in CHARTS for curve in spec.curves}
+_LEVEL_FIELDS = frozenset(curve.field for spec in CHARTS for curve in spec.curves if curve.level)
 
 
 def colour_plot(plot: pg.PlotWidget, palette: Palette) -> None:
@@ -207,7 +223,11 @@ class TelemetryCharts(QWidget):
 
         self.plots: dict[str, pg.PlotWidget] = {}
         self.curves: dict[str, pg.PlotDataItem] = {}  # by field name
-        self._curve_data: dict[str, tuple[np.ndarray, np.ndarray]] = {}  # what each curve was last given
+        # With several GPUs: their legend names in drawing order, and a curve per (GPU, field).
+        self.shared_gpus: dict[int, str] = {}
+        self.gpu_curves: dict[tuple[int, str], pg.PlotDataItem] = {}
+        # What each curve was last given, by (field, GPU index; None for the single-GPU and host curves).
+        self._curve_data: dict[tuple[str, int | None], tuple[np.ndarray, np.ndarray]] = {}
         self._specs = {spec.key: spec for spec in CHARTS}
         grid = self._grid = QGridLayout()
         grid.setContentsMargins(0, 0, 0, 0)
@@ -255,11 +275,16 @@ class TelemetryCharts(QWidget):
             bar.addWidget(widget)
         bar.addStretch(1)
         self.controls = bar
+        # Which colour is which GPU, for every chart at once (shown with several GPUs).
+        self.gpu_legend = QLabel()
+        self.gpu_legend.setWordWrap(True)
+        self.gpu_legend.setVisible(False)
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(2)
         layout.addLayout(bar)
+        layout.addWidget(self.gpu_legend)
         layout.addLayout(grid, 1)
 
         # Many ticks can arrive before the UI gets round to drawing (a busy event loop): draw once for all.
@@ -271,14 +296,18 @@ class TelemetryCharts(QWidget):
 
     def apply_palette(self, palette: Palette) -> None:
         """Background, titles, axes, curves and limit lines in `palette`'s colours."""
+        shared = self.shared
         for spec in CHARTS:
             plot = self.plots[spec.key]
             colour_plot(plot, palette)
             item = plot.getPlotItem()
-            legend = " ".join(
-                f"<span style='color:{palette.series[c.field]}'>{'┅' if c.level else '━'}</span> {c.label}"
-                for c in spec.curves
-            )
+            if shared and spec.source == "gpu":  # the colours are the GPUs' (gpu_legend): line styles only
+                legend = " ".join(f"{'┅' if c.level else '━'} {c.label}" for c in spec.curves if c.field in spec.shared)
+            else:
+                legend = " ".join(
+                    f"<span style='color:{palette.series[c.field]}'>{'┅' if c.level else '━'}</span> {c.label}"
+                    for c in spec.curves
+                )
             title = f"<b>{spec.title}</b> ({spec.unit}) &nbsp;{legend}"
             item.setTitle(title, size="8pt", color=palette.chart_text)
             for curve in spec.curves:
@@ -286,6 +315,17 @@ class TelemetryCharts(QWidget):
                 if curve.level:
                     pen.setStyle(Qt.PenStyle.DashLine)
                 self.curves[curve.field].setPen(pen)
+        for (index, field), data_item in self.gpu_curves.items():
+            pen = pg.mkPen(palette.series[self._gpu_series(index)], width=1)
+            if field in _LEVEL_FIELDS:
+                pen.setStyle(Qt.PenStyle.DashLine)
+            data_item.setPen(pen)
+        self.gpu_legend.setText(
+            " &nbsp; ".join(
+                f"<span style='color:{palette.series[self._gpu_series(index)]}'>━━</span> {_escape(name)}"
+                for index, name in self.shared_gpus.items()
+            )
+        )
         self.slowdown_line.setPen(pg.mkPen(palette.slowdown_line, width=1, style=Qt.PenStyle.DashLine))
         self.slowdown_line.label.setColor(palette.slowdown_line)
         self.alert_line.setPen(pg.mkPen(palette.alert_line, width=1, style=Qt.PenStyle.DotLine))
@@ -331,6 +371,44 @@ class TelemetryCharts(QWidget):
     def select_gpu(self, index: int | None) -> None:
         self.gpu_index = index
         self.redraw()
+
+    @property
+    def shared(self) -> bool:
+        """Whether the GPU charts draw several GPUs at once."""
+        return len(self.shared_gpus) > 1
+
+    def set_gpus(self, gpus: dict[int, str]) -> None:
+        """The GPUs to draw, by index, with their legend names ("GPU 0 P40"), in drawing (colour) order.
+        With two or more, every GPU chart draws all of them; with one, the selected GPU's series as before."""
+        gpus = dict(gpus)
+        if gpus == self.shared_gpus:
+            return
+        for (_index, field), data_item in self.gpu_curves.items():
+            self.plots[_FIELD_CHART[field]].getPlotItem().removeItem(data_item)
+        self.gpu_curves.clear()
+        self._curve_data = {k: v for k, v in self._curve_data.items() if k[1] is None}
+        self.shared_gpus = gpus if len(gpus) > 1 else {}
+        for spec in CHARTS:
+            for curve in spec.curves:
+                # The single-GPU curves stay in place (their colours, their tests); empty while shared.
+                if spec.source == "gpu" and self.shared:
+                    self.curves[curve.field].setData([], [])
+        for index in self.shared_gpus:
+            for spec in CHARTS:
+                for field in spec.shared:
+                    data_item = pg.PlotDataItem(connect="finite")
+                    self.plots[spec.key].getPlotItem().addItem(data_item)
+                    self.gpu_curves[(index, field)] = data_item
+        self.gpu_legend.setVisible(self.shared)
+        self.apply_palette(current_palette())
+        self.redraw()
+
+    def _gpu_series(self, index: int) -> str:
+        return gpu_series(list(self.shared_gpus).index(index))
+
+    def gpu_colour(self, index: int) -> str:
+        """The colour GPU `index` is drawn in while several GPUs share the charts."""
+        return current_palette().series[self._gpu_series(index)]
 
     def set_gpu_charts_visible(self, visible: bool) -> None:
         """Hide the GPU charts (no driver, no GPU): the host charts are then stacked full width."""
@@ -463,38 +541,50 @@ class TelemetryCharts(QWidget):
             frame = host if spec.source == "host" else gpu
             for curve in spec.curves:
                 self._set_curve(curve, frame)
-        self._update_y_ranges(gpu is not None, left, right)
+        shown = gpu is not None
+        if self.shared and self._gpu_charts_visible:
+            for index in self.shared_gpus:
+                frame = self.history.gpu_frame(index, span)
+                shown = shown or frame is not None
+                for spec in CHARTS:
+                    for curve in spec.curves:
+                        if curve.field in spec.shared:
+                            self._set_curve(curve, frame, index)
+        self._update_y_ranges(shown, left, right)
         self._update_threshold_lines()
 
     def _gpu_frame_for(self, span: Span) -> Frame | None:
-        if self.gpu_index is None or not self._gpu_charts_visible:
+        if self.gpu_index is None or not self._gpu_charts_visible or self.shared:
             return None
         return self.history.gpu_frame(self.gpu_index, span)
 
     def _selected_slowdown_c(self) -> float | None:
+        """The slowdown line: the selected GPU's, or with several GPUs the lowest (the first card to slow)."""
+        if self.shared:
+            known = [c for c in (self.history.slowdown_c(i) for i in self.shared_gpus) if c is not None]
+            return min(known) if known else None
         return self.history.slowdown_c(self.gpu_index) if self.gpu_index is not None else None
 
-    def _set_curve(self, curve: CurveSpec, frame: Frame | None) -> None:
-        item = self.curves[curve.field]
+    def _set_curve(self, curve: CurveSpec, frame: Frame | None, gpu: int | None = None) -> None:
+        item = self.curves[curve.field] if gpu is None else self.gpu_curves[(gpu, curve.field)]
+        key = (curve.field, gpu)
         if frame is None or frame.empty():
-            self._curve_data.pop(curve.field, None)
+            self._curve_data.pop(key, None)
             item.setData([], [])
             return
         x, y = frame.curve(curve.field, curve.level)
         if curve.scale != 1.0:
             y = y * curve.scale
-        self._curve_data[curve.field] = (x, y)
+        self._curve_data[key] = (x, y)
         item.setData(x, y, connect="finite")
 
     def _update_y_ranges(self, gpu_shown: bool, left: float, right: float) -> None:
         def top(*fields: str, default: float) -> float:
             """The highest value drawn in the visible range (in stored units), or `default` if higher."""
             best = default
-            for field in fields:
-                data = self._curve_data.get(field)
-                if data is None:
+            for (field, _gpu), (x, y) in self._curve_data.items():
+                if field not in fields:
                     continue
-                x, y = data
                 lo, hi = np.searchsorted(x, (left, right))
                 best = _finite_max([y[max(lo - 1, 0) : hi + 1]], best)
             return best
@@ -528,8 +618,8 @@ class TelemetryCharts(QWidget):
         self._exporter.shutdown()
 
     def visible_window(self) -> TelemetryWindow:
-        """The ticks in the visible time range (the selected GPU and the host), copied."""
-        gpus = [self.gpu_index] if self.gpu_index is not None else []
+        """The ticks in the visible time range (the selected GPU, or every GPU drawn, and the host), copied."""
+        gpus = list(self.shared_gpus) if self.shared else [self.gpu_index] if self.gpu_index is not None else []
         return self.history.window(*self.visible_range(), gpus=gpus)
 
     def export_visible_csv(self, path: str | Path) -> int:
@@ -548,3 +638,7 @@ class TelemetryCharts(QWidget):
             lambda rows: self.exported.emit(f"exported {rows:,} readings to {path}"),
             lambda exc: self.exported.emit(f"cannot export to {path}: {exc}"),
         )
+
+
+def _escape(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")

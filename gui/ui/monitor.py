@@ -1,5 +1,10 @@
 """The GPU monitor view: live readout, GPU selector, charts, alert banner, power cap and CSV logging.
 
+With one GPU the readout is a grid of that card's readings. With several, every GPU is watched at once:
+a compact row per GPU (its colour, name and main readings; the rest in the row's tooltip), every GPU
+chart draws all of them (gui/ui/charts.py), each GPU keeps its own alert state and the banner a line per
+GPU that has alerted, and the selector picks the GPU the power cap acts on ("Cap all" caps every one).
+
 NVML is read on the telemetry thread; ticks reach this view through TelemetryBridge as a signal on the
 UI thread, where they are recorded into the view's TelemetryHistory (cheap) and a chart redraw is
 requested (coalesced: a burst of queued ticks costs one redraw). Alerts come from the pure rules in
@@ -47,9 +52,9 @@ from gui.ui.plain import plain_label, plain_tip
 from gui.ui.power_panel import PowerPanel
 from gui.ui.spec_widgets import float_box
 from gui.ui.telemetry_bridge import TelemetryBridge
-from gui.ui.theme import current_palette, themed_style
+from gui.ui.theme import current_palette, follow_theme, themed_style
 
-__all__ = ["MonitorView", "describe_sample", "notify_desktop"]
+__all__ = ["MonitorView", "describe_sample", "gpu_name", "notify_desktop"]
 
 NA = "n/a"
 
@@ -63,6 +68,7 @@ def _banner_style(palette: Palette, severity: str) -> str:
 
 
 RECENT_SAMPLES = 300  # five minutes at the default interval
+MAX_ROWS = 16  # GPUs given a readout row (a bound on widgets, far above any one box)
 READOUT_KEYS = ("temperature", "power", "limit", "util", "vram", "clocks", "fan", "pstate", "throttle", "ecc", "pcie")
 _READOUT_TITLES = {
     "temperature": "Temp",
@@ -111,6 +117,35 @@ def describe_sample(sample: GpuSample | None) -> dict[str, str]:
     }
 
 
+COMPACT_KEYS = ("temperature", "power", "limit", "util", "vram", "clocks", "throttle")
+_COMPACT_TITLES = {**_READOUT_TITLES, "clocks": "SM"}
+_VENDOR_WORDS = ("NVIDIA", "Tesla")  # said by every card here: the legend keeps the model
+
+
+def gpu_name(sample: GpuSample) -> str:
+    """A GPU's short name for legends and rows: "GPU 0 P40" for a "Tesla P40"."""
+    words = (sample.name or "").split()
+    while len(words) > 1 and words[0] in _VENDOR_WORDS:
+        words = words[1:]
+    model = " ".join(words)[:40]
+    return f"GPU {sample.index} {model}" if model else f"GPU {sample.index}"
+
+
+def compact_sample(sample: GpuSample | None) -> dict[str, str]:
+    """A GPU's row when several are shown: the main readings, short (the rest is in the row's tooltip)."""
+    texts = describe_sample(sample)
+    if sample is None or sample.lost:
+        return {key: texts[key] for key in COMPACT_KEYS}
+    used = sample.memory_used_mib / 1024 if sample.memory_used_mib is not None else None
+    total = sample.memory_total_mib / 1024 if sample.memory_total_mib is not None else None
+    return {
+        **{key: texts[key] for key in COMPACT_KEYS},
+        "util": _fmt(sample.gpu_util_pct, "{:.0f}%"),
+        "vram": f"{_fmt(used, '{:.1f}')}/{_fmt(total, '{:.1f}')} GiB",
+        "clocks": _fmt(sample.sm_clock_mhz, "{:.0f} MHz"),
+    }
+
+
 def notify_desktop(tray: QSystemTrayIcon | None, alert: Alert) -> bool:
     """Show an alert as a desktop notification where the platform has a tray; False where it has none."""
     if tray is None or not QSystemTrayIcon.isSystemTrayAvailable() or not tray.supportsMessages():
@@ -151,6 +186,7 @@ class MonitorView(QWidget):
         self.recent: dict[int, deque[GpuSample]] = {}
         self.last_tick: Tick | None = None
         self.alerts: list[Alert] = []  # every alert raised, oldest first
+        self.gpu_alerts: dict[int, tuple[str, Alert]] = {}  # each GPU's latest alert shown, with its time
         self._selected: int | None = None
 
         self.bridge = TelemetryBridge(gpu.telemetry, simulated=gpu.simulated, parent=self)
@@ -181,7 +217,7 @@ class MonitorView(QWidget):
         self.simulated_label.setToolTip("Readings come from a simulated card driven by the engine's real load")
         self.simulated_label.setVisible(False)
         self.gpu_combo = QComboBox()
-        self.gpu_combo.setToolTip("Which GPU the readout, charts and power cap show")
+        self.gpu_combo.setToolTip("Which GPU the power cap acts on (the readout and charts show every GPU)")
         self.gpu_combo.setVisible(False)
         self.gpu_combo.currentIndexChanged.connect(self._on_gpu_chosen)
         self.threshold_spin = float_box(ALERT_TEMPERATURE)
@@ -221,7 +257,7 @@ class MonitorView(QWidget):
         dismiss.setFlat(True)
         dismiss.setFixedWidth(24)
         dismiss.setToolTip("Dismiss")
-        dismiss.clicked.connect(lambda: self.banner.setVisible(False))
+        dismiss.clicked.connect(self._dismiss_banner)
         banner_layout = QHBoxLayout(self.banner)
         banner_layout.setContentsMargins(6, 2, 2, 2)
         banner_layout.addWidget(self.banner_label, 1)
@@ -248,6 +284,21 @@ class MonitorView(QWidget):
             readout.addWidget(value, row, 2 * column + 1)
             readout.setColumnStretch(2 * column + 1, 1)
 
+        # Several GPUs: a compact row each, under one header row.
+        self.gpu_rows_frame = QWidget()
+        rows = self._rows_grid = QGridLayout(self.gpu_rows_frame)
+        rows.setContentsMargins(0, 0, 0, 0)
+        rows.setHorizontalSpacing(10)
+        rows.setVerticalSpacing(0)
+        for column, key in enumerate(("name", *COMPACT_KEYS)):
+            head = QLabel("GPU" if key == "name" else _COMPACT_TITLES[key])
+            themed_style(head, lambda palette: f"color:{palette.muted};")
+            rows.addWidget(head, 0, column)
+        rows.setColumnStretch(len(COMPACT_KEYS), 1)
+        self.gpu_rows: dict[int, dict[str, QLabel]] = {}
+        self.gpu_rows_frame.setVisible(False)
+        follow_theme(self.gpu_rows_frame, lambda _palette: self._update_labels(), now=False)
+
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
         layout.setSpacing(4)
@@ -256,6 +307,7 @@ class MonitorView(QWidget):
         layout.addWidget(self.status_label)
         layout.addWidget(self.banner)
         layout.addWidget(self.readout_frame)
+        layout.addWidget(self.gpu_rows_frame)
         layout.addWidget(self.power_panel)
         # Without a GPU: why there is no cap, and what would give one.
         self.no_gpu_label = plain_label(wrap=True)
@@ -351,9 +403,11 @@ class MonitorView(QWidget):
             self.samples[sample.index] = sample
             self.recent.setdefault(sample.index, deque(maxlen=RECENT_SAMPLES)).append(sample)
             self._ensure_in_combo(sample)
+            self._ensure_row(sample)
             for alert in self.rules.check(sample):
                 self._raise_alert(alert)
         self.history.record(tick)
+        self.charts.set_gpus({index: gpu_name(self.samples[index]) for index in sorted(self.samples)})
         self.charts.request_redraw()
         has_gpus = bool(self.samples)
         if self.charts.gpu_charts_visible != has_gpus:
@@ -366,9 +420,11 @@ class MonitorView(QWidget):
     def _status(self, tick: Tick) -> str:
         if tick.status:
             return f"{tick.status}: showing the host only" if not self.samples else tick.status
-        sample = self.samples.get(self._selected) if self._selected is not None else None
-        if sample is not None and sample.lost:
-            return f"GPU {sample.index} fell off the bus; still watching for it to come back"
+        lost = [s.index for s in self.samples.values() if s.lost]
+        if len(lost) == 1:
+            return f"GPU {lost[0]} fell off the bus; still watching for it to come back"
+        if lost:
+            return f"GPUs {', '.join(map(str, lost))} fell off the bus; still watching for them to come back"
         return ""
 
     def _ensure_in_combo(self, sample: GpuSample) -> None:
@@ -377,6 +433,45 @@ class MonitorView(QWidget):
         label = f"GPU {sample.index}: {sample.name or 'unknown'}" + (" (SIMULATED)" if sample.simulated else "")
         self.gpu_combo.addItem(label, sample.index)
         self.gpu_combo.setVisible(self.gpu_combo.count() > 1)
+
+    def _ensure_row(self, sample: GpuSample) -> None:
+        if sample.index in self.gpu_rows or len(self.gpu_rows) >= MAX_ROWS:
+            return
+        row = len(self.gpu_rows) + 1
+        labels: dict[str, QLabel] = {}
+        for column, key in enumerate(("name", *COMPACT_KEYS)):
+            label = plain_label(NA)
+            label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+            if key == "throttle":  # several reasons are cut rather than widening the view; the tooltip has them
+                label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+                label.setMinimumWidth(40)
+            self._rows_grid.addWidget(label, row, column)
+            labels[key] = label
+        labels["name"].setTextFormat(Qt.TextFormat.RichText)
+        self.gpu_rows[sample.index] = labels
+
+    def _update_rows(self) -> None:
+        palette = current_palette()
+        shared = self.charts.shared
+        for index, labels in self.gpu_rows.items():
+            sample = self.samples.get(index)
+            texts = describe_sample(sample)
+            for key, text in compact_sample(sample).items():
+                labels[key].setText(text)
+            name = gpu_name(sample) if sample is not None else f"GPU {index}"
+            colour = self.charts.gpu_colour(index) if shared and index in self.charts.shared_gpus else palette.muted
+            mark = "▶ " if index == self._selected else ""
+            alerted = self.gpu_alerts.get(index)
+            warn = ""
+            if alerted is not None:
+                warn = f" <span style='color:{palette.banners[alerted[1].severity].text}'>⚠</span>"
+            labels["name"].setText(f"{mark}<span style='color:{colour}'>━━</span> {_escape(name)}{warn}")
+            details = "\n".join(f"{_READOUT_TITLES[key]}: {text}" for key, text in texts.items())
+            if alerted is not None:
+                details += f"\n{alerted[0]} — {alerted[1].message}"
+            tip = plain_tip(f"{name}\n{details}")
+            for label in labels.values():
+                label.setToolTip(tip)
 
     def _on_gpu_chosen(self, position: int) -> None:
         index = self.gpu_combo.itemData(position)
@@ -395,8 +490,13 @@ class MonitorView(QWidget):
             self.readout["temperature"].setToolTip(f"Slowdown at {sample.slowdown_c:.0f} °C")
         simulated = sample is not None and sample.simulated
         has_gpu = sample is not None
-        self.readout_frame.setVisible(has_gpu)
+        several = len(self.gpu_rows) > 1
+        self.readout_frame.setVisible(has_gpu and not several)
+        self.gpu_rows_frame.setVisible(several)
+        if several:
+            self._update_rows()
         self.power_panel.setVisible(has_gpu)
+        self.power_panel.set_samples(self.samples.values())
         self.power_panel.set_sample(sample)
         host_only = not has_gpu and self.last_tick is not None and not self.samples
         self.no_gpu_label.setVisible(host_only)
@@ -421,13 +521,22 @@ class MonitorView(QWidget):
     # --- alerts -------------------------------------------------------------------------------------
 
     def _raise_alert(self, alert: Alert) -> None:
+        """The banner keeps each GPU's latest alert, a line per GPU; its colour is the newest alert's."""
         self.alerts.append(alert)
         stamp = time.strftime("%H:%M:%S")
-        self.banner_label.setText(f"{stamp} — {alert.message}")
+        self.gpu_alerts[alert.gpu_index] = (stamp, alert)
+        self.banner_label.setText(
+            "\n".join(f"{when} — {a.message}" for _index, (when, a) in sorted(self.gpu_alerts.items()))
+        )
         self._banner_severity = alert.severity
         self.banner.setStyleSheet(_banner_style(current_palette(), alert.severity))
         self.banner.setVisible(True)
         self.alert.emit(alert)
+
+    def _dismiss_banner(self) -> None:
+        self.banner.setVisible(False)
+        self.gpu_alerts.clear()
+        self._update_labels()
 
     def _on_interval(self, seconds: float) -> None:
         self.bridge.service.set_interval(seconds)
@@ -454,3 +563,7 @@ class MonitorView(QWidget):
         except OSError as exc:
             self.log_box.setChecked(False)
             self.status_label.setText(f"cannot log to {path}: {exc}")
+
+
+def _escape(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")

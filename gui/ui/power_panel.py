@@ -6,13 +6,17 @@ A blower-cooled V100 that runs past 80 °C at its default limit holds about 70 �
 clamped with a message, or refused where the card has no adjustable limit); the privileged helper then
 runs on a worker thread (gui/ui/background.py), because it blocks until the user answers the polkit
 password dialog. The result comes back on the UI thread, with the enforced limit read back from the driver.
+
+With several GPUs, "Cap all" sets the same watts on every card: each request is checked against its own
+card's constraints (a P40 takes 125-250 W, a V100 150-300 W), the helper runs once per card in turn on
+the same worker thread, and one message says what each GPU ended in.
 """
 
 from __future__ import annotations
 
 import math
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from PySide6.QtCore import Qt, Signal
@@ -39,6 +43,7 @@ class PowerReport:
     message: str
     enforced_w: float | None
     result: PowerResult | None  # None when the request was refused before anything ran
+    results: tuple[PowerResult, ...] = ()  # "Cap all": what each GPU's helper answered, in GPU order
 
 
 class PowerPanel(QWidget):
@@ -52,6 +57,7 @@ class PowerPanel(QWidget):
         self.limiter = limiter
         self._read_back = read_back
         self._sample: GpuSample | None = None
+        self._samples: dict[int, GpuSample] = {}  # the latest of every GPU, for "Cap all"
         self._helper = Background("power-limit", parent=self)  # may block on a password dialog
         self._busy = False
         self._locked = ""  # why the buttons wait: something else drives the limit
@@ -63,6 +69,12 @@ class PowerPanel(QWidget):
         self.spin.clamped.connect(self._clamped)
         self.cap_button = QPushButton()
         self.cap_button.setToolTip("Set the card's power limit (needs the privileged helper; a password may be asked)")
+        self.cap_all_button = QPushButton("Cap all")
+        self.cap_all_button.setToolTip(
+            "Set every GPU's power limit to these watts, each within its own card's range"
+            " (a password may be asked once per card)"
+        )
+        self.cap_all_button.setVisible(False)
         self.restore_button = QPushButton("Restore default")
         self.restore_button.setToolTip("Set the card's power limit back to its default")
         self.outcome_label = QLabel("")
@@ -78,6 +90,7 @@ class PowerPanel(QWidget):
         controls.addWidget(QLabel("Power cap"))
         controls.addWidget(self.spin)
         controls.addWidget(self.cap_button)
+        controls.addWidget(self.cap_all_button)
         controls.addWidget(self.restore_button)
         controls.addWidget(self.enforced_label)
         controls.addStretch(1)
@@ -90,6 +103,7 @@ class PowerPanel(QWidget):
 
         self.spin.valueChanged.connect(self._on_spin)
         self.cap_button.clicked.connect(self.apply_cap)
+        self.cap_all_button.clicked.connect(self.apply_cap_all)
         self.restore_button.clicked.connect(self.restore_default)
         self._on_spin(self.spin.value())
         # Said before any click: a cap that cannot work yet, and the one-time set-up that makes it work.
@@ -117,11 +131,29 @@ class PowerPanel(QWidget):
         if sample is not None and self._sample is None and self.readiness and self.last_report is None:
             self._show(None, self.readiness)
         self._sample = sample
-        if sample is not None and sample.power_min_w is not None and sample.power_max_w is not None:
-            self.spin.setRange(math.ceil(sample.power_min_w), math.floor(sample.power_max_w))
+        self._update_range()
         limit = sample.power_limit_w if sample is not None else None
         self.enforced_label.setText(f"limit: {limit:.0f} W" if limit is not None else "limit: n/a")
         self._update_enabled()
+
+    def set_samples(self, samples: Iterable[GpuSample]) -> None:
+        """The latest reading of every GPU: with two or more, "Cap all" is offered, and the spin box takes
+        any watts one of the cards accepts (each card's own range is checked when it is capped)."""
+        self._samples = {s.index: s for s in samples}
+        self.cap_all_button.setVisible(len(self._samples) > 1)
+        self._update_range()
+        self._update_enabled()
+
+    @property
+    def several(self) -> bool:
+        return len(self._samples) > 1
+
+    def _update_range(self) -> None:
+        cards = list(self._samples.values()) if self.several else [self._sample] if self._sample else []
+        ranges = [(s.power_min_w, s.power_max_w) for s in cards if not s.lost]
+        known = [(low, high) for low, high in ranges if low is not None and high is not None]
+        if known:
+            self.spin.setRange(math.ceil(min(low for low, _ in known)), math.floor(max(high for _, high in known)))
 
     def set_locked(self, reason: str) -> None:
         """While something else drives the limit (a power-cap sweep), the buttons wait and ``reason`` says
@@ -152,6 +184,70 @@ class PowerPanel(QWidget):
             return
         index, watts = sample.index, decision.watts
         self._run(lambda: self.limiter.apply(index, watts), index, decision)
+
+    def apply_cap_all(self) -> None:
+        """The watts in the spin box on every GPU, each checked against its own card; one report for all."""
+        if self._busy or self._locked:
+            return
+        target = self.cap_watts
+        planned: list[tuple[int, Decision]] = []
+        refused: dict[int, str] = {}
+        for index, sample in sorted(self._samples.items()):
+            decision = self.limiter.check(target, sample)
+            if decision.allowed and decision.watts is not None:
+                planned.append((index, decision))
+            else:
+                refused[index] = decision.message
+        if not planned:
+            words = "; ".join(f"GPU {index}: {why}" for index, why in refused.items()) or "there is no GPU to cap"
+            self._report(PowerReport(Outcome.FAILED, words, None, None))
+            return
+        self._busy = True
+        self._update_enabled()
+        self._show(None, "applying… (a password dialog may appear)")
+        read_back = self._read_back
+        limiter = self.limiter
+
+        def work() -> list[tuple[int, Decision, PowerResult, float | None]]:  # worker thread, one card at a time
+            done = []
+            for index, decision in planned:
+                assert decision.watts is not None
+                result = limiter.apply(index, decision.watts)
+                enforced = result.enforced_w
+                if read_back is not None and result.ok:
+                    try:
+                        enforced = read_back(index)
+                    except Exception:  # a failed read-back must not lose the helper's own answer
+                        enforced = result.enforced_w
+                done.append((index, decision, result, enforced))
+            return done
+
+        self._helper.run(work, lambda done: self._on_all_done(done, refused), self._on_error)
+
+    def _on_all_done(
+        self, done: list[tuple[int, Decision, PowerResult, float | None]], refused: dict[int, str]
+    ) -> None:
+        self._busy = False
+        self._update_enabled()
+        parts: dict[int, str] = {index: f"GPU {index}: {why}" for index, why in refused.items()}
+        outcomes: list[Outcome] = [Outcome.FAILED] * len(refused)
+        acting = self._sample.index if self._sample is not None else None
+        enforced_here: float | None = None
+        result_here: PowerResult | None = None
+        for index, decision, result, enforced in done:
+            outcome, message = result.outcome, result.message
+            if result.ok and decision.clamped:
+                outcome, message = Outcome.CLAMPED, f"{decision.message}; {result.message}"
+            outcomes.append(outcome)
+            read = f" (read back {enforced:.0f} W)" if enforced is not None else ""
+            parts[index] = f"GPU {index}: {outcome.value}: {message}{read}"
+            if index == acting:
+                enforced_here, result_here = enforced, result
+        failed = [o for o in outcomes if o not in (Outcome.APPLIED, Outcome.CLAMPED)]
+        overall = failed[0] if failed else Outcome.CLAMPED if Outcome.CLAMPED in outcomes else Outcome.APPLIED
+        message = "; ".join(parts[index] for index in sorted(parts))
+        results = tuple(result for _index, _decision, result, _enforced in done)
+        self._report(PowerReport(overall, message, enforced_here, result_here, results))
 
     def restore_default(self) -> None:
         sample = self._sample
@@ -231,6 +327,8 @@ class PowerPanel(QWidget):
         usable = self._sample is not None and not self._sample.lost and not self._busy and not self._locked
         self.cap_button.setEnabled(usable)
         self.restore_button.setEnabled(usable)
+        any_usable = any(not s.lost for s in self._samples.values()) and not self._busy and not self._locked
+        self.cap_all_button.setEnabled(any_usable)
 
 
 def _escape(text: str) -> str:
