@@ -358,6 +358,9 @@ class MainWindow(QMainWindow):
         self.plan_panel.target_changed.connect(self.replan)
         self.plan_panel.auto_fit_requested.connect(self.auto_fit)
         self.plan_panel.verify_requested.connect(self.verify)
+        # RPC workers: their devices (asked off the UI thread) go in front of the plan's, the link into its speed.
+        self.params.rpc.answers_changed.connect(self._workers_changed)
+        self.params.rpc.link_changed.connect(self._workers_changed)
         self.chat.new_chat_requested.connect(self.new_chat)
         self.chat.conversation_changed.connect(lambda: self.history.save(self.chat.conversation))
         self.history.opened.connect(lambda _id, conversation: self.chat.set_conversation(conversation))
@@ -559,10 +562,11 @@ class MainWindow(QMainWindow):
         target = self.plan_panel.current_target()
         if target.here:
             return target.devices
+        remote = self.plan_panel.remote  # a load here uses the workers whatever card the panel shows
         for candidate in self.plan_panel.targets:
             if candidate.measured or candidate.simulated:
-                return () if self.plan_panel.engine_unusable(candidate) else candidate.devices
-        return ()
+                return remote + (() if self.plan_panel.engine_unusable(candidate) else candidate.devices)
+        return remote
 
     def _tune_replan(self) -> None:
         entry = self.picker.current()
@@ -986,11 +990,14 @@ class MainWindow(QMainWindow):
         if header is None or sent is None or pid is None or not target.devices:
             return
         devices = tuple(dataclasses.replace(d, overhead_correction_mib=0.0) for d in target.devices)
+        n_remote = sum(1 for d in devices if d.remote)  # the RPC workers' come first; the driver sees this machine's
         simulated = self.services.gpu.simulated
         if target.simulated and simulated is not None:
             planned, _ = _planning(lambda: plan(header, sent, devices, suggest=False))
             if planned is not None:
-                self._measure_simulated(planned, simulated, pid)
+                self._measure_simulated(
+                    dataclasses.replace(planned, devices=planned.devices[n_remote:]), simulated, pid
+                )
             return
         if not (target.measured and build is not None and build.gpu_offload):
             return
@@ -1002,7 +1009,7 @@ class MainWindow(QMainWindow):
 
         def measure() -> list[MemoryCheck]:
             checks = []
-            for index, device in zip(indices, planned.devices, strict=False):
+            for index, device in zip(indices, planned.devices[n_remote:], strict=False):
                 used = engine_memory_mib(nvml.sample(index), pid)
                 if used is not None:
                     llama = event.buffers_mib.get(f"CUDA{index}")
@@ -1044,9 +1051,16 @@ class MainWindow(QMainWindow):
 
     # ---- memory plan ----------------------------------------------------------------------
 
+    def _workers_changed(self, *_: object) -> None:
+        rpc = self.params.rpc
+        words, trouble = rpc.summary()
+        self.plan_panel.set_remote(rpc.devices(), words, trouble, rpc.link_name())
+        self.replan()
+
     def replan(self, *_: object) -> None:
         """Re-plan from the header already read: arithmetic bounded by the header's checked sizes, a
         fraction of a frame (bench/planner_speed.py)."""
+        self.params.set_device_count(len(self.plan_panel.devices()))  # the split settings show for several
         entry = self.picker.current()
         if entry is None or entry.header is None:
             self.plan = None
@@ -1060,6 +1074,7 @@ class MainWindow(QMainWindow):
                     self.plan_panel.devices(),
                     margin_mib=self.plan_panel.margin_mib(),
                     ram_bandwidth_gbs=self.ram_bandwidth_gbs,
+                    link=self.params.rpc.network_link(),
                 )
             )
             self.plan_panel.show_plan(self.plan, problem)
@@ -1209,6 +1224,10 @@ class MainWindow(QMainWindow):
             self.load_status.setText(
                 tr("Cannot load {model}: {reason}.").format(model=entry.path.name, reason=entry.not_loadable)
             )
+            self.load_finished.emit(False)
+            return
+        if refusal := self.params.rpc.refusal():  # llama.cpp's client would abort on a worker it cannot reach
+            self.load_status.setText(tr("Cannot load: {error}").format(error=refusal))
             self.load_finished.emit(False)
             return
         # A plan for a card the machine does not have is a "what if": it never stops a load here.
@@ -1485,6 +1504,7 @@ class MainWindow(QMainWindow):
         self.picker.shutdown()
         self.models_tab.shutdown()
         self.background.shutdown()  # a hung driver call must not hang the close
+        self.params.rpc.shutdown()  # a worker's answer on its way is dropped
         self.export_menu.cancel()
         self.export_background.shutdown()
         self.doctor_background.shutdown()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any, cast
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
@@ -17,13 +18,17 @@ from PySide6.QtWidgets import (
 )
 
 from gui.core.params import CONTEXT, CPU_MOE_LAYERS, GPU_LAYERS, LOAD_SPECS, SPECS_BY_KEY, LoadSettings
-from gui.core.specs import BoolSpec, ChoiceSpec, IntSpec
+from gui.core.specs import BoolSpec, ChoiceSpec, IntSpec, Spec
 from gui.ui.i18n import Tr
 from gui.ui.plain import plain_label, plain_tip
-from gui.ui.spec_widgets import ClampSpinBox, check_box, choice_box, help_text, label
+from gui.ui.rpc_panel import RpcPanel
+from gui.ui.spec_widgets import ClampSpinBox, TextBox, check_box, choice_box, help_text, int_box, label, text_box
 from gui.ui.theme import current_palette, follow_theme, themed_style
 
 tr = Tr("param_panel")
+# The settings of a load on several devices (declared panel=False): shown only while the plan has more than one.
+SPLIT_KEYS = ("split_mode", "tensor_split", "main_gpu")
+MAIN_GPU = cast(IntSpec, SPECS_BY_KEY["main_gpu"])
 
 
 def in_sentence(name: str) -> str:
@@ -134,10 +139,17 @@ class ParamPanel(QWidget):
         self.rows: dict[str, ParamRow] = {}
         self.choices: dict[str, QComboBox] = {}
         self.switches: dict[str, QCheckBox] = {}
-        # A row per setting: a slider row for a number, a list for a choice, a box for a switch.
+        self.numbers: dict[str, ClampSpinBox] = {}  # a plain box for a number no slider suits (the main GPU)
+        self.texts: dict[str, TextBox] = {}
+        self.split_widgets: list[QWidget] = []  # the several-devices rows, shown with more than one device
+        self.n_devices = 1
+        # A row per setting: a slider row for a number, a list for a choice, a box for a switch, a text box for
+        # text; the several-devices settings in a plain row each.
         n_rows = 0
-        for spec in (s for s in LOAD_SPECS if s.panel):
-            if isinstance(spec, IntSpec):
+        for spec in (s for s in LOAD_SPECS if s.panel or s.key in SPLIT_KEYS):
+            if spec.key in SPLIT_KEYS:
+                self.split_widgets += self._split_row(spec, grid, n_rows)
+            elif isinstance(spec, IntSpec):
                 row = ParamRow(spec, self)
                 grid.addWidget(row.label, n_rows, 0)
                 grid.addWidget(row.slider, n_rows, 1)
@@ -163,6 +175,11 @@ class ParamPanel(QWidget):
                 box.toggled.connect(self._emit)
                 self.switches[spec.key] = box
             n_rows += 1
+        # Other machines' devices (llama.cpp's RPC): the load setting rpc_servers, and the link for the plan.
+        self.rpc = RpcPanel(self)
+        grid.addWidget(self.rpc, n_rows, 0, 1, 4)
+        self.rpc.servers_changed.connect(self._emit)
+        n_rows += 1
         # A typed value brought into range is said here, not changed silently.
         self.note = plain_label(parent=self)
         self.note.setWordWrap(True)
@@ -171,6 +188,45 @@ class ParamPanel(QWidget):
         self.note.hide()
         grid.addWidget(self.note, n_rows, 0, 1, 4)
         self.set_settings(settings)
+        self.set_device_count(1)
+
+    def _split_row(self, spec: Spec[Any], grid: QGridLayout, row: int) -> list[QWidget]:
+        """A several-devices setting's name and box, from its declaration."""
+        widget: QWidget
+        if isinstance(spec, IntSpec):
+            number = int_box(spec, self)
+            number.valueChanged.connect(self._emit)
+            self.numbers[spec.key] = number
+            widget = number
+        elif isinstance(spec, ChoiceSpec):
+            combo = choice_box(spec, self)
+            combo.currentTextChanged.connect(self._emit)
+            self.choices[spec.key] = combo
+            widget = combo
+        else:  # a setting written as text (the tensor split)
+            box = text_box(spec, self)
+            box.committed.connect(self._emit)
+            box.refused.connect(lambda line, box=box: self.say(line, near=box))
+            self.texts[spec.key] = box
+            widget = box
+        name = QLabel(label(spec), self)
+        name.setToolTip(help_text(spec))
+        name.setWordWrap(True)
+        grid.addWidget(name, row, 0)
+        grid.addWidget(widget, row, 1, 1, 3)
+        return [name, widget]
+
+    def set_device_count(self, n_devices: int) -> None:
+        """The plan's devices (remote and local): the several-devices rows show with more than one, the main GPU
+        counted among them. With one or none their values stay as they are (llama.cpp ignores them)."""
+        self.n_devices = n_devices
+        several = n_devices > 1
+        for widget in self.split_widgets:
+            widget.setVisible(several)
+        main = self.numbers["main_gpu"]
+        applying, self._applying = self._applying, True  # the plan that asked reads the value: no second signal
+        main.setMaximum(n_devices - 1 if several else MAIN_GPU.maximum)
+        self._applying = applying
 
     def set_model_limits(self, n_layer: int | None, context_length: int | None, n_expert: int | None = None) -> None:
         """Narrow the ranges to the selected model: layers + output layer, trained context, and its blocks
@@ -202,6 +258,11 @@ class ParamPanel(QWidget):
             combo.setCurrentText(getattr(settings, key))
         for key, box in self.switches.items():
             box.setChecked(getattr(settings, key))
+        for key, number in self.numbers.items():
+            number.setValue(getattr(settings, key))
+        for key, text in self.texts.items():
+            text.set_value(getattr(settings, key))
+        self.rpc.set_servers(settings.rpc_servers)
         self._applying = False
         self._emit()
 
@@ -209,6 +270,9 @@ class ParamPanel(QWidget):
         values: dict[str, object] = {key: row.value() for key, row in self.rows.items()}
         values.update({key: combo.currentText() for key, combo in self.choices.items()})
         values.update({key: box.isChecked() for key, box in self.switches.items()})
+        values.update({key: box.value() for key, box in self.numbers.items()})
+        values.update({key: box.value() for key, box in self.texts.items()})
+        values["rpc_servers"] = self.rpc.servers()
         return self._base.with_values(**values)
 
     def set_value(self, key: str, text: str) -> str:

@@ -123,6 +123,10 @@ class PlanPanel(QWidget):
         # Learned per measured GPU (by device name) from earlier loads on it: added to its overhead term.
         self.corrections: dict[str, Correction] = {}
         self.plan: Plan | None = None
+        # The RPC workers' devices, planned before whatever target is chosen (llama.cpp lists them first), and
+        # the link to them as the load settings name it.
+        self.remote: tuple[Device, ...] = ()
+        self.link_name = ""
         self.target_combo = QComboBox(self)
         self.target_combo.setAccessibleName("Plan for device")
         # Long card names are cut in the closed box (the list shows them whole), so they never widen the window.
@@ -135,6 +139,12 @@ class PlanPanel(QWidget):
         self.mode_label = TextArea(2, self)  # may quote the driver's error
         self.mode_label.setAccessibleName("Planning mode")
         self._mode_look = ("muted", False)  # the palette role the planning mode is written in, and bold
+        # The RPC workers in words: asking, what they have, or which one cannot be reached (before any load).
+        self.remote_label = TextArea(2, self)
+        self.remote_label.setAccessibleName("RPC workers")
+        self._remote_trouble = False
+        themed_style(self.remote_label, self._remote_style)
+        self.remote_label.hide()
         self.bars: list[VramBar] = []
         self.bars_box = QVBoxLayout()
         self.host_label = TextArea(2, self)
@@ -181,6 +191,7 @@ class PlanPanel(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(top)
         layout.addWidget(self.mode_label)
+        layout.addWidget(self.remote_label)
         layout.addLayout(self.bars_box)
         layout.addWidget(legend)
         layout.addWidget(self.host_label)
@@ -241,6 +252,11 @@ class PlanPanel(QWidget):
         self._user_chose = True
 
     def current_target(self) -> Target:
+        """The target chosen, with the RPC workers' devices in front of its own."""
+        target = self._local_target()
+        return replace(target, devices=self.remote + target.devices) if self.remote else target
+
+    def _local_target(self) -> Target:
         target = self.targets[max(0, self.target_combo.currentIndex())]
         if target.key == CUSTOM:
             card = custom_card(self.custom_vram.value(), self.custom_bw.value())
@@ -265,6 +281,18 @@ class PlanPanel(QWidget):
         """What loads measured on each GPU beyond the plan (by device name); the plan adds it from now on."""
         if corrections != self.corrections:
             self.corrections = dict(corrections)
+            self._target_changed()
+
+    def set_remote(self, devices: tuple[Device, ...], words: str, trouble: bool, link_name: str) -> None:
+        """The RPC workers' devices (planned first), what to say of them, whether that is a problem, and the
+        link's name for the speed line."""
+        self.link_name = link_name
+        self._remote_trouble = trouble
+        self.remote_label.setText(words)
+        self.remote_label.setStyleSheet(self._remote_style(current_palette()))
+        self.remote_label.setVisible(bool(words))
+        if devices != self.remote:
+            self.remote = devices
             self._target_changed()
 
     def engine_unusable(self, target: Target) -> bool:
@@ -325,6 +353,9 @@ class PlanPanel(QWidget):
         role, bold = self._mode_look
         return f"color: {getattr(palette, role)}" + ("; font-weight: bold" if bold else "")
 
+    def _remote_style(self, palette: Palette) -> str:
+        return f"color: {palette.error}; font-weight: bold" if self._remote_trouble else f"color: {palette.muted}"
+
     def show_plan(self, plan: Plan | None, problem: str = "") -> None:
         self.plan = plan
         self._problem = problem
@@ -352,6 +383,18 @@ class PlanPanel(QWidget):
             else ""
         )
         verdict = tr("{verdict}.").format(verdict=core_text("planner", plan.verdict.value).capitalize())
+        if plan.link_hops:
+            # The network's share of each token (docs/rpc.md); the workers' own memory speed is not known.
+            speed += " " + tr("Network ({link}): {hops} hops, {ms} ms per token").format(
+                link=html.escape(self.link_name), hops=plan.link_hops, ms=f"{plan.link_ms_per_token:.2f}"
+            )
+            speed += (
+                tr(", included.")
+                if plan.predicted_tg_tok_s
+                else tr(" — at most {rate} tok/s from the network alone.").format(
+                    rate=f"{1000 / plan.link_ms_per_token:,.0f}"
+                )
+            )
         text = f'{lead}<b style="color:{colour}">{verdict}</b>{speed}'
         if plan.suggestions:
             # Without a fit: what would make one. With part of the model in host memory: what buys room.

@@ -4,14 +4,17 @@ accessible name come from the spec, so no widget repeats a range or a default.""
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from PySide6.QtCore import Signal
 from PySide6.QtGui import QValidator
-from PySide6.QtWidgets import QCheckBox, QComboBox, QDoubleSpinBox, QSpinBox, QWidget
+from PySide6.QtWidgets import QCheckBox, QComboBox, QDoubleSpinBox, QLineEdit, QSpinBox, QWidget
 
 from gui.core.specs import BoolSpec, ChoiceSpec, FloatSpec, IntSpec, Spec
-from gui.ui.i18n import core_text
+from gui.ui.i18n import Tr, core_text
+
+tr = Tr("spec_widgets")
 
 # QSpinBox holds a C int; a declared maximum past it (a 32-bit seed) is cut here.
 _QT_INT_MAX = 2**31 - 1
@@ -66,10 +69,12 @@ def float_box(spec: FloatSpec, parent: QWidget | None = None) -> QDoubleSpinBox:
     return box
 
 
-def choice_box(spec: ChoiceSpec, parent: QWidget | None = None) -> QComboBox:
+def choice_box(spec: ChoiceSpec, parent: QWidget | None = None, names: Mapping[str, str] | None = None) -> QComboBox:
+    """A list of the declared choices; with ``names``, each shown by its name (its choice is the item's data)."""
     box = QComboBox(parent)
-    box.addItems(list(spec.choices))
-    box.setCurrentText(spec.default)
+    for choice in spec.choices:
+        box.addItem(names.get(choice, choice) if names else choice, choice)
+    box.setCurrentIndex(spec.choices.index(spec.default))
     _describe(box, spec)
     return box
 
@@ -79,6 +84,57 @@ def check_box(spec: BoolSpec, parent: QWidget | None = None) -> QCheckBox:
     box.setChecked(spec.default)
     _describe(box, spec)
     return box
+
+
+class TextBox(QLineEdit):
+    """A setting written as text (a tensor split "3,1"): what is typed is taken when editing ends, if its
+    declaration parses it (the parsed form is shown); otherwise the value before comes back and ``refused``
+    says why in one line."""
+
+    committed = Signal(str)  # a new value, as its declaration writes it
+    refused = Signal(str)  # one line: what was typed, why it was not taken, the value kept
+
+    def __init__(self, spec: Spec[str], parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.spec = spec
+        self._value = spec.default
+        self.setMaxLength(_TEXT_MAX_CHARS)  # a paste of a whole file is cut here, before any parsing
+        self.setText(self._value)
+        self.editingFinished.connect(self.commit)
+        _describe(self, spec)
+
+    def value(self) -> str:
+        return self._value
+
+    def set_value(self, value: str) -> None:
+        """A value already checked (from stored settings): shown and kept, nothing emitted."""
+        self._value = value
+        self.setText(value)
+
+    def commit(self) -> None:
+        typed = self.text()
+        try:
+            value = self.spec.parse(typed)
+        except ValueError as exc:
+            self.setText(self._value)
+            why = " ".join(str(exc).split())  # one line, whatever the declaration said
+            kept = self._value or tr("empty")
+            self.refused.emit(
+                tr("{setting}: not changed, {kept} kept. {why}").format(setting=label(self.spec), kept=kept, why=why)
+            )
+            return
+        self.setText(value)
+        if value != self._value:
+            self._value = value
+            self.committed.emit(value)
+
+
+# Longer than any text setting allows (the RPC servers' 4,096 characters): their declarations say the rest.
+_TEXT_MAX_CHARS = 4096
+
+
+def text_box(spec: Spec[str], parent: QWidget | None = None) -> TextBox:
+    return TextBox(spec, parent)
 
 
 def label(spec: Spec[Any]) -> str:

@@ -2,6 +2,366 @@
 <!DOCTYPE TS>
 <TS version="2.1" language="zh_CN" sourcelanguage="en">
 <context>
+    <name>chat_pane</name>
+    <message>
+        <source> From the model: {format}.</source>
+        <translation> 模型自带：{format}。</translation>
+    </message>
+    <message>
+        <source> Your message is kept in the box.</source>
+        <translation> 你的消息仍保留在输入框里。</translation>
+    </message>
+    <message>
+        <source>&amp;Edit last</source>
+        <translation>编辑上一条(&amp;E)</translation>
+    </message>
+    <message>
+        <source>&amp;New chat</source>
+        <translation>新对话(&amp;N)</translation>
+    </message>
+    <message>
+        <source>&amp;Send</source>
+        <translation>发送(&amp;S)</translation>
+    </message>
+    <message>
+        <source>Balanced</source>
+        <translation>均衡</translation>
+    </message>
+    <message>
+        <source>Cannot send: {error}. Your message is kept in the box.</source>
+        <translation>无法发送：{error}。你的消息仍保留在输入框里。</translation>
+    </message>
+    <message>
+        <source>Chat format</source>
+        <translation>对话格式</translation>
+    </message>
+    <message>
+        <source>Chat format in use</source>
+        <translation>当前使用的对话格式</translation>
+    </message>
+    <message>
+        <source>Chat format:</source>
+        <translation>对话格式：</translation>
+    </message>
+    <message>
+        <source>Context used</source>
+        <translation>已用上下文</translation>
+    </message>
+    <message>
+        <source>Conversation</source>
+        <translation>对话</translation>
+    </message>
+    <message>
+        <source>Cop&amp;y reply</source>
+        <translation>复制回复(&amp;Y)</translation>
+    </message>
+    <message>
+        <source>Creative</source>
+        <translation>创意</translation>
+    </message>
+    <message>
+        <source>Custom</source>
+        <translation>自定义</translation>
+    </message>
+    <message>
+        <source>Deterministic</source>
+        <translation>确定性</translation>
+    </message>
+    <message>
+        <source>Dismiss</source>
+        <translation>关闭</translation>
+    </message>
+    <message>
+        <source>Drop oldest turns</source>
+        <translation>丢弃最早的几轮</translation>
+    </message>
+    <message>
+        <source>Drop oldest turns and resend</source>
+        <translation>丢弃最早的几轮并重新发送</translation>
+    </message>
+    <message>
+        <source>Engine notice</source>
+        <translation>引擎提示</translation>
+    </message>
+    <message>
+        <source>From the model</source>
+        <translation>模型自带</translation>
+    </message>
+    <message>
+        <source>How the conversation is laid out for the model, remembered per model file.</source>
+        <translation>对话以何种格式交给模型，按模型文件分别记住。</translation>
+    </message>
+    <message>
+        <source>Load a model, then type a message below.</source>
+        <translation>先加载模型，再在下方输入消息。</translation>
+    </message>
+    <message>
+        <source>Load the model again first; nothing was dropped.</source>
+        <translation>请先重新加载模型；未丢弃任何内容。</translation>
+    </message>
+    <message>
+        <source>Message</source>
+        <translation>消息</translation>
+    </message>
+    <message>
+        <source>Model</source>
+        <translation>模型</translation>
+    </message>
+    <message>
+        <source>Name:</source>
+        <translation>名称：</translation>
+    </message>
+    <message>
+        <source>No reply yet.</source>
+        <translation>还没有回复。</translation>
+    </message>
+    <message>
+        <source>No reply: see the note above.</source>
+        <translation>没有回复：见上方提示。</translation>
+    </message>
+    <message>
+        <source>Not regenerated</source>
+        <translation>未重新生成</translation>
+    </message>
+    <message>
+        <source>Not sent</source>
+        <translation>未发送</translation>
+    </message>
+    <message>
+        <source>Nothing dropped</source>
+        <translation>未丢弃任何内容</translation>
+    </message>
+    <message>
+        <source>Nothing older to drop: this message alone is longer than the context.</source>
+        <translation>没有更早的内容可丢弃：仅这一条消息就超出了上下文长度。</translation>
+    </message>
+    <message>
+        <source>Notice action</source>
+        <translation>提示操作</translation>
+    </message>
+    <message>
+        <source>Precise</source>
+        <translation>精确</translation>
+    </message>
+    <message>
+        <source>Preset</source>
+        <translation>预设</translation>
+    </message>
+    <message>
+        <source>Put your last message back in the box to change and resend it</source>
+        <translation>把你的上一条消息放回输入框，修改后重新发送</translation>
+    </message>
+    <message>
+        <source>Random seed</source>
+        <translation>随机种子</translation>
+    </message>
+    <message>
+        <source>Re&amp;generate</source>
+        <translation>重新生成(&amp;G)</translation>
+    </message>
+    <message>
+        <source>Replace the last reply with a new one</source>
+        <translation>用新回复替换上一条回复</translation>
+    </message>
+    <message>
+        <source>Reply statistics</source>
+        <translation>回复统计</translation>
+    </message>
+    <message>
+        <source>S&amp;top</source>
+        <translation>停止(&amp;T)</translation>
+    </message>
+    <message>
+        <source>Same seed, same settings, same prompt: the same reply ({random} picks one at random).</source>
+        <translation>相同的种子、相同的设置、相同的提示词：得到相同的回复（{random} 表示每次随机选取）。</translation>
+    </message>
+    <message>
+        <source>Sampl&amp;ing…</source>
+        <translation>采样(&amp;I)…</translation>
+    </message>
+    <message>
+        <source>Sampling preset</source>
+        <translation>采样预设</translation>
+    </message>
+    <message>
+        <source>Save as…</source>
+        <translation>另存为…</translation>
+    </message>
+    <message>
+        <source>Save sampling preset</source>
+        <translation>保存采样预设</translation>
+    </message>
+    <message>
+        <source>Send message</source>
+        <translation>发送消息</translation>
+    </message>
+    <message>
+        <source>Show sampling settings</source>
+        <translation>显示采样设置</translation>
+    </message>
+    <message>
+        <source>Start a new conversation (Ctrl+N)</source>
+        <translation>开始新对话（Ctrl+N）</translation>
+    </message>
+    <message>
+        <source>Stop reply</source>
+        <translation>停止回复</translation>
+    </message>
+    <message>
+        <source>System</source>
+        <translation>系统</translation>
+    </message>
+    <message>
+        <source>System prompt</source>
+        <translation>系统提示词</translation>
+    </message>
+    <message>
+        <source>System prompt (optional): how the model should behave.</source>
+        <translation>系统提示词（可选）：希望模型如何表现。</translation>
+    </message>
+    <message>
+        <source>The context is full: the reply stopped there. Drop the oldest turns to go on, or start a new chat (or load with a larger context).</source>
+        <translation>上下文已满：回复在此停止。丢弃最早的几轮即可继续，或开始新对话（或用更大的上下文重新加载）。</translation>
+    </message>
+    <message>
+        <source>The conversation ({n_prompt} tokens) no longer fits the context ({n_ctx}). Drop the oldest turns and send again, or stop here.</source>
+        <translation>对话（{n_prompt} 个词元）已超出上下文长度（{n_ctx}）。丢弃最早的几轮后重新发送，或就此停止。</translation>
+    </message>
+    <message>
+        <source>The reply failed: {error}</source>
+        <translation>回复失败：{error}</translation>
+    </message>
+    <message>
+        <source>The reply was cut short: the engine stopped.</source>
+        <translation>回复被中断：引擎已停止。</translation>
+    </message>
+    <message>
+        <source>Type a message below.</source>
+        <translation>在下方输入消息。</translation>
+    </message>
+    <message>
+        <source>Type a message. Ctrl+Enter sends, Esc stops the reply.</source>
+        <translation>输入消息。Ctrl+Enter 发送，Esc 停止回复。</translation>
+    </message>
+    <message>
+        <source>Waiting for the first token…</source>
+        <translation>正在等待第一个词元…</translation>
+    </message>
+    <message>
+        <source>Who is using the engine</source>
+        <translation>谁在使用引擎</translation>
+    </message>
+    <message>
+        <source>You</source>
+        <translation>你</translation>
+    </message>
+    <message>
+        <source>context: {used} of {total} tokens</source>
+        <translation>上下文：{used} / {total} 词元</translation>
+    </message>
+    <message>
+        <source>context: —</source>
+        <translation>上下文：—</translation>
+    </message>
+    <message>
+        <source>cut off: the context is full</source>
+        <translation>已截断：上下文已满</translation>
+    </message>
+    <message>
+        <source>failed: {error}</source>
+        <translation>失败：{error}</translation>
+    </message>
+    <message>
+        <source>interrupted: the engine stopped</source>
+        <translation>已中断：引擎已停止</translation>
+    </message>
+    <message>
+        <source>its own chat template</source>
+        <translation>它自带的聊天模板</translation>
+    </message>
+    <message>
+        <source>random</source>
+        <translation>随机</translation>
+    </message>
+    <message>
+        <source>stopped</source>
+        <translation>已停止</translation>
+    </message>
+    <message>
+        <source>{n} tokens · {rate} tok/s</source>
+        <translation>{n} 词元 · {rate} tok/s</translation>
+    </message>
+    <message>
+        <source>{what}: {busy}{kept}</source>
+        <translation>{what}：{busy}{kept}</translation>
+    </message>
+</context>
+<context>
+    <name>history_panel</name>
+    <message>
+        <source>%d %b %H:%M</source>
+        <translation>%m月%d日 %H:%M</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n message(s)</source>
+        <translation>
+            <numerusform>%n 条消息</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>&amp;Delete</source>
+        <translation>删除(&amp;D)</translation>
+    </message>
+    <message>
+        <source>&amp;Undo</source>
+        <translation>撤销(&amp;U)</translation>
+    </message>
+    <message>
+        <source>Chat history: {error}</source>
+        <translation>聊天记录：{error}</translation>
+    </message>
+    <message>
+        <source>Deleted “{title}”.</source>
+        <translation>已删除“{title}”。</translation>
+    </message>
+    <message>
+        <source>New chat</source>
+        <translation>新对话</translation>
+    </message>
+    <message>
+        <source>Rename</source>
+        <translation>重命名</translation>
+    </message>
+    <message>
+        <source>Rename chat</source>
+        <translation>重命名对话</translation>
+    </message>
+    <message>
+        <source>Saved chats</source>
+        <translation>已保存的对话</translation>
+    </message>
+    <message>
+        <source>Search chats</source>
+        <translation>搜索对话</translation>
+    </message>
+    <message>
+        <source>Stop the reply first: it belongs to the chat that is open.</source>
+        <translation>请先停止回复：它属于当前打开的对话。</translation>
+    </message>
+    <message>
+        <source>Title:</source>
+        <translation>标题：</translation>
+    </message>
+    <message>
+        <source>Undo delete</source>
+        <translation>撤销删除</translation>
+    </message>
+    <message>
+        <source>the chat</source>
+        <translation>该对话</translation>
+    </message>
+</context>
+<context>
     <name>language</name>
     <message>
         <source>Language</source>
@@ -636,7 +996,7 @@
     </message>
     <message>
         <source>Devices of other machines, each running `tightfit rpc-worker` (llama.cpp&apos;s RPC server): host:port,host:port (at most 16). They come first in the device list and count as GPUs for the GPU layers and the tensor split.</source>
-        <translation>其他机器上的设备，每台运行 `tightfit rpc-worker`（llama.cpp 的 RPC 服务器）：host:port,host:port（最多 16 个）。它们排在设备列表最前，在 GPU 层数和张量切分中按 GPU 计。</translation>
+        <translation>其他机器上的设备，每台运行 Tightfit 的 rpc-worker 命令（llama.cpp 的 RPC 服务器）：主机:端口,主机:端口（最多 16 个）。它们排在设备列表最前，在 GPU 层数和张量切分中按 GPU 计。</translation>
     </message>
     <message>
         <source>Drop tokens below this fraction of the likeliest.</source>
@@ -840,7 +1200,7 @@
     </message>
     <message>
         <source>Round-trip time of a custom link in milliseconds (ping&apos;s figure).</source>
-        <translation>自定义链路的往返时延，单位毫秒（即 ping 的数值）。</translation>
+        <translation>自定义链路的往返时延，单位毫秒（即网络延迟测试测得的数值）。</translation>
     </message>
     <message>
         <source>Sampling interval</source>
@@ -884,7 +1244,7 @@
     </message>
     <message>
         <source>The network between this machine and its RPC servers, for the decode speed the plan predicts: 1gbe (940 Mbit/s, 0.2 ms round trip), 10gbe (9,400 Mbit/s, 0.1 ms), or custom (--rpc-link-mbit, --rpc-link-rtt-ms).</source>
-        <translation>本机与 RPC 服务器之间的网络，用于规划预测解码速度：1gbe（940 Mbit/s，往返 0.2 ms）、10gbe（9,400 Mbit/s，0.1 ms）或 custom（--rpc-link-mbit、--rpc-link-rtt-ms）。</translation>
+        <translation>本机与 RPC 服务器之间的网络，用于规划预测解码速度：千兆以太网（940 Mbit/s，往返 0.2 ms）、万兆以太网（9,400 Mbit/s，0.1 ms）或自定义（--rpc-link-mbit、--rpc-link-rtt-ms）。</translation>
     </message>
     <message>
         <source>The port the API listens on (0: a free one, said once listening)</source>
@@ -938,12 +1298,20 @@
 <context>
     <name>plan_panel</name>
     <message>
+        <source> — at most {rate} tok/s from the network alone.</source>
+        <translation> — 仅网络就限制为最多 {rate} tok/s。</translation>
+    </message>
+    <message>
         <source>&amp;Auto-fit</source>
         <translation>自动适配(&amp;A)</translation>
     </message>
     <message>
         <source>&amp;Verify</source>
         <translation>校验(&amp;V)</translation>
+    </message>
+    <message>
+        <source>, included.</source>
+        <translation>，已计入。</translation>
     </message>
     <message>
         <source>, the experts of {blocks} of them in host memory</source>
@@ -992,6 +1360,10 @@
     <message>
         <source>Most GPU layers, then the largest context, that fit with the margin. Pinned settings stay.</source>
         <translation>在保留余量的前提下，先放最多的 GPU 层，再取最大的上下文。已固定的设置不变。</translation>
+    </message>
+    <message>
+        <source>Network ({link}): {hops} hops, {ms} ms per token</source>
+        <translation>网络（{link}）：每个词元 {hops} 跳，{ms} ms</translation>
     </message>
     <message>
         <source>Plan for</source>
@@ -1131,6 +1503,112 @@
     <message>
         <source>yes</source>
         <translation>是</translation>
+    </message>
+</context>
+<context>
+    <name>rpc_panel</name>
+    <message numerus="yes">
+        <source>%n device(s) on the RPC workers, {free} MiB free, planned before this machine&apos;s.</source>
+        <translation>
+            <numerusform>RPC 工作节点上有 %n 个设备，可用 {free} MiB，规划时排在本机设备之前。</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>%n device(s), {free} MiB free</source>
+        <translation>
+            <numerusform>%n 个设备，可用 {free} MiB</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>1 GbE (940 Mbit/s, 0.2 ms round trip)</source>
+        <translation>千兆以太网（940 Mbit/s，往返 0.2 ms）</translation>
+    </message>
+    <message>
+        <source>10 GbE (9,400 Mbit/s, 0.1 ms round trip)</source>
+        <translation>万兆以太网（9,400 Mbit/s，往返 0.1 ms）</translation>
+    </message>
+    <message>
+        <source>Add</source>
+        <translation>添加</translation>
+    </message>
+    <message>
+        <source>Add this worker: its devices come before this machine&apos;s in the plan</source>
+        <translation>添加此工作节点：规划中它的设备排在本机设备之前</translation>
+    </message>
+    <message>
+        <source>Ask again</source>
+        <translation>重新询问</translation>
+    </message>
+    <message>
+        <source>Ask every worker again for its devices and free memory</source>
+        <translation>重新询问每个工作节点的设备和可用内存</translation>
+    </message>
+    <message>
+        <source>Custom bandwidth and round trip</source>
+        <translation>自定义带宽和往返时间</translation>
+    </message>
+    <message>
+        <source>Not added: {why}</source>
+        <translation>未添加：{why}</translation>
+    </message>
+    <message>
+        <source>RPC worker to add</source>
+        <translation>要添加的 RPC 工作节点</translation>
+    </message>
+    <message>
+        <source>RPC workers</source>
+        <translation>RPC 工作节点</translation>
+    </message>
+    <message>
+        <source>Remove</source>
+        <translation>移除</translation>
+    </message>
+    <message>
+        <source>Remove the selected worker from the load</source>
+        <translation>从加载中移除所选工作节点</translation>
+    </message>
+    <message>
+        <source>an RPC worker cannot be used: {problems}. Start it, or remove it from the list</source>
+        <translation>有 RPC 工作节点无法使用：{problems}。请启动它，或将它从列表中移除</translation>
+    </message>
+    <message>
+        <source>asking…</source>
+        <translation>询问中…</translation>
+    </message>
+    <message>
+        <source>cannot be reached</source>
+        <translation>无法连接</translation>
+    </message>
+    <message>
+        <source>host:port of a worker, e.g. 10.0.0.5:50052</source>
+        <translation>工作节点的 主机:端口，例如 10.0.0.5:50052</translation>
+    </message>
+    <message>
+        <source>no answer</source>
+        <translation>无应答</translation>
+    </message>
+    <message>
+        <source>the RPC workers are still being asked for their devices: load once they answered</source>
+        <translation>仍在询问 RPC 工作节点的设备：请在它们回答后再加载</translation>
+    </message>
+    <message>
+        <source>{worker} cannot be used: {problem}</source>
+        <translation>{worker} 无法使用：{problem}</translation>
+    </message>
+    <message>
+        <source>{worker}: asking for its devices…</source>
+        <translation>{worker}：正在询问其设备…</translation>
+    </message>
+</context>
+<context>
+    <name>spec_widgets</name>
+    <message>
+        <source>empty</source>
+        <translation>空</translation>
+    </message>
+    <message>
+        <source>{setting}: not changed, {kept} kept. {why}</source>
+        <translation>{setting}：未更改，保留 {kept}。{why}</translation>
     </message>
 </context>
 <context>
