@@ -42,6 +42,7 @@ from PySide6.QtWidgets import (
 from gui.core.telemetry_history import DAY_S, Frame, Span, TelemetryHistory, TelemetryWindow, plan_span
 from gui.core.theme import LIGHT, Palette, gpu_series
 from gui.ui.background import Background
+from gui.ui.i18n import Tr
 from gui.ui.theme import current_palette, follow_theme
 
 __all__ = [
@@ -53,7 +54,8 @@ __all__ = [
     "colour_plot",
 ]
 
-WINDOWS: dict[str, float] = {"5 min": 300.0, "1 h": 3_600.0, "24 h": float(DAY_S)}
+tr = Tr("charts")
+WINDOWS: dict[str, float] = {tr.mark("5 min"): 300.0, tr.mark("1 h"): 3_600.0, tr.mark("24 h"): float(DAY_S)}
 DEFAULT_WINDOW = "5 min"
 _MIB_PER_GIB = 1024.0
 
@@ -87,36 +89,43 @@ TEMPERATURE_COLOUR = LIGHT.series["temperature_c"]  # as drawn in the light pale
 _GIB = 1.0 / _MIB_PER_GIB
 CHARTS: tuple[ChartSpec, ...] = (
     ChartSpec(
-        "temperature", "Temperature", "°C", "gpu", (CurveSpec("temperature_c", "GPU"),), 0, 0, ("temperature_c",)
+        "temperature",
+        tr.mark("Temperature"),
+        "°C",
+        "gpu",
+        (CurveSpec("temperature_c", tr.mark("GPU")),),
+        0,
+        0,
+        ("temperature_c",),
     ),
     ChartSpec(
         "power",
-        "Power",
+        tr.mark("Power"),
         "W",
         "gpu",
-        (CurveSpec("power_w", "draw"), CurveSpec("power_limit_w", "enforced limit", level=True)),
+        (CurveSpec("power_w", tr.mark("draw")), CurveSpec("power_limit_w", tr.mark("enforced limit"), level=True)),
         0,
         1,
         ("power_w", "power_limit_w"),
     ),
     ChartSpec(
         "utilisation",
-        "Utilisation",
+        tr.mark("Utilisation"),
         "%",
         "gpu",
-        (CurveSpec("gpu_util_pct", "GPU"), CurveSpec("mem_util_pct", "memory")),
+        (CurveSpec("gpu_util_pct", tr.mark("GPU")), CurveSpec("mem_util_pct", tr.mark("memory"))),
         1,
         0,
         ("gpu_util_pct",),
     ),
     ChartSpec(
         "vram",
-        "VRAM",
+        tr.mark("VRAM"),
         "GiB",
         "gpu",
         (
-            CurveSpec("memory_used_mib", "used", scale=_GIB),
-            CurveSpec("memory_total_mib", "total", level=True, scale=_GIB),
+            CurveSpec("memory_used_mib", tr.mark("used"), scale=_GIB),
+            CurveSpec("memory_total_mib", tr.mark("total"), level=True, scale=_GIB),
         ),
         1,
         1,
@@ -124,41 +133,41 @@ CHARTS: tuple[ChartSpec, ...] = (
     ),
     ChartSpec(
         "clocks",
-        "Clocks",
+        tr.mark("Clocks"),
         "MHz",
         "gpu",
-        (CurveSpec("sm_clock_mhz", "SM"), CurveSpec("mem_clock_mhz", "memory")),
+        (CurveSpec("sm_clock_mhz", tr.mark("SM")), CurveSpec("mem_clock_mhz", tr.mark("memory"))),
         2,
         0,
         ("sm_clock_mhz",),
     ),
     ChartSpec(
         "cpu",
-        "Host CPU",
+        tr.mark("Host CPU"),
         "%",
         "host",
-        (CurveSpec("cpu_avg_pct", "average"), CurveSpec("cpu_max_pct", "busiest core")),
+        (CurveSpec("cpu_avg_pct", tr.mark("average")), CurveSpec("cpu_max_pct", tr.mark("busiest core"))),
         2,
         1,
     ),
     ChartSpec(
         "tokens",
-        "Engine",
+        tr.mark("Engine"),
         "tok/s",
         "host",
-        (CurveSpec("engine_tok_s", "generation"),),
+        (CurveSpec("engine_tok_s", tr.mark("generation")),),
         3,
         0,
     ),
     ChartSpec(
         "memory",
-        "Host memory",
+        tr.mark("Host memory"),
         "GiB",
         "host",
         (
-            CurveSpec("ram_used_mib", "RAM", scale=_GIB),
-            CurveSpec("swap_used_mib", "swap", scale=_GIB),
-            CurveSpec("ram_total_mib", "RAM total", level=True, scale=_GIB),
+            CurveSpec("ram_used_mib", tr.mark("RAM"), scale=_GIB),
+            CurveSpec("swap_used_mib", tr.mark("swap"), scale=_GIB),
+            CurveSpec("ram_total_mib", tr.mark("RAM total"), level=True, scale=_GIB),
         ),
         3,
         1,
@@ -244,7 +253,7 @@ class TelemetryCharts(QWidget):
         temperature = self.plots["temperature"].getPlotItem()
         self.slowdown_line = pg.InfiniteLine(
             angle=0,
-            label="slowdown {value:.0f} °C",
+            label=tr("slowdown {value:.0f} °C"),
             labelOpts={"position": 0.05, "anchors": [(0, 0), (0, 0)]},
         )
         self.alert_line = pg.InfiniteLine(angle=0)
@@ -253,21 +262,24 @@ class TelemetryCharts(QWidget):
             temperature.addItem(line, ignoreBounds=True)
 
         # Controls: pause, follow with a window, export.
-        self.pause_button = QPushButton("Pause")
+        self.pause_button = QPushButton(tr("Pause"))
         self.pause_button.setCheckable(True)
-        self.pause_button.setToolTip("Freeze the charts; readings keep being recorded")
+        self.pause_button.setToolTip(tr("Freeze the charts; readings keep being recorded"))
         self.pause_button.toggled.connect(self.set_paused)
-        self.follow_box = QCheckBox("Follow")
+        self.follow_box = QCheckBox(tr("Follow"))
         self.follow_box.setChecked(True)
-        self.follow_box.setToolTip("Keep the live edge in view (mouse zoom or pan turns this off)")
+        self.follow_box.setToolTip(tr("Keep the live edge in view (mouse zoom or pan turns this off)"))
         self.follow_box.toggled.connect(self.set_follow)
         self.window_combo = QComboBox()
-        self.window_combo.addItems(list(WINDOWS))
-        self.window_combo.setCurrentText(DEFAULT_WINDOW)
-        self.window_combo.setToolTip("How much history the live view shows")
-        self.window_combo.currentTextChanged.connect(lambda text: self.set_window(WINDOWS[text]))
-        self.export_button = QPushButton("Export visible…")
-        self.export_button.setToolTip("Write the readings in the visible time range to a CSV file")
+        for label, seconds in WINDOWS.items():
+            self.window_combo.addItem(tr(label), seconds)
+        self.window_combo.setCurrentIndex(self.window_combo.findData(WINDOWS[DEFAULT_WINDOW]))
+        self.window_combo.setToolTip(tr("How much history the live view shows"))
+        self.window_combo.currentIndexChanged.connect(
+            lambda position: self.set_window(float(self.window_combo.itemData(position)))
+        )
+        self.export_button = QPushButton(tr("Export visible…"))
+        self.export_button.setToolTip(tr("Write the readings in the visible time range to a CSV file"))
         self.export_button.clicked.connect(self._ask_export)
         bar = QHBoxLayout()
         bar.setContentsMargins(0, 0, 0, 0)
@@ -302,13 +314,15 @@ class TelemetryCharts(QWidget):
             colour_plot(plot, palette)
             item = plot.getPlotItem()
             if shared and spec.source == "gpu":  # the colours are the GPUs' (gpu_legend): line styles only
-                legend = " ".join(f"{'┅' if c.level else '━'} {c.label}" for c in spec.curves if c.field in spec.shared)
+                legend = " ".join(
+                    f"{'┅' if c.level else '━'} {tr(c.label)}" for c in spec.curves if c.field in spec.shared
+                )
             else:
                 legend = " ".join(
-                    f"<span style='color:{palette.series[c.field]}'>{'┅' if c.level else '━'}</span> {c.label}"
+                    f"<span style='color:{palette.series[c.field]}'>{'┅' if c.level else '━'}</span> {tr(c.label)}"
                     for c in spec.curves
                 )
-            title = f"<b>{spec.title}</b> ({spec.unit}) &nbsp;{legend}"
+            title = f"<b>{tr(spec.title)}</b> ({spec.unit}) &nbsp;{legend}"
             item.setTitle(title, size="8pt", color=palette.chart_text)
             for curve in spec.curves:
                 pen = pg.mkPen(palette.series[curve.field], width=1)  # width 1: a cosmetic pen, one fast polyline
@@ -335,7 +349,7 @@ class TelemetryCharts(QWidget):
         plot = pg.PlotWidget(axisItems={"bottom": axis})  # colours: apply_palette
         plot.setMinimumSize(160, 64)
         item = plot.getPlotItem()
-        item.setTitle(f"<b>{spec.title}</b>", size="8pt")
+        item.setTitle(f"<b>{tr(spec.title)}</b>", size="8pt")
         item.layout.setRowFixedHeight(0, 16)
         item.titleLabel.setMaximumHeight(16)
         left = item.getAxis("left")
@@ -458,7 +472,7 @@ class TelemetryCharts(QWidget):
         self._paused = paused
         self._pause_t = self.history.last_t if paused else None
         self.pause_button.setChecked(paused)
-        self.pause_button.setText("Resume" if paused else "Pause")
+        self.pause_button.setText(tr("Resume") if paused else tr("Pause"))
         self._redraw_timer.stop()
         if not paused:
             self.redraw()
@@ -486,9 +500,9 @@ class TelemetryCharts(QWidget):
         if not seconds > 0:
             raise ValueError(f"window must be positive (got {seconds})")
         self._window_s = float(seconds)
-        label = next((k for k, v in WINDOWS.items() if v == seconds), None)
-        if label is not None and self.window_combo.currentText() != label:
-            self.window_combo.setCurrentText(label)
+        position = self.window_combo.findData(float(seconds))
+        if position >= 0 and self.window_combo.currentIndex() != position:
+            self.window_combo.setCurrentIndex(position)
         if self._follow:
             if not self._paused:
                 self.redraw()
@@ -627,16 +641,20 @@ class TelemetryCharts(QWidget):
         return self.visible_window().export_csv(path)
 
     def _ask_export(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(self, "Export visible range", "telemetry.csv", "CSV files (*.csv)")
+        path, _ = QFileDialog.getSaveFileName(
+            self, tr("Export visible range"), "telemetry.csv", tr("CSV files (*.csv)")
+        )
         if not path:
             return
         # A day of readings takes seconds to format: on a worker thread, from a copy taken now.
         window = self.visible_window()
-        self.exported.emit(f"exporting {len(window):,} readings to {path}…")
+        self.exported.emit(tr("exporting {rows} readings to {path}…").format(rows=f"{len(window):,}", path=path))
         self._exporter.run(
             lambda: window.export_csv(path),
-            lambda rows: self.exported.emit(f"exported {rows:,} readings to {path}"),
-            lambda exc: self.exported.emit(f"cannot export to {path}: {exc}"),
+            lambda rows: self.exported.emit(
+                tr("exported {rows} readings to {path}").format(rows=f"{rows:,}", path=path)
+            ),
+            lambda exc: self.exported.emit(tr("cannot export to {path}: {error}").format(path=path, error=exc)),
         )
 
 

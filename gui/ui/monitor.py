@@ -48,6 +48,7 @@ from gui.core.theme import Palette
 from gui.services.bundle import GpuServices
 from gui.services.telemetry import GpuSource, Tick
 from gui.ui.charts import TelemetryCharts
+from gui.ui.i18n import Tr, core_text
 from gui.ui.plain import plain_label, plain_tip
 from gui.ui.power_panel import PowerPanel
 from gui.ui.spec_widgets import float_box
@@ -56,7 +57,8 @@ from gui.ui.theme import current_palette, follow_theme, themed_style
 
 __all__ = ["MonitorView", "describe_sample", "gpu_name", "notify_desktop"]
 
-NA = "n/a"
+tr = Tr("monitor")
+NA = tr.mark("n/a")  # as tests and logs read it; shown as tr(NA)
 
 
 def _banner_style(palette: Palette, severity: str) -> str:
@@ -71,54 +73,60 @@ RECENT_SAMPLES = 300  # five minutes at the default interval
 MAX_ROWS = 16  # GPUs given a readout row (a bound on widgets, far above any one box)
 READOUT_KEYS = ("temperature", "power", "limit", "util", "vram", "clocks", "fan", "pstate", "throttle", "ecc", "pcie")
 _READOUT_TITLES = {
-    "temperature": "Temp",
-    "power": "Power",
-    "limit": "Limit",
-    "util": "Util GPU",
-    "vram": "VRAM",
-    "clocks": "SM/mem",
-    "fan": "Fan",
-    "pstate": "P-state",
-    "throttle": "Throttle",
-    "ecc": "ECC",
-    "pcie": "PCIe gen×w",
+    "temperature": tr.mark("Temp"),
+    "power": tr.mark("Power"),
+    "limit": tr.mark("Limit"),
+    "util": tr.mark("Util GPU"),
+    "vram": tr.mark("VRAM"),
+    "clocks": tr.mark("SM/mem"),
+    "fan": tr.mark("Fan"),
+    "pstate": tr.mark("P-state"),
+    "throttle": tr.mark("Throttle"),
+    "ecc": tr.mark("ECC"),
+    "pcie": tr.mark("PCIe gen×w"),
 }
 
 
 def _fmt(value: float | int | None, pattern: str) -> str:
     if value is None or (isinstance(value, float) and not math.isfinite(value)):
-        return NA
+        return tr(NA)
     return pattern.format(value)
 
 
 def describe_sample(sample: GpuSample | None) -> dict[str, str]:
     """The readout row's texts for one sample; "n/a" wherever a reading is missing."""
     if sample is None or sample.lost:
-        return dict.fromkeys(READOUT_KEYS, NA)
+        return dict.fromkeys(READOUT_KEYS, tr(NA))
     s = sample
     used = s.memory_used_mib / 1024 if s.memory_used_mib is not None else None
     total = s.memory_total_mib / 1024 if s.memory_total_mib is not None else None
-    reasons = NA if s.throttle_reasons is None else (", ".join(s.throttle_reasons) or "none")
+    reasons = tr(NA) if s.throttle_reasons is None else (", ".join(s.throttle_reasons) or tr("none"))
     return {
         "temperature": _fmt(s.temperature_c, "{:.0f} °C"),
         "power": _fmt(s.power_w, "{:.0f} W"),
         "limit": _fmt(s.power_limit_w, "{:.0f} W"),
-        "util": f"{_fmt(s.gpu_util_pct, '{:.0f}%')} (mem {_fmt(s.mem_util_pct, '{:.0f}%')})",
+        "util": tr("{gpu} (mem {memory})").format(
+            gpu=_fmt(s.gpu_util_pct, "{:.0f}%"), memory=_fmt(s.mem_util_pct, "{:.0f}%")
+        ),
         "vram": f"{_fmt(used, '{:.1f}')} / {_fmt(total, '{:.1f}')} GiB",
         "clocks": f"{_fmt(s.sm_clock_mhz, '{:.0f}')} / {_fmt(s.mem_clock_mhz, '{:.0f}')} MHz",
         "fan": _fmt(s.fan_pct, "{:.0f}%"),
         "pstate": _fmt(s.pstate, "P{}"),
         "throttle": reasons,
-        "ecc": f"{_fmt(s.ecc_corrected, '{}')} corr., {_fmt(s.ecc_uncorrected, '{}')} uncorr.",
-        "pcie": (
-            f"{_fmt(s.pcie_gen, '{}')}×{_fmt(s.pcie_width, '{}')} "
-            f"(max {_fmt(s.pcie_gen_max, '{}')}×{_fmt(s.pcie_width_max, '{}')})"
+        "ecc": tr("{corrected} corr., {uncorrected} uncorr.").format(
+            corrected=_fmt(s.ecc_corrected, "{}"), uncorrected=_fmt(s.ecc_uncorrected, "{}")
+        ),
+        "pcie": tr("{gen}×{width} (max {gen_max}×{width_max})").format(
+            gen=_fmt(s.pcie_gen, "{}"),
+            width=_fmt(s.pcie_width, "{}"),
+            gen_max=_fmt(s.pcie_gen_max, "{}"),
+            width_max=_fmt(s.pcie_width_max, "{}"),
         ),
     }
 
 
 COMPACT_KEYS = ("temperature", "power", "limit", "util", "vram", "clocks", "throttle")
-_COMPACT_TITLES = {**_READOUT_TITLES, "clocks": "SM"}
+_COMPACT_TITLES = {**_READOUT_TITLES, "clocks": tr.mark("SM")}
 _VENDOR_WORDS = ("NVIDIA", "Tesla")  # said by every card here: the legend keeps the model
 
 
@@ -155,7 +163,7 @@ def notify_desktop(tray: QSystemTrayIcon | None, alert: Alert) -> bool:
         "warning": QSystemTrayIcon.MessageIcon.Warning,
         "critical": QSystemTrayIcon.MessageIcon.Critical,
     }[alert.severity]
-    tray.showMessage("Tightfit GPU alert", alert.message, icon)
+    tray.showMessage(tr("Tightfit GPU alert"), alert.message, icon)
     return True
 
 
@@ -202,11 +210,11 @@ class MonitorView(QWidget):
         self.power_panel.cap_changed.connect(self.cap_changed)
 
         # Header: what is shown, and the controls that pick it.
-        self.title_label = plain_label("GPU monitor")  # the card's name, as the driver reports it
+        self.title_label = plain_label(tr("GPU monitor"))  # the card's name, as the driver reports it
         self.title_label.setStyleSheet("font-weight:bold;")
         # A long card name must not widen the view: it has a line of its own and wraps there.
         self.title_label.setWordWrap(True)
-        self.simulated_label = QLabel("SIMULATED")
+        self.simulated_label = QLabel(tr("SIMULATED"))
         themed_style(
             self.simulated_label,
             lambda palette: (
@@ -214,10 +222,10 @@ class MonitorView(QWidget):
                 " padding:1px 6px; border-radius:3px;"
             ),
         )
-        self.simulated_label.setToolTip("Readings come from a simulated card driven by the engine's real load")
+        self.simulated_label.setToolTip(tr("Readings come from a simulated card driven by the engine's real load"))
         self.simulated_label.setVisible(False)
         self.gpu_combo = QComboBox()
-        self.gpu_combo.setToolTip("Which GPU the power cap acts on (the readout and charts show every GPU)")
+        self.gpu_combo.setToolTip(tr("Which GPU the power cap acts on (the readout and charts show every GPU)"))
         self.gpu_combo.setVisible(False)
         self.gpu_combo.currentIndexChanged.connect(self._on_gpu_chosen)
         self.threshold_spin = float_box(ALERT_TEMPERATURE)
@@ -225,9 +233,9 @@ class MonitorView(QWidget):
         self.interval_spin = float_box(SAMPLE_INTERVAL)
         self.interval_spin.setValue(interval_s)
         self.interval_spin.valueChanged.connect(self._on_interval)
-        self.threshold_spin.setAccessibleName("Alert temperature")
-        self.log_box = QCheckBox("Log to CSV")
-        self.log_box.setToolTip("Append every reading to a CSV file, for long runs")
+        self.threshold_spin.setAccessibleName(tr("Alert temperature"))
+        self.log_box = QCheckBox(tr("Log to CSV"))
+        self.log_box.setToolTip(tr("Append every reading to a CSV file, for long runs"))
         self.log_box.clicked.connect(self._on_log_clicked)
         title_row = QHBoxLayout()
         title_row.setContentsMargins(0, 0, 0, 0)
@@ -236,14 +244,14 @@ class MonitorView(QWidget):
         header = QHBoxLayout()
         header.setContentsMargins(0, 0, 0, 0)
         header.addWidget(self.gpu_combo)
-        header.addWidget(QLabel("Every"))
+        header.addWidget(QLabel(tr("Every")))
         header.addWidget(self.interval_spin)
-        header.addWidget(QLabel("Alert at"))
+        header.addWidget(QLabel(tr("Alert at")))
         header.addWidget(self.threshold_spin)
         header.addWidget(self.log_box)
         header.addStretch(1)
 
-        self.status_label = plain_label("waiting for the first reading…")
+        self.status_label = plain_label(tr("waiting for the first reading…"))
         themed_style(self.status_label, lambda palette: f"color:{palette.muted};")
         self.status_label.setWordWrap(True)
 
@@ -256,7 +264,7 @@ class MonitorView(QWidget):
         dismiss = QPushButton("×")
         dismiss.setFlat(True)
         dismiss.setFixedWidth(24)
-        dismiss.setToolTip("Dismiss")
+        dismiss.setToolTip(tr("Dismiss"))
         dismiss.clicked.connect(self._dismiss_banner)
         banner_layout = QHBoxLayout(self.banner)
         banner_layout.setContentsMargins(6, 2, 2, 2)
@@ -271,13 +279,13 @@ class MonitorView(QWidget):
         self.readout: dict[str, QLabel] = {}
         per_row = 4
         for i, key in enumerate(READOUT_KEYS):
-            value = plain_label(NA)
+            value = plain_label(tr(NA))
             value.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
             # Long values (several throttle reasons) are cut rather than widening the view; see the tooltip.
             value.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
             value.setMinimumWidth(70)
             self.readout[key] = value
-            cell = QLabel(_READOUT_TITLES[key])
+            cell = QLabel(tr(_READOUT_TITLES[key]))
             themed_style(cell, lambda palette: f"color:{palette.muted};")
             row, column = divmod(i, per_row)
             readout.addWidget(cell, row, 2 * column, Qt.AlignmentFlag.AlignRight)
@@ -291,7 +299,7 @@ class MonitorView(QWidget):
         rows.setHorizontalSpacing(10)
         rows.setVerticalSpacing(0)
         for column, key in enumerate(("name", *COMPACT_KEYS)):
-            head = QLabel("GPU" if key == "name" else _COMPACT_TITLES[key])
+            head = QLabel(tr("GPU") if key == "name" else tr(_COMPACT_TITLES[key]))
             themed_style(head, lambda palette: f"color:{palette.muted};")
             rows.addWidget(head, 0, column)
         rows.setColumnStretch(len(COMPACT_KEYS), 1)
@@ -317,7 +325,7 @@ class MonitorView(QWidget):
         layout.addWidget(self.charts, 1)
 
         self.bridge.tick.connect(self._on_tick)
-        self.setWindowTitle("GPU monitor")
+        self.setWindowTitle(tr("GPU monitor"))
         self._update_labels()
 
     # --- lifetime -----------------------------------------------------------------------------------
@@ -389,8 +397,8 @@ class MonitorView(QWidget):
         else:
             self.bridge.service.start_csv_log(path)
         self.log_box.setChecked(path is not None)
-        idle = "Append every reading to a CSV file"
-        self.log_box.setToolTip(plain_tip(f"Logging to {path}") if path is not None else idle)
+        idle = tr("Append every reading to a CSV file")
+        self.log_box.setToolTip(plain_tip(tr("Logging to {path}").format(path=path)) if path is not None else idle)
 
     def banner_text(self) -> str:
         return self.banner_label.text() if not self.banner.isHidden() else ""
@@ -419,18 +427,22 @@ class MonitorView(QWidget):
 
     def _status(self, tick: Tick) -> str:
         if tick.status:
-            return f"{tick.status}: showing the host only" if not self.samples else tick.status
+            status = core_text("telemetry", tick.status)
+            return tr("{status}: showing the host only").format(status=status) if not self.samples else status
         lost = [s.index for s in self.samples.values() if s.lost]
         if len(lost) == 1:
-            return f"GPU {lost[0]} fell off the bus; still watching for it to come back"
+            return tr("GPU {index} fell off the bus; still watching for it to come back").format(index=lost[0])
         if lost:
-            return f"GPUs {', '.join(map(str, lost))} fell off the bus; still watching for them to come back"
+            return tr("GPUs {indices} fell off the bus; still watching for them to come back").format(
+                indices=", ".join(map(str, lost))
+            )
         return ""
 
     def _ensure_in_combo(self, sample: GpuSample) -> None:
         if self.gpu_combo.findData(sample.index) >= 0:
             return
-        label = f"GPU {sample.index}: {sample.name or 'unknown'}" + (" (SIMULATED)" if sample.simulated else "")
+        words = tr("GPU {index}: {name} (SIMULATED)") if sample.simulated else tr("GPU {index}: {name}")
+        label = words.format(index=sample.index, name=sample.name or tr("unknown"))
         self.gpu_combo.addItem(label, sample.index)
         self.gpu_combo.setVisible(self.gpu_combo.count() > 1)
 
@@ -466,7 +478,7 @@ class MonitorView(QWidget):
             if alerted is not None:
                 warn = f" <span style='color:{palette.banners[alerted[1].severity].text}'>⚠</span>"
             labels["name"].setText(f"{mark}<span style='color:{colour}'>━━</span> {_escape(name)}{warn}")
-            details = "\n".join(f"{_READOUT_TITLES[key]}: {text}" for key, text in texts.items())
+            details = "\n".join(f"{tr(_READOUT_TITLES[key])}: {text}" for key, text in texts.items())
             if alerted is not None:
                 details += f"\n{alerted[0]} — {alerted[1].message}"
             tip = plain_tip(f"{name}\n{details}")
@@ -485,9 +497,11 @@ class MonitorView(QWidget):
         sample = self.samples.get(self._selected) if self._selected is not None else None
         for key, text in describe_sample(sample).items():
             self.readout[key].setText(text)
-            self.readout[key].setToolTip(plain_tip(f"{_READOUT_TITLES[key]}: {text}"))
+            self.readout[key].setToolTip(plain_tip(f"{tr(_READOUT_TITLES[key])}: {text}"))
         if sample is not None and sample.slowdown_c is not None:
-            self.readout["temperature"].setToolTip(f"Slowdown at {sample.slowdown_c:.0f} °C")
+            self.readout["temperature"].setToolTip(
+                tr("Slowdown at {celsius} °C").format(celsius=f"{sample.slowdown_c:.0f}")
+            )
         simulated = sample is not None and sample.simulated
         has_gpu = sample is not None
         several = len(self.gpu_rows) > 1
@@ -501,22 +515,24 @@ class MonitorView(QWidget):
         host_only = not has_gpu and self.last_tick is not None and not self.samples
         self.no_gpu_label.setVisible(host_only)
         if host_only and self.last_tick is not None:
-            why = f" ({self.last_tick.status})" if self.last_tick.status else ""
+            why = f" ({core_text('telemetry', self.last_tick.status)})" if self.last_tick.status else ""
             self.no_gpu_label.setText(
-                f"No NVIDIA GPU to watch or cap here{why}. The charts show this machine's CPU and memory. "
-                "Temperatures and the power cap need an NVIDIA card with its driver loaded (nvidia-smi works); "
-                "`tightfit --simulate v100-16gb` shows this tab on a simulated card."
+                tr(
+                    "No NVIDIA GPU to watch or cap here{why}. The charts show this machine's CPU and memory. "
+                    "Temperatures and the power cap need an NVIDIA card with its driver loaded (nvidia-smi works); "
+                    "`tightfit --simulate v100-16gb` shows this tab on a simulated card."
+                ).format(why=why)
             )
         self.simulated_label.setVisible(simulated)
         if sample is None:
-            title = "GPU monitor — host only" if self.last_tick is not None and not self.samples else "GPU monitor"
+            host_only = self.last_tick is not None and not self.samples
+            title = tr("GPU monitor — host only") if host_only else tr("GPU monitor")
         else:
-            title = f"GPU {sample.index}: {sample.name or 'unknown GPU'}"
-            if simulated:
-                title += " — SIMULATED"
+            words = tr("GPU {index}: {name} — SIMULATED") if simulated else tr("GPU {index}: {name}")
+            title = words.format(index=sample.index, name=sample.name or tr("unknown GPU"))
         self.title_label.setText(title)
         self.title_label.setToolTip(plain_tip(title))
-        self.setWindowTitle(title if sample is not None else "GPU monitor")
+        self.setWindowTitle(title if sample is not None else tr("GPU monitor"))
 
     # --- alerts -------------------------------------------------------------------------------------
 
@@ -554,7 +570,9 @@ class MonitorView(QWidget):
         if not checked:
             self.set_csv_log(None)
             return
-        path, _ = QFileDialog.getSaveFileName(self, "Log readings to", "tightfit-telemetry.csv", "CSV files (*.csv)")
+        path, _ = QFileDialog.getSaveFileName(
+            self, tr("Log readings to"), "tightfit-telemetry.csv", tr("CSV files (*.csv)")
+        )
         if not path:
             self.log_box.setChecked(False)
             return
@@ -562,7 +580,7 @@ class MonitorView(QWidget):
             self.set_csv_log(path)
         except OSError as exc:
             self.log_box.setChecked(False)
-            self.status_label.setText(f"cannot log to {path}: {exc}")
+            self.status_label.setText(tr("cannot log to {path}: {error}").format(path=path, error=exc))
 
 
 def _escape(text: str) -> str:

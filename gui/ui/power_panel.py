@@ -26,6 +26,7 @@ from gui.core.gpu_sample import GpuSample
 from gui.core.preferences import CAP
 from gui.services.power_limit import Decision, Outcome, PowerLimiter, PowerResult
 from gui.ui.background import Background
+from gui.ui.i18n import Tr
 from gui.ui.plain import plain_label
 from gui.ui.spec_widgets import int_box
 from gui.ui.theme import current_palette, follow_theme
@@ -33,6 +34,22 @@ from gui.ui.theme import current_palette, follow_theme
 __all__ = ["PowerPanel", "PowerReport"]
 
 ReadBack = Callable[[int], float | None]
+tr = Tr("power_panel")
+# The outcome words as the panel shows them (the reports keep Outcome's own English words).
+_OUTCOME_WORDS = {
+    Outcome.APPLIED: tr.mark("applied"),
+    Outcome.CLAMPED: tr.mark("clamped"),
+    Outcome.CANCELLED: tr.mark("cancelled"),
+    Outcome.NO_PERMISSION: tr.mark("no permission"),
+    Outcome.NOT_SUPPORTED: tr.mark("not supported"),
+    Outcome.HELPER_MISSING: tr.mark("helper missing"),
+    Outcome.NO_SUCH_GPU: tr.mark("no such GPU"),
+    Outcome.OUT_OF_RANGE: tr.mark("out of range"),
+    Outcome.BAD_ARGUMENTS: tr.mark("bad arguments"),
+    Outcome.DRIVER_UNAVAILABLE: tr.mark("driver unavailable"),
+    Outcome.TIMED_OUT: tr.mark("timed out"),
+    Outcome.FAILED: tr.mark("failed"),
+}
 
 
 @dataclass(frozen=True)
@@ -65,29 +82,33 @@ class PowerPanel(QWidget):
 
         # The card's own range once a reading says it; a value typed outside it is brought in and said.
         self.spin = int_box(CAP)
-        self.spin.setAccessibleName("Power cap in watts")
+        self.spin.setAccessibleName(tr("Power cap in watts"))
         self.spin.clamped.connect(self._clamped)
         self.cap_button = QPushButton()
-        self.cap_button.setToolTip("Set the card's power limit (needs the privileged helper; a password may be asked)")
-        self.cap_all_button = QPushButton("Cap all")
+        self.cap_button.setToolTip(
+            tr("Set the card's power limit (needs the privileged helper; a password may be asked)")
+        )
+        self.cap_all_button = QPushButton(tr("Cap all"))
         self.cap_all_button.setToolTip(
-            "Set every GPU's power limit to these watts, each within its own card's range"
-            " (a password may be asked once per card)"
+            tr(
+                "Set every GPU's power limit to these watts, each within its own card's range"
+                " (a password may be asked once per card)"
+            )
         )
         self.cap_all_button.setVisible(False)
-        self.restore_button = QPushButton("Restore default")
-        self.restore_button.setToolTip("Set the card's power limit back to its default")
+        self.restore_button = QPushButton(tr("Restore default"))
+        self.restore_button.setToolTip(tr("Set the card's power limit back to its default"))
         self.outcome_label = QLabel("")
         self.outcome_label.setWordWrap(True)
         self.outcome_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self._shown: tuple[Outcome | None, str] = (None, "")  # what the outcome line says, to redraw in a new theme
         follow_theme(self.outcome_label, lambda _palette: self._show(*self._shown), now=False)
-        self.enforced_label = plain_label("limit: n/a")
-        self.enforced_label.setToolTip("The limit the driver enforces now")
+        self.enforced_label = plain_label(tr("limit: n/a"))
+        self.enforced_label.setToolTip(tr("The limit the driver enforces now"))
 
         controls = QHBoxLayout()
         controls.setContentsMargins(0, 0, 0, 0)
-        controls.addWidget(QLabel("Power cap"))
+        controls.addWidget(QLabel(tr("Power cap")))
         controls.addWidget(self.spin)
         controls.addWidget(self.cap_button)
         controls.addWidget(self.cap_all_button)
@@ -110,7 +131,9 @@ class PowerPanel(QWidget):
         self.readiness = limiter.readiness()
         if hasattr(os, "geteuid") and os.geteuid() == 0 and not limiter.simulated:
             # Not an error yet, but worth saying before the first click: the design keeps the window unprivileged.
-            self._show(None, "Tightfit is running as root; run it as your user — the power cap goes through a helper")
+            self._show(
+                None, tr("Tightfit is running as root; run it as your user — the power cap goes through a helper")
+            )
 
     # --- state --------------------------------------------------------------------------------------
 
@@ -133,7 +156,9 @@ class PowerPanel(QWidget):
         self._sample = sample
         self._update_range()
         limit = sample.power_limit_w if sample is not None else None
-        self.enforced_label.setText(f"limit: {limit:.0f} W" if limit is not None else "limit: n/a")
+        self.enforced_label.setText(
+            tr("limit: {watts} W").format(watts=f"{limit:.0f}") if limit is not None else tr("limit: n/a")
+        )
         self._update_enabled()
 
     def set_samples(self, samples: Iterable[GpuSample]) -> None:
@@ -199,12 +224,14 @@ class PowerPanel(QWidget):
             else:
                 refused[index] = decision.message
         if not planned:
-            words = "; ".join(f"GPU {index}: {why}" for index, why in refused.items()) or "there is no GPU to cap"
-            self._report(PowerReport(Outcome.FAILED, words, None, None))
+            words = "; ".join(
+                tr("GPU {index}: {message}").format(index=index, message=why) for index, why in refused.items()
+            )
+            self._report(PowerReport(Outcome.FAILED, words or tr("there is no GPU to cap"), None, None))
             return
         self._busy = True
         self._update_enabled()
-        self._show(None, "applying… (a password dialog may appear)")
+        self._show(None, tr("applying… (a password dialog may appear)"))
         read_back = self._read_back
         limiter = self.limiter
 
@@ -229,7 +256,7 @@ class PowerPanel(QWidget):
     ) -> None:
         self._busy = False
         self._update_enabled()
-        parts: dict[int, str] = {index: f"GPU {index}: {why}" for index, why in refused.items()}
+        parts = {index: tr("GPU {index}: {message}").format(index=index, message=why) for index, why in refused.items()}
         outcomes: list[Outcome] = [Outcome.FAILED] * len(refused)
         acting = self._sample.index if self._sample is not None else None
         enforced_here: float | None = None
@@ -239,8 +266,12 @@ class PowerPanel(QWidget):
             if result.ok and decision.clamped:
                 outcome, message = Outcome.CLAMPED, f"{decision.message}; {result.message}"
             outcomes.append(outcome)
-            read = f" (read back {enforced:.0f} W)" if enforced is not None else ""
-            parts[index] = f"GPU {index}: {outcome.value}: {message}{read}"
+            words = tr("GPU {index}: {outcome}: {message}").format(
+                index=index, outcome=tr(_OUTCOME_WORDS[outcome]), message=message
+            )
+            if enforced is not None:
+                words += tr(" (read back {watts} W)").format(watts=f"{enforced:.0f}")
+            parts[index] = words
             if index == acting:
                 enforced_here, result_here = enforced, result
         failed = [o for o in outcomes if o not in (Outcome.APPLIED, Outcome.CLAMPED)]
@@ -252,7 +283,7 @@ class PowerPanel(QWidget):
     def restore_default(self) -> None:
         sample = self._sample
         if sample is None:
-            self._report(PowerReport(Outcome.FAILED, "there is no reading of this GPU yet", None, None))
+            self._report(PowerReport(Outcome.FAILED, tr("there is no reading of this GPU yet"), None, None))
             return
         index = sample.index
         self._run(lambda: self.limiter.restore_default(index), index, None)
@@ -262,7 +293,7 @@ class PowerPanel(QWidget):
             return
         self._busy = True
         self._update_enabled()
-        self._show(None, "applying… (a password dialog may appear)")
+        self._show(None, tr("applying… (a password dialog may appear)"))
         read_back = self._read_back
 
         def work() -> tuple[PowerResult, float | None]:  # worker thread: may block on pkexec
@@ -280,7 +311,9 @@ class PowerPanel(QWidget):
     def _on_error(self, exc: Exception) -> None:
         self._busy = False
         self._update_enabled()
-        self._report(PowerReport(Outcome.FAILED, f"the power helper could not run: {exc}", None, None))
+        self._report(
+            PowerReport(Outcome.FAILED, tr("the power helper could not run: {error}").format(error=exc), None, None)
+        )
 
     def _on_done(self, result: PowerResult, enforced: float | None, decision: Decision | None) -> None:
         self._busy = False
@@ -295,7 +328,7 @@ class PowerPanel(QWidget):
         self.last_report = report
         self._show(report.outcome, report.message)
         if report.enforced_w is not None:
-            self.enforced_label.setText(f"limit: {report.enforced_w:.0f} W (read back)")
+            self.enforced_label.setText(tr("limit: {watts} W (read back)").format(watts=f"{report.enforced_w:.0f}"))
         self.finished.emit(report)
 
     # --- looks --------------------------------------------------------------------------------------
@@ -306,7 +339,7 @@ class PowerPanel(QWidget):
         colour = {None: palette.muted, Outcome.APPLIED: palette.ok, Outcome.CLAMPED: palette.warn}.get(
             outcome, palette.error
         )
-        words = f"<b>{outcome.value}</b>: " if outcome is not None else ""
+        words = f"<b>{_escape(tr(_OUTCOME_WORDS[outcome]))}</b>: " if outcome is not None else ""
         self.outcome_label.setText(f"<span style='color:{colour}'>{words}{_escape(message)}</span>")
         self.outcome_label.setVisible(bool(message))
 
@@ -316,11 +349,24 @@ class PowerPanel(QWidget):
         return f"{report.outcome.value}: {report.message}" if report is not None else ""
 
     def _clamped(self, typed: int, watts: int) -> None:
-        side = "most" if typed > watts else "least"
-        self._show(None, f"{typed:,} W is not possible: the {side} this card takes is {watts} W, so {watts} W it is")
+        if self.several:
+            words = (
+                tr("{typed} W is not possible: the most any of these cards takes is {watts} W, so {watts} W it is")
+                if typed > watts
+                else tr(
+                    "{typed} W is not possible: the least any of these cards takes is {watts} W, so {watts} W it is"
+                )
+            )
+        else:
+            words = (
+                tr("{typed} W is not possible: the most this card takes is {watts} W, so {watts} W it is")
+                if typed > watts
+                else tr("{typed} W is not possible: the least this card takes is {watts} W, so {watts} W it is")
+            )
+        self._show(None, words.format(typed=f"{typed:,}", watts=watts))
 
     def _on_spin(self, watts: int) -> None:
-        self.cap_button.setText(f"Cap at {watts} W")
+        self.cap_button.setText(tr("Cap at {watts} W").format(watts=watts))
         self.cap_changed.emit(int(watts))
 
     def _update_enabled(self) -> None:

@@ -2,6 +2,161 @@
 <!DOCTYPE TS>
 <TS version="2.1" language="zh_CN" sourcelanguage="en">
 <context>
+    <name>charts</name>
+    <message>
+        <source>1 h</source>
+        <translation>1 小时</translation>
+    </message>
+    <message>
+        <source>24 h</source>
+        <translation>24 小时</translation>
+    </message>
+    <message>
+        <source>5 min</source>
+        <translation>5 分钟</translation>
+    </message>
+    <message>
+        <source>CSV files (*.csv)</source>
+        <translation>CSV 文件 (*.csv)</translation>
+    </message>
+    <message>
+        <source>Clocks</source>
+        <translation>频率</translation>
+    </message>
+    <message>
+        <source>Engine</source>
+        <translation>引擎</translation>
+    </message>
+    <message>
+        <source>Export visible range</source>
+        <translation>导出可见范围</translation>
+    </message>
+    <message>
+        <source>Export visible…</source>
+        <translation>导出可见范围…</translation>
+    </message>
+    <message>
+        <source>Follow</source>
+        <translation>跟随</translation>
+    </message>
+    <message>
+        <source>Freeze the charts; readings keep being recorded</source>
+        <translation>冻结图表；读数仍会继续记录</translation>
+    </message>
+    <message>
+        <source>GPU</source>
+        <translation>GPU</translation>
+    </message>
+    <message>
+        <source>Host CPU</source>
+        <translation>主机 CPU</translation>
+    </message>
+    <message>
+        <source>Host memory</source>
+        <translation>主机内存</translation>
+    </message>
+    <message>
+        <source>How much history the live view shows</source>
+        <translation>实时视图显示多长时间的历史</translation>
+    </message>
+    <message>
+        <source>Keep the live edge in view (mouse zoom or pan turns this off)</source>
+        <translation>始终显示最新读数（用鼠标缩放或平移会关闭此项）</translation>
+    </message>
+    <message>
+        <source>Pause</source>
+        <translation>暂停</translation>
+    </message>
+    <message>
+        <source>Power</source>
+        <translation>功耗</translation>
+    </message>
+    <message>
+        <source>RAM</source>
+        <translation>RAM</translation>
+    </message>
+    <message>
+        <source>RAM total</source>
+        <translation>RAM 总量</translation>
+    </message>
+    <message>
+        <source>Resume</source>
+        <translation>继续</translation>
+    </message>
+    <message>
+        <source>SM</source>
+        <translation>SM</translation>
+    </message>
+    <message>
+        <source>Temperature</source>
+        <translation>温度</translation>
+    </message>
+    <message>
+        <source>Utilisation</source>
+        <translation>利用率</translation>
+    </message>
+    <message>
+        <source>VRAM</source>
+        <translation>显存</translation>
+    </message>
+    <message>
+        <source>Write the readings in the visible time range to a CSV file</source>
+        <translation>将可见时间范围内的读数写入 CSV 文件</translation>
+    </message>
+    <message>
+        <source>average</source>
+        <translation>平均</translation>
+    </message>
+    <message>
+        <source>busiest core</source>
+        <translation>最忙的核心</translation>
+    </message>
+    <message>
+        <source>cannot export to {path}: {error}</source>
+        <translation>无法导出到 {path}：{error}</translation>
+    </message>
+    <message>
+        <source>draw</source>
+        <translation>功耗</translation>
+    </message>
+    <message>
+        <source>enforced limit</source>
+        <translation>生效的功耗上限</translation>
+    </message>
+    <message>
+        <source>exported {rows} readings to {path}</source>
+        <translation>已将 {rows} 条读数导出到 {path}</translation>
+    </message>
+    <message>
+        <source>exporting {rows} readings to {path}…</source>
+        <translation>正在将 {rows} 条读数导出到 {path}…</translation>
+    </message>
+    <message>
+        <source>generation</source>
+        <translation>生成</translation>
+    </message>
+    <message>
+        <source>memory</source>
+        <translation>显存</translation>
+    </message>
+    <message>
+        <source>slowdown {value:.0f} °C</source>
+        <translation>降频 {value:.0f} °C</translation>
+    </message>
+    <message>
+        <source>swap</source>
+        <translation>交换区</translation>
+    </message>
+    <message>
+        <source>total</source>
+        <translation>总量</translation>
+    </message>
+    <message>
+        <source>used</source>
+        <translation>已用</translation>
+    </message>
+</context>
+<context>
     <name>chat_pane</name>
     <message>
         <source> From the model: {format}.</source>
@@ -894,6 +1049,193 @@
     </message>
 </context>
 <context>
+    <name>monitor</name>
+    <message>
+        <source>Alert at</source>
+        <translation>告警温度</translation>
+    </message>
+    <message>
+        <source>Alert temperature</source>
+        <translation>告警温度</translation>
+    </message>
+    <message>
+        <source>Append every reading to a CSV file</source>
+        <translation>将每次读数追加到 CSV 文件</translation>
+    </message>
+    <message>
+        <source>Append every reading to a CSV file, for long runs</source>
+        <translation>将每次读数追加到 CSV 文件，适合长时间运行</translation>
+    </message>
+    <message>
+        <source>CSV files (*.csv)</source>
+        <translation>CSV 文件 (*.csv)</translation>
+    </message>
+    <message>
+        <source>Dismiss</source>
+        <translation>关闭</translation>
+    </message>
+    <message>
+        <source>ECC</source>
+        <translation>ECC</translation>
+    </message>
+    <message>
+        <source>Every</source>
+        <translation>采样间隔</translation>
+    </message>
+    <message>
+        <source>Fan</source>
+        <translation>风扇</translation>
+    </message>
+    <message>
+        <source>GPU</source>
+        <translation>GPU</translation>
+    </message>
+    <message>
+        <source>GPU monitor</source>
+        <translation>GPU 监控</translation>
+    </message>
+    <message>
+        <source>GPU monitor — host only</source>
+        <translation>GPU 监控 — 仅主机</translation>
+    </message>
+    <message>
+        <source>GPU {index} fell off the bus; still watching for it to come back</source>
+        <translation>GPU {index} 已从总线上掉线；仍在等待它恢复</translation>
+    </message>
+    <message>
+        <source>GPU {index}: {name}</source>
+        <translation>GPU {index}：{name}</translation>
+    </message>
+    <message>
+        <source>GPU {index}: {name} (SIMULATED)</source>
+        <translation>GPU {index}：{name}（模拟）</translation>
+    </message>
+    <message>
+        <source>GPU {index}: {name} — SIMULATED</source>
+        <translation>GPU {index}：{name} — 模拟</translation>
+    </message>
+    <message>
+        <source>GPUs {indices} fell off the bus; still watching for them to come back</source>
+        <translation>GPU {indices} 已从总线上掉线；仍在等待它们恢复</translation>
+    </message>
+    <message>
+        <source>Limit</source>
+        <translation>功耗上限</translation>
+    </message>
+    <message>
+        <source>Log readings to</source>
+        <translation>记录读数到</translation>
+    </message>
+    <message>
+        <source>Log to CSV</source>
+        <translation>记录到 CSV</translation>
+    </message>
+    <message>
+        <source>Logging to {path}</source>
+        <translation>正在记录到 {path}</translation>
+    </message>
+    <message>
+        <source>No NVIDIA GPU to watch or cap here{why}. The charts show this machine&apos;s CPU and memory. Temperatures and the power cap need an NVIDIA card with its driver loaded (nvidia-smi works); `tightfit --simulate v100-16gb` shows this tab on a simulated card.</source>
+        <translation>这里没有可监控或设置功耗上限的 NVIDIA GPU{why}。图表显示本机的 CPU 和内存。GPU 温度和功耗上限需要一张已加载驱动的 NVIDIA 显卡（nvidia-smi 可用）；`tightfit --simulate v100-16gb` 可在模拟卡上显示此标签页。</translation>
+    </message>
+    <message>
+        <source>P-state</source>
+        <translation>性能状态</translation>
+    </message>
+    <message>
+        <source>PCIe gen×w</source>
+        <translation>PCIe 代×宽</translation>
+    </message>
+    <message>
+        <source>Power</source>
+        <translation>功耗</translation>
+    </message>
+    <message>
+        <source>Readings come from a simulated card driven by the engine&apos;s real load</source>
+        <translation>读数来自一张模拟卡，由引擎的真实负载驱动</translation>
+    </message>
+    <message>
+        <source>SIMULATED</source>
+        <translation>模拟</translation>
+    </message>
+    <message>
+        <source>SM</source>
+        <translation>SM 频率</translation>
+    </message>
+    <message>
+        <source>SM/mem</source>
+        <translation>SM/显存频率</translation>
+    </message>
+    <message>
+        <source>Slowdown at {celsius} °C</source>
+        <translation>{celsius} °C 时降频</translation>
+    </message>
+    <message>
+        <source>Temp</source>
+        <translation>温度</translation>
+    </message>
+    <message>
+        <source>Throttle</source>
+        <translation>降频原因</translation>
+    </message>
+    <message>
+        <source>Tightfit GPU alert</source>
+        <translation>Tightfit GPU 告警</translation>
+    </message>
+    <message>
+        <source>Util GPU</source>
+        <translation>GPU 利用率</translation>
+    </message>
+    <message>
+        <source>VRAM</source>
+        <translation>显存</translation>
+    </message>
+    <message>
+        <source>Which GPU the power cap acts on (the readout and charts show every GPU)</source>
+        <translation>功耗上限作用于哪张 GPU（读数和图表显示所有 GPU）</translation>
+    </message>
+    <message>
+        <source>cannot log to {path}: {error}</source>
+        <translation>无法记录到 {path}：{error}</translation>
+    </message>
+    <message>
+        <source>n/a</source>
+        <translation>无</translation>
+    </message>
+    <message>
+        <source>none</source>
+        <translation>无</translation>
+    </message>
+    <message>
+        <source>unknown</source>
+        <translation>未知</translation>
+    </message>
+    <message>
+        <source>unknown GPU</source>
+        <translation>未知 GPU</translation>
+    </message>
+    <message>
+        <source>waiting for the first reading…</source>
+        <translation>正在等待第一次读数…</translation>
+    </message>
+    <message>
+        <source>{corrected} corr., {uncorrected} uncorr.</source>
+        <translation>已纠正 {corrected}，未纠正 {uncorrected}</translation>
+    </message>
+    <message>
+        <source>{gen}×{width} (max {gen_max}×{width_max})</source>
+        <translation>{gen}×{width}（最高 {gen_max}×{width_max}）</translation>
+    </message>
+    <message>
+        <source>{gpu} (mem {memory})</source>
+        <translation>{gpu}（显存 {memory}）</translation>
+    </message>
+    <message>
+        <source>{status}: showing the host only</source>
+        <translation>{status}：仅显示主机</translation>
+    </message>
+</context>
+<context>
     <name>param_panel</name>
     <message>
         <source> of {total}</source>
@@ -1503,6 +1845,153 @@
     <message>
         <source>yes</source>
         <translation>是</translation>
+    </message>
+</context>
+<context>
+    <name>power_panel</name>
+    <message>
+        <source> (read back {watts} W)</source>
+        <translation>（读回 {watts} W）</translation>
+    </message>
+    <message>
+        <source>Cap all</source>
+        <translation>全部设置上限</translation>
+    </message>
+    <message>
+        <source>Cap at {watts} W</source>
+        <translation>上限设为 {watts} W</translation>
+    </message>
+    <message>
+        <source>GPU {index}: {message}</source>
+        <translation>GPU {index}：{message}</translation>
+    </message>
+    <message>
+        <source>GPU {index}: {outcome}: {message}</source>
+        <translation>GPU {index}：{outcome}：{message}</translation>
+    </message>
+    <message>
+        <source>Power cap</source>
+        <translation>功耗上限</translation>
+    </message>
+    <message>
+        <source>Power cap in watts</source>
+        <translation>功耗上限（瓦）</translation>
+    </message>
+    <message>
+        <source>Restore default</source>
+        <translation>恢复默认</translation>
+    </message>
+    <message>
+        <source>Set every GPU&apos;s power limit to these watts, each within its own card&apos;s range (a password may be asked once per card)</source>
+        <translation>将每张 GPU 的功耗上限设为此瓦数，各按自己显卡的范围检查（每张卡可能各要求输入一次密码）</translation>
+    </message>
+    <message>
+        <source>Set the card&apos;s power limit (needs the privileged helper; a password may be asked)</source>
+        <translation>设置显卡的功耗上限（需要特权助手；可能要求输入密码）</translation>
+    </message>
+    <message>
+        <source>Set the card&apos;s power limit back to its default</source>
+        <translation>将显卡的功耗上限恢复为默认值</translation>
+    </message>
+    <message>
+        <source>The limit the driver enforces now</source>
+        <translation>驱动当前实际执行的功耗上限</translation>
+    </message>
+    <message>
+        <source>Tightfit is running as root; run it as your user — the power cap goes through a helper</source>
+        <translation>Tightfit 正以 root 身份运行；请以普通用户运行 — 功耗上限通过助手设置</translation>
+    </message>
+    <message>
+        <source>applied</source>
+        <translation>已设置</translation>
+    </message>
+    <message>
+        <source>applying… (a password dialog may appear)</source>
+        <translation>正在设置…（可能弹出密码对话框）</translation>
+    </message>
+    <message>
+        <source>bad arguments</source>
+        <translation>参数错误</translation>
+    </message>
+    <message>
+        <source>cancelled</source>
+        <translation>已取消</translation>
+    </message>
+    <message>
+        <source>clamped</source>
+        <translation>已调整到范围内</translation>
+    </message>
+    <message>
+        <source>driver unavailable</source>
+        <translation>驱动不可用</translation>
+    </message>
+    <message>
+        <source>failed</source>
+        <translation>失败</translation>
+    </message>
+    <message>
+        <source>helper missing</source>
+        <translation>缺少助手</translation>
+    </message>
+    <message>
+        <source>limit: n/a</source>
+        <translation>上限：无</translation>
+    </message>
+    <message>
+        <source>limit: {watts} W</source>
+        <translation>上限：{watts} W</translation>
+    </message>
+    <message>
+        <source>limit: {watts} W (read back)</source>
+        <translation>上限：{watts} W（读回）</translation>
+    </message>
+    <message>
+        <source>no permission</source>
+        <translation>没有权限</translation>
+    </message>
+    <message>
+        <source>no such GPU</source>
+        <translation>没有这张 GPU</translation>
+    </message>
+    <message>
+        <source>not supported</source>
+        <translation>不支持</translation>
+    </message>
+    <message>
+        <source>out of range</source>
+        <translation>超出范围</translation>
+    </message>
+    <message>
+        <source>the power helper could not run: {error}</source>
+        <translation>功耗助手无法运行：{error}</translation>
+    </message>
+    <message>
+        <source>there is no GPU to cap</source>
+        <translation>没有可设置上限的 GPU</translation>
+    </message>
+    <message>
+        <source>there is no reading of this GPU yet</source>
+        <translation>还没有这张 GPU 的读数</translation>
+    </message>
+    <message>
+        <source>timed out</source>
+        <translation>超时</translation>
+    </message>
+    <message>
+        <source>{typed} W is not possible: the least any of these cards takes is {watts} W, so {watts} W it is</source>
+        <translation>{typed} W 不可行：这些显卡中最低可设 {watts} W，因此设为 {watts} W</translation>
+    </message>
+    <message>
+        <source>{typed} W is not possible: the least this card takes is {watts} W, so {watts} W it is</source>
+        <translation>{typed} W 不可行：此卡最低可设 {watts} W，因此设为 {watts} W</translation>
+    </message>
+    <message>
+        <source>{typed} W is not possible: the most any of these cards takes is {watts} W, so {watts} W it is</source>
+        <translation>{typed} W 不可行：这些显卡中最高可设 {watts} W，因此设为 {watts} W</translation>
+    </message>
+    <message>
+        <source>{typed} W is not possible: the most this card takes is {watts} W, so {watts} W it is</source>
+        <translation>{typed} W 不可行：此卡最高可设 {watts} W，因此设为 {watts} W</translation>
     </message>
 </context>
 <context>
