@@ -6,6 +6,7 @@ the app's simulated cards at the hardware edge."""
 from __future__ import annotations
 
 import csv
+import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -22,8 +23,10 @@ from gui.services.bundle import GpuServices
 from gui.services.nvml import Nvml
 from gui.services.power_limit import Outcome
 from gui.services.telemetry import GpuSource, SimulatedSource
+from gui.ui.i18n import install_language
 from gui.ui.monitor import MonitorView, compact_sample, gpu_name
 from gui.ui.theme import current_palette
+from tests.test_i18n import english_words, untranslated
 
 
 class FakeClock:
@@ -258,3 +261,46 @@ def test_four_gpus_fit_at_a_small_size(make_view: MakeView, clock: FakeClock, tm
     assert all(view.gpu_rows[i]["name"].isVisibleTo(view) for i in range(4))
     assert [compact_sample(view.samples[i])["temperature"] for i in range(4)] == ["40 °C", "50 °C", "60 °C", "70 °C"]
     assert min(plot.height() for plot in view.charts.plots.values()) >= 64
+
+
+@pytest.fixture
+def chinese(qapp: Any) -> Iterator[None]:
+    assert install_language("zh_CN") == "zh_CN"
+    yield
+    install_language("en")
+
+
+def test_the_monitor_in_chinese_shows_no_english(
+    qtbot: QtBot, make_view: MakeView, clock: FakeClock, chinese: None
+) -> None:
+    """Every widget of the view, with one GPU and with several (rows, legend, "Cap all"), and the chart titles
+    drawn by pyqtgraph. The power panel's outcome line is left out of the walk: it says what the limiter and
+    its helper (gui/services) answered, in their own words; its outcome word is ours and checked here."""
+
+    def english_shown(view: MonitorView) -> list[str]:
+        outcome = view.power_panel.outcome_label
+        kept = outcome.text()
+        outcome.setText("")
+        try:
+            return untranslated(view)
+        finally:
+            outcome.setText(kept)
+
+    one = make_view(Nvml(FakeNvml([p40(60, 200, 90)])))
+    ticks(one, clock, 2)
+    assert english_shown(one) == []
+    cards = [SimulatedGpu("v100-16gb", index=0), SimulatedGpu("p40", index=1)]
+    view = make_view(SimulatedSource(cards, clock=clock))
+    ticks(view, clock, 2)
+    view.cap_watts = 280
+    with qtbot.waitSignal(view.power_panel.finished, timeout=5000) as done:
+        view.power_panel.cap_all_button.click()
+    assert done.args[0].outcome is Outcome.CLAMPED  # the report keeps its English word; the line says it in Chinese
+    assert "<b>已调整到范围内</b>" in view.power_panel.outcome_label.text()
+    assert "GPU 1：已调整到范围内：" in view.power_panel.outcome_label.text()
+    assert english_shown(view) == []
+    assert view.power_panel.cap_all_button.text() == "全部设置上限"
+    assert "GPU 0 V100-SXM2-16GB" in view.charts.gpu_legend.text()
+    titles = {key: plot.getPlotItem().titleLabel.text for key, plot in view.charts.plots.items()}
+    assert "温度" in titles["temperature"] and "功耗" in titles["power"] and "显存" in titles["vram"]
+    assert all(not english_words(re.sub(r"<[^>]+>|&[a-z]+;", " ", t)) for t in titles.values()), titles

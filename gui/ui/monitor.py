@@ -40,6 +40,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from gui.core import gpu_sample as reasons
 from gui.core.alerts import Alert, AlertRules
 from gui.core.gpu_sample import GpuSample
 from gui.core.preferences import ALERT_TEMPERATURE, SAMPLE_INTERVAL
@@ -87,6 +88,20 @@ _READOUT_TITLES = {
 }
 
 
+# The clock-event reason words (gui.core.gpu_sample) as the readout shows them; an unknown one stays as it is.
+_REASON_WORDS = {
+    reasons.IDLE: tr.mark("idle"),
+    reasons.APPLICATION_CLOCKS: tr.mark("application clocks"),
+    reasons.POWER_CAP: tr.mark("power cap"),
+    reasons.HW_SLOWDOWN: tr.mark("HW slowdown"),
+    reasons.SYNC_BOOST: tr.mark("sync boost"),
+    reasons.THERMAL_SLOWDOWN: tr.mark("thermal slowdown"),
+    reasons.HW_THERMAL_SLOWDOWN: tr.mark("HW thermal slowdown"),
+    reasons.HW_POWER_BRAKE: tr.mark("HW power brake"),
+    reasons.DISPLAY_CLOCKS: tr.mark("display clocks"),
+}
+
+
 def _fmt(value: float | int | None, pattern: str) -> str:
     if value is None or (isinstance(value, float) and not math.isfinite(value)):
         return tr(NA)
@@ -100,7 +115,8 @@ def describe_sample(sample: GpuSample | None) -> dict[str, str]:
     s = sample
     used = s.memory_used_mib / 1024 if s.memory_used_mib is not None else None
     total = s.memory_total_mib / 1024 if s.memory_total_mib is not None else None
-    reasons = tr(NA) if s.throttle_reasons is None else (", ".join(s.throttle_reasons) or tr("none"))
+    words = [tr(_REASON_WORDS[r]) if r in _REASON_WORDS else r for r in s.throttle_reasons or ()]
+    throttle = tr(NA) if s.throttle_reasons is None else (", ".join(words) or tr("none"))
     return {
         "temperature": _fmt(s.temperature_c, "{:.0f} °C"),
         "power": _fmt(s.power_w, "{:.0f} W"),
@@ -112,7 +128,7 @@ def describe_sample(sample: GpuSample | None) -> dict[str, str]:
         "clocks": f"{_fmt(s.sm_clock_mhz, '{:.0f}')} / {_fmt(s.mem_clock_mhz, '{:.0f}')} MHz",
         "fan": _fmt(s.fan_pct, "{:.0f}%"),
         "pstate": _fmt(s.pstate, "P{}"),
-        "throttle": reasons,
+        "throttle": throttle,
         "ecc": tr("{corrected} corr., {uncorrected} uncorr.").format(
             corrected=_fmt(s.ecc_corrected, "{}"), uncorrected=_fmt(s.ecc_uncorrected, "{}")
         ),
@@ -427,7 +443,7 @@ class MonitorView(QWidget):
 
     def _status(self, tick: Tick) -> str:
         if tick.status:
-            status = core_text("telemetry", tick.status)
+            status = core_text("nvml", tick.status)
             return tr("{status}: showing the host only").format(status=status) if not self.samples else status
         lost = [s.index for s in self.samples.values() if s.lost]
         if len(lost) == 1:
@@ -515,7 +531,7 @@ class MonitorView(QWidget):
         host_only = not has_gpu and self.last_tick is not None and not self.samples
         self.no_gpu_label.setVisible(host_only)
         if host_only and self.last_tick is not None:
-            why = f" ({core_text('telemetry', self.last_tick.status)})" if self.last_tick.status else ""
+            why = f" ({core_text('nvml', self.last_tick.status)})" if self.last_tick.status else ""
             self.no_gpu_label.setText(
                 tr(
                     "No NVIDIA GPU to watch or cap here{why}. The charts show this machine's CPU and memory. "

@@ -1076,7 +1076,7 @@
     </message>
     <message>
         <source>ECC</source>
-        <translation>ECC</translation>
+        <translation>显存纠错</translation>
     </message>
     <message>
         <source>Every</source>
@@ -1119,6 +1119,18 @@
         <translation>GPU {indices} 已从总线上掉线；仍在等待它们恢复</translation>
     </message>
     <message>
+        <source>HW power brake</source>
+        <translation>硬件功耗制动</translation>
+    </message>
+    <message>
+        <source>HW slowdown</source>
+        <translation>硬件降频</translation>
+    </message>
+    <message>
+        <source>HW thermal slowdown</source>
+        <translation>硬件过热降频</translation>
+    </message>
+    <message>
         <source>Limit</source>
         <translation>功耗上限</translation>
     </message>
@@ -1136,7 +1148,7 @@
     </message>
     <message>
         <source>No NVIDIA GPU to watch or cap here{why}. The charts show this machine&apos;s CPU and memory. Temperatures and the power cap need an NVIDIA card with its driver loaded (nvidia-smi works); `tightfit --simulate v100-16gb` shows this tab on a simulated card.</source>
-        <translation>这里没有可监控或设置功耗上限的 NVIDIA GPU{why}。图表显示本机的 CPU 和内存。GPU 温度和功耗上限需要一张已加载驱动的 NVIDIA 显卡（nvidia-smi 可用）；`tightfit --simulate v100-16gb` 可在模拟卡上显示此标签页。</translation>
+        <translation>这里没有可监控或设置功耗上限的 NVIDIA GPU{why}。图表显示本机的 CPU 和内存。GPU 温度和功耗上限需要一张已加载驱动的 NVIDIA 显卡（nvidia-smi 可用）；用 --simulate v100-16gb 启动 Tightfit，可在模拟卡上显示此标签页。</translation>
     </message>
     <message>
         <source>P-state</source>
@@ -1195,8 +1207,20 @@
         <translation>功耗上限作用于哪张 GPU（读数和图表显示所有 GPU）</translation>
     </message>
     <message>
+        <source>application clocks</source>
+        <translation>应用频率</translation>
+    </message>
+    <message>
         <source>cannot log to {path}: {error}</source>
         <translation>无法记录到 {path}：{error}</translation>
+    </message>
+    <message>
+        <source>display clocks</source>
+        <translation>显示频率</translation>
+    </message>
+    <message>
+        <source>idle</source>
+        <translation>空闲</translation>
     </message>
     <message>
         <source>n/a</source>
@@ -1205,6 +1229,18 @@
     <message>
         <source>none</source>
         <translation>无</translation>
+    </message>
+    <message>
+        <source>power cap</source>
+        <translation>功耗上限</translation>
+    </message>
+    <message>
+        <source>sync boost</source>
+        <translation>同步加速</translation>
+    </message>
+    <message>
+        <source>thermal slowdown</source>
+        <translation>过热降频</translation>
     </message>
     <message>
         <source>unknown</source>
@@ -1899,7 +1935,7 @@
     </message>
     <message>
         <source>Tightfit is running as root; run it as your user — the power cap goes through a helper</source>
-        <translation>Tightfit 正以 root 身份运行；请以普通用户运行 — 功耗上限通过助手设置</translation>
+        <translation>Tightfit 正以超级用户身份运行；请以普通用户运行 — 功耗上限通过助手设置</translation>
     </message>
     <message>
         <source>applied</source>
