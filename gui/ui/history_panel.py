@@ -28,14 +28,16 @@ from PySide6.QtWidgets import (
 from gui.core.chat import Conversation
 from gui.services.history import ConversationCopy, ConversationSummary, HistoryStore, SearchHit
 from gui.ui.background import Background
+from gui.ui.i18n import Tr
 from gui.ui.plain import plain_label, plain_tip
 
+tr = Tr("history_panel")
 TITLE_CHARS = 60
 UNDO_S = 10.0  # how long a deleted chat can be brought back
 
 
 def title_for(conversation: Conversation) -> str:
-    first = next((t.text for t in conversation.turns if t.role == "user" and t.text.strip()), "New chat")
+    first = next((t.text for t in conversation.turns if t.role == "user" and t.text.strip()), tr("New chat"))
     line = " ".join(first.split())
     return line if len(line) <= TITLE_CHARS else line[: TITLE_CHARS - 1] + "…"
 
@@ -57,15 +59,15 @@ class HistoryPanel(QWidget):
         self._copies: dict[int, ConversationCopy] = {}
         self._db = Background("history", parent=self)  # one thread: writes land in order
         self.search = QLineEdit(self)
-        self.search.setPlaceholderText("Search chats")
-        self.search.setAccessibleName("Search chats")
+        self.search.setPlaceholderText(tr("Search chats"))
+        self.search.setAccessibleName(tr("Search chats"))
         self.search.setClearButtonEnabled(True)
         self.list = QListWidget(self)
-        self.list.setAccessibleName("Saved chats")
+        self.list.setAccessibleName(tr("Saved chats"))
         self.list.setTextElideMode(Qt.TextElideMode.ElideRight)
         self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.rename_button = QPushButton("Rename", self)
-        self.delete_button = QPushButton("&Delete", self)
+        self.rename_button = QPushButton(tr("Rename"), self)
+        self.delete_button = QPushButton(tr("&Delete"), self)
         buttons = QHBoxLayout()
         buttons.addWidget(self.rename_button)
         buttons.addWidget(self.delete_button)
@@ -74,8 +76,8 @@ class HistoryPanel(QWidget):
         # A deleted chat is only hidden for a while, with a way back; then it is deleted for good.
         self._pending_delete: tuple[int, bool] | None = None  # (conversation id, it was the open one)
         self.undo_label = plain_label("", self, wrap=True)
-        self.undo_button = QPushButton("&Undo", self)
-        self.undo_button.setAccessibleName("Undo delete")
+        self.undo_button = QPushButton(tr("&Undo"), self)
+        self.undo_button.setAccessibleName(tr("Undo delete"))
         undo_row = QHBoxLayout()
         undo_row.addWidget(self.undo_label, 1)
         undo_row.addWidget(self.undo_button)
@@ -116,7 +118,7 @@ class HistoryPanel(QWidget):
 
     def _run(self, job: Callable[[], Any], then: Callable[[Any], None] | None = None) -> None:
         # A full disk, a locked file: say so, keep the chat in memory.
-        self._db.run(job, then, lambda exc: self.failed.emit(f"Chat history: {exc}"))
+        self._db.run(job, then, lambda exc: self.failed.emit(tr("Chat history: {error}").format(error=exc)))
 
     def shutdown(self) -> None:
         """Delete what is waiting to be deleted, finish pending writes, then close the database."""
@@ -159,8 +161,9 @@ class HistoryPanel(QWidget):
         for row in rows:
             if row.id == hidden:
                 continue
-            when = time.strftime("%d %b %H:%M", time.localtime(row.updated))
-            item = QListWidgetItem(f"{row.title}\n{when} · {row.n_turns} messages")
+            # A date as the language writes it (a strftime format: "%m月%d日 %H:%M").
+            when = time.strftime(tr("%d %b %H:%M"), time.localtime(row.updated))
+            item = QListWidgetItem(f"{row.title}\n{when} · {tr('%n message(s)', n=row.n_turns)}")
             item.setData(Qt.ItemDataRole.UserRole, row.id)
             self.list.addItem(item)
             if row.id == self.current_id:
@@ -184,7 +187,7 @@ class HistoryPanel(QWidget):
         if conversation_id == self.current_id:
             return
         if not self.can_switch():
-            self.failed.emit("Stop the reply first: it belongs to the chat that is open.")
+            self.failed.emit(tr("Stop the reply first: it belongs to the chat that is open."))
             return
         self.open(conversation_id)
 
@@ -243,7 +246,7 @@ class HistoryPanel(QWidget):
         if conversation_id is None:
             return
         current = self.list.currentItem().text().split("\n")[0] if self.list.currentItem() else ""
-        title, ok = QInputDialog.getText(self, "Rename chat", "Title:", text=current)
+        title, ok = QInputDialog.getText(self, tr("Rename chat"), tr("Title:"), text=current)
         if ok and title.strip():
             self.rename(conversation_id, title.strip())
 
@@ -261,14 +264,14 @@ class HistoryPanel(QWidget):
         title = next(
             (self.list.item(i).text().split("\n")[0] for i in range(self.list.count())
              if self.list.item(i).data(Qt.ItemDataRole.UserRole) == conversation_id),
-            "the chat",
+            tr("the chat"),
         )  # fmt: skip
         was_open = conversation_id == self.current_id
         self._pending_delete = (conversation_id, was_open)
         if was_open:
             self.start_new()
             self.opened.emit(None, Conversation())
-        self.undo_label.setText(f"Deleted “{title}”.")
+        self.undo_label.setText(tr("Deleted “{title}”.").format(title=title))
         self.undo_box.show()
         self._delete_timer.start()
         self.refresh()
