@@ -46,6 +46,13 @@ CORE: tuple[tuple[str, str, str], ...] = (
     ("planner", "gui/core/planner.py", "Verdict"),
     ("planner", "gui/core/planner.py", "Verdict.answer"),
 )
+# Words a whole Qt-free module writes into named variables and calls, shown by the window: (context, file,
+# the variable names whose string values are collected, wherever assigned — a tuple's too, and a dict's
+# values —, and the calls whose argument is collected: "name" the first, "name:3" the fourth). An f-string is
+# not collected: it stays English.
+CORE_NAMED: tuple[tuple[str, str, tuple[str, ...], tuple[str, ...]], ...] = (
+    ("doctor", "gui/core/doctor.py", ("title", "why", "words", "legacy_words", "STATUS_WORDS"), ("Fix", "_check:3")),
+)
 
 
 @dataclass(frozen=True)
@@ -157,12 +164,39 @@ def _core_messages(context: str, path: Path, owner: str) -> Iterator[Message]:
                         yield Message(context, text, where=f"{rel}:{value.lineno}")
 
 
+def _named_messages(context: str, path: Path, names: tuple[str, ...], calls: tuple[str, ...]) -> Iterator[Message]:
+    """The string constants a module assigns to these names, and passes to these calls."""
+    positions = {name: int(index or 0) for name, _, index in (call.partition(":") for call in calls)}
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    rel = _where(path)
+    values: list[ast.expr] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                if isinstance(target, ast.Name) and target.id in names and node.value is not None:
+                    value = node.value
+                    values += value.values if isinstance(value, ast.Dict) else [value]  # type: ignore[misc]
+                elif isinstance(target, ast.Tuple) and isinstance(node.value, ast.Tuple):
+                    values += [
+                        v
+                        for t, v in zip(target.elts, node.value.elts, strict=False)
+                        if isinstance(t, ast.Name) and t.id in names
+                    ]
+        elif isinstance(node, ast.Call) and (index := positions.get(getattr(node.func, "id", ""))) is not None:
+            values += node.args[index : index + 1]
+    for value in values:
+        if text := _text(value):
+            yield Message(context, text, where=f"{rel}:{value.lineno}")
+
+
 def collect(root: Path = ROOT) -> dict[tuple[str, str, str], Message]:
     """Every translatable string of the window, by (context, source, disambiguation)."""
     found: dict[tuple[str, str, str], Message] = {}
     sources: list[Iterator[Message]] = [_window_messages(p) for p in sorted((root / "gui" / "ui").glob("*.py"))]
     sources += [_spec_messages(root / name) for name in SPEC_SOURCES]
     sources += [_core_messages(context, root / name, owner) for context, name, owner in CORE]
+    sources += [_named_messages(context, root / name, names, calls) for context, name, names, calls in CORE_NAMED]
     for messages in sources:
         for message in messages:
             old = found.get(message.key)

@@ -23,12 +23,15 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gui.core.doctor import STATUS_WORDS, Check, Status, by_severity, summary, worst
+from gui.core.doctor import STATUS_WORDS, Check, Status, by_severity, worst
 from gui.core.theme import Palette
+from gui.ui.i18n import Tr, core_text
 from gui.ui.plain import plain_label
 from gui.ui.theme import themed_style
 
 __all__ = ["DoctorView", "action_label"]
+
+tr = Tr("doctor_view")
 
 # Each status's colour in the list.
 
@@ -43,19 +46,43 @@ def action_label(action: str) -> str:
     """The button's words for an action a check offers ('' for one this window cannot do)."""
     kind, _, arg = action.partition(":")
     if kind == "pin_numa" and arg.isdigit():
-        return f"Pin the engine to NUMA node {arg}"
+        return tr("Pin the engine to NUMA node {node}").format(node=arg)
     if kind == "set":
         key, _, value = arg.partition("=")
         if key == "n_threads":
-            return f"Use {value} threads"
+            return tr("Use {n} threads").format(n=value)
         if key == "use_mmap" and value.lower() in ("false", "0", "off"):
-            return "Turn memory mapping off"
-        return f"Set {key} to {value}"
+            return tr("Turn memory mapping off")
+        return tr("Set {key} to {value}").format(key=key, value=value)
     if kind == "open" and arg == "power":
-        return "Open the power cap"
+        return tr("Open the power cap")
     if kind == "open" and arg == "log":
-        return "Open the engine log"
+        return tr("Open the engine log")
     return ""
+
+
+def doctor_words(text: str) -> str:
+    """A check's title, evidence, why or fix in the window's language (what gui/core/doctor.py composes with an
+    f-string, mostly evidence from figures, versions and names, stays English)."""
+    return core_text("doctor", text)
+
+
+def summary(checks: tuple[Check, ...]) -> str:
+    """'1 failure, 2 warnings, 3 not known here, 12 ok' (gui.core.doctor.summary's words) in the window's language."""
+    counts = {status: sum(c.status is status for c in checks) for status in Status}
+    # Singular and plural as two texts, not a %n form: the words are the same with or without a translator.
+    fail, warn = counts[Status.FAIL], counts[Status.WARN]
+    parts = [
+        text.format(n=n)
+        for n, text in (
+            (fail, tr("{n} failure") if fail == 1 else tr("{n} failures")),
+            (warn, tr("{n} warning") if warn == 1 else tr("{n} warnings")),
+            (counts[Status.UNKNOWN], tr("{n} not known here")),
+            (counts[Status.OK], tr("{n} ok")),
+        )
+        if n
+    ]
+    return tr(", ").join(parts) or tr("no checks")
 
 
 class DoctorView(QWidget):
@@ -65,10 +92,10 @@ class DoctorView(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.checks: tuple[Check, ...] = ()
-        self.summary = plain_label("The checks run once the engine has started.", self, wrap=True)
-        self.summary.setAccessibleName("Doctor summary")
-        self.run_button = QPushButton("Chec&k again", self)
-        self.run_button.setToolTip("Run every check again (the engine, driver, CPU, memory, card and settings)")
+        self.summary = plain_label(tr("The checks run once the engine has started."), self, wrap=True)
+        self.summary.setAccessibleName(tr("Doctor summary"))
+        self.run_button = QPushButton(tr("Chec&k again"), self)
+        self.run_button.setToolTip(tr("Run every check again (the engine, driver, CPU, memory, card and settings)"))
         self.run_button.clicked.connect(self.run_requested)
         top = QHBoxLayout()
         top.addWidget(self.summary, 1)
@@ -90,16 +117,18 @@ class DoctorView(QWidget):
 
     def show_running(self) -> None:
         self.run_button.setEnabled(False)
-        self.summary.setText("Checking this machine…" if not self.checks else "Checking again…")
+        self.summary.setText(tr("Checking this machine…") if not self.checks else tr("Checking again…"))
 
     def show_failed(self, words: str) -> None:
         self.run_button.setEnabled(True)
-        self.summary.setText(f"The checks could not run: {words}")
+        self.summary.setText(tr("The checks could not run: {error}").format(error=words))
 
     def show_checks(self, checks: tuple[Check, ...]) -> None:
         self.checks = by_severity(checks)
         self.run_button.setEnabled(True)
-        self.summary.setText(f"{summary(self.checks)} — checked at {time.strftime('%H:%M')}.")
+        self.summary.setText(
+            tr("{summary} — checked at {time}.").format(summary=summary(self.checks), time=time.strftime("%H:%M"))
+        )
         while self._rows.count() > 1:
             item = self._rows.takeAt(0)
             widget = item.widget() if item is not None else None
@@ -130,10 +159,11 @@ class DoctorView(QWidget):
         frame = QFrame(self._list)
         frame.setFrameShape(QFrame.Shape.StyledPanel)
         frame.setObjectName(f"check:{check.id}")
-        status = QLabel(STATUS_WORDS[check.status], frame)
+        status = QLabel(doctor_words(STATUS_WORDS[check.status]), frame)
         themed_style(status, lambda palette: f"color: {status_colour(check.status, palette)}; font-weight: bold")
         status.setMinimumWidth(40)
-        title = plain_label(check.title, frame, wrap=True)
+        title_words = doctor_words(check.title)
+        title = plain_label(title_words, frame, wrap=True)
         title.setStyleSheet("font-weight: bold")
         head = QHBoxLayout()
         head.addWidget(status)
@@ -142,19 +172,21 @@ class DoctorView(QWidget):
         layout.setContentsMargins(8, 6, 8, 6)
         layout.addLayout(head)
         if check.evidence:
-            layout.addWidget(plain_label(check.evidence, frame, wrap=True))
+            layout.addWidget(plain_label(doctor_words(check.evidence), frame, wrap=True))
         if check.why and check.status is not Status.OK:
-            why = plain_label(check.why, frame, wrap=True)
+            why = plain_label(doctor_words(check.why), frame, wrap=True)
             themed_style(why, lambda palette: f"color: {palette.muted}")
             layout.addWidget(why)
         fix = check.fix
         if fix is not None and check.status is not Status.OK:
             if fix.words:
-                layout.addWidget(plain_label(f"Fix: {fix.words}", frame, wrap=True))
+                layout.addWidget(
+                    plain_label(tr("Fix: {words}").format(words=doctor_words(fix.words)), frame, wrap=True)
+                )
             words = action_label(fix.action)
             if words:
                 button = QPushButton(words, frame)
-                button.setAccessibleName(f"{words} ({check.title})")
+                button.setAccessibleName(tr("{action} ({check})").format(action=words, check=title_words))
                 button.clicked.connect(lambda _=False, action=fix.action: self.action_requested.emit(action))
                 self.action_buttons[check.id] = button
                 row = QHBoxLayout()
@@ -166,13 +198,13 @@ class DoctorView(QWidget):
                 box.setReadOnly(True)
                 # Wrapped to the width, so the whole command is seen; Copy takes it as it is.
                 box.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
-                box.setAccessibleName(f"Command for {check.title}")
+                box.setAccessibleName(tr("Command for {check}").format(check=title_words))
                 box.setTabChangesFocus(True)
                 box.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
                 lines = min(6, fix.command.count("\n") + 2)  # room for a long line to wrap once
                 box.setFixedHeight(box.fontMetrics().lineSpacing() * lines + 12)
-                copy = QPushButton("Copy", frame)
-                copy.setToolTip("Copy the command to paste it into a terminal")
+                copy = QPushButton(tr("Copy"), frame)
+                copy.setToolTip(tr("Copy the command to paste it into a terminal"))
                 copy.clicked.connect(lambda _=False, text=fix.command: _copy(text))
                 self.command_boxes[check.id] = box
                 row = QHBoxLayout()

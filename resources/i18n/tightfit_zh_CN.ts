@@ -452,6 +452,540 @@
     </message>
 </context>
 <context>
+    <name>doctor</name>
+    <message>
+        <source>?</source>
+        <translation>?</translation>
+    </message>
+    <message>
+        <source>A card that keeps hitting its temperature limit cuts its clocks in bursts; a lower power cap costs a few percent but holds it cooler and steady.</source>
+        <translation>显卡不断撞到温度上限时会一阵阵降频；调低功耗上限只损失几个百分点的速度，却能让它更凉、更稳。</translation>
+    </message>
+    <message>
+        <source>A desktop drawn on the compute card keeps hundreds of MiB of its memory and competes for it while you chat.</source>
+        <translation>在计算卡上绘制桌面会占用几百 MiB 显存，聊天时还会和模型争用显卡。</translation>
+    </message>
+    <message>
+        <source>A memory-mapped model file can be dropped from RAM under memory pressure and read from disk again mid-reply; reading it in whole (no mmap) was steadier.</source>
+        <translation>内存映射的模型文件在内存紧张时可能被换出内存，回复途中又要从磁盘重新读取；整个读入内存（不用 mmap）更稳定。</translation>
+    </message>
+    <message>
+        <source>A riser or slot that trained the link down to a lower generation or fewer lanes slows every transfer between the card and the processor.</source>
+        <translation>延长线或插槽若把链路协商到更低的代数或更少的通道，显卡与处理器之间的每次传输都会变慢。</translation>
+    </message>
+    <message>
+        <source>A way to run the helper as root</source>
+        <translation>以 root 身份运行辅助程序的途径</translation>
+    </message>
+    <message>
+        <source>After a driver update the old driver stays loaded until a reboot, and nothing that uses the GPU works until then.</source>
+        <translation>更新驱动后，旧驱动会一直加载到重启为止，在此之前任何使用 GPU 的程序都无法工作。</translation>
+    </message>
+    <message>
+        <source>An engine built with a newer CUDA than the driver supports cannot start its GPU code, or only some of it.</source>
+        <translation>引擎所用的 CUDA 版本比驱动支持的新时，它的 GPU 代码无法运行，或只有一部分能运行。</translation>
+    </message>
+    <message>
+        <source>An engine built without CUDA silently ignores GPU layers: the model runs on the processor at a fraction of the card&apos;s speed.</source>
+        <translation>未带 CUDA 编译的引擎会悄悄忽略 GPU 层数：模型在处理器上运行，速度只有显卡的零头。</translation>
+    </message>
+    <message>
+        <source>Batch and micro-batch</source>
+        <translation>批大小与微批大小</translation>
+    </message>
+    <message>
+        <source>Build the engine again: the set-up builds it without the AMX kernels on this processor.</source>
+        <translation>重新编译引擎：在这颗处理器上，安装程序会不带 AMX 内核编译。</translation>
+    </message>
+    <message>
+        <source>CUDA runs a kernel only where it was compiled for the card&apos;s architecture or an older one of the same generation; without it the engine cannot use the card, or runs slower code.</source>
+        <translation>CUDA 只运行为该显卡架构（或同代更早架构）编译的内核；没有的话，引擎要么用不了这张卡，要么只能跑更慢的代码。</translation>
+    </message>
+    <message>
+        <source>CUDA runtime and driver</source>
+        <translation>CUDA 运行时与驱动</translation>
+    </message>
+    <message>
+        <source>Close programs that hold memory, or keep fewer weights in host memory; swap empties as pages are used again.</source>
+        <translation>关闭占用内存的程序，或少放一些权重在主机内存；页面被再次使用后交换区会逐渐清空。</translation>
+    </message>
+    <message>
+        <source>Close those programs before loading, or plan with the memory they leave.</source>
+        <translation>加载前关闭这些程序，或按它们剩下的显存来规划。</translation>
+    </message>
+    <message>
+        <source>Context and the model&apos;s training</source>
+        <translation>上下文与模型训练长度</translation>
+    </message>
+    <message>
+        <source>Display on the card</source>
+        <translation>显卡上接了显示器</translation>
+    </message>
+    <message>
+        <source>Driver and NVML match</source>
+        <translation>驱动与 NVML 版本一致</translation>
+    </message>
+    <message>
+        <source>Driver supports the card</source>
+        <translation>驱动支持这张显卡</translation>
+    </message>
+    <message>
+        <source>ECC errors mean the card&apos;s memory is wearing or running too hot; uncorrected ones corrupt results and crash programs, and bad rows must be retired at a reboot.</source>
+        <translation>ECC 错误说明显存在老化或过热；无法纠正的错误会让结果出错、程序崩溃，坏行需要在重启时屏蔽。</translation>
+    </message>
+    <message>
+        <source>Each parallel slot gets only its share of the context, so more slots than conversations you really run leave each one a short memory.</source>
+        <translation>每个并行槽位只分到上下文的一份，槽位比你实际同时进行的对话多，每个对话能记住的就更短。</translation>
+    </message>
+    <message>
+        <source>Engine built for the GPU</source>
+        <translation>引擎支持 GPU</translation>
+    </message>
+    <message>
+        <source>Engine compiled for the card</source>
+        <translation>引擎为这张显卡编译</translation>
+    </message>
+    <message>
+        <source>Engine safe on this processor</source>
+        <translation>引擎在这颗处理器上安全</translation>
+    </message>
+    <message>
+        <source>FAIL</source>
+        <translation>失败</translation>
+    </message>
+    <message>
+        <source>Flash attention needs a CUDA kernel for the model&apos;s head size and cache types; without one llama.cpp either turns it off (a larger compute buffer) or runs it on the processor (much slower).</source>
+        <translation>Flash Attention 需要有对应模型头维度和缓存类型的 CUDA 内核；没有的话，llama.cpp 要么关掉它（计算缓冲区更大），要么放到处理器上跑（慢得多）。</translation>
+    </message>
+    <message>
+        <source>Flash attention on the card</source>
+        <translation>显卡上的 Flash Attention</translation>
+    </message>
+    <message>
+        <source>GPU and engine on one NUMA node</source>
+        <translation>GPU 与引擎在同一 NUMA 节点</translation>
+    </message>
+    <message>
+        <source>Give the helper its own root-owned environment with nvidia-ml-py (packaging/README.md, &quot;A root-owned environment for the helper&quot;).</source>
+        <translation>给辅助程序建一个属于 root 的独立环境并装上 nvidia-ml-py（见 packaging/README.md 的 &quot;A root-owned environment for the helper&quot;）。</translation>
+    </message>
+    <message>
+        <source>Install the NVML bindings for the system Python.</source>
+        <translation>为系统 Python 安装 NVML 绑定。</translation>
+    </message>
+    <message>
+        <source>Keep the card cooler: more airflow, or a power cap.</source>
+        <translation>让显卡更凉快：加强风道，或设功耗上限。</translation>
+    </message>
+    <message>
+        <source>Keep the threads at the performance-core count and start Tightfit on the performance cores only.</source>
+        <translation>线程数保持为性能核数量，并只在性能核上启动 Tightfit。</translation>
+    </message>
+    <message>
+        <source>Memory another program holds on the card is memory the model cannot use: fewer layers or less context fit.</source>
+        <translation>其他程序占着的显存模型就用不了：能放下的层数或上下文都会变少。</translation>
+    </message>
+    <message>
+        <source>Memory errors (ECC)</source>
+        <translation>显存错误（ECC）</translation>
+    </message>
+    <message>
+        <source>Memory-mapped weights</source>
+        <translation>内存映射的权重</translation>
+    </message>
+    <message>
+        <source>NVML for the helper</source>
+        <translation>辅助程序的 NVML</translation>
+    </message>
+    <message>
+        <source>NVML&apos;s library and the loaded driver differ (see: Driver and NVML match)</source>
+        <translation>NVML 库与已加载的驱动版本不一致（见“驱动与 NVML 版本一致”）</translation>
+    </message>
+    <message>
+        <source>OK</source>
+        <translation>正常</translation>
+    </message>
+    <message>
+        <source>On a CPU with performance and efficiency cores, llama.cpp&apos;s threads wait for the slowest one, so threads on efficiency cores slow every token.</source>
+        <translation>在有性能核和能效核的 CPU 上，llama.cpp 的线程要等最慢的那个，所以跑在能效核上的线程会拖慢每个词元。</translation>
+    </message>
+    <message>
+        <source>On a board with several NUMA nodes, an engine running on the far node&apos;s cores sends every transfer to the GPU across the link between them (tens of ms on the first token).</source>
+        <translation>在有多个 NUMA 节点的主板上，引擎若跑在远端节点的核心上，每次与 GPU 的传输都要跨节点互联（首个词元多出几十 ms）。</translation>
+    </message>
+    <message>
+        <source>PCIe link</source>
+        <translation>PCIe 链路</translation>
+    </message>
+    <message>
+        <source>Parallel slots</source>
+        <translation>并行槽位</translation>
+    </message>
+    <message>
+        <source>Past the context a model was trained on, its answers fall apart unless the model is made for a longer one (rope scaling).</source>
+        <translation>超出模型训练时的上下文长度后，回答会变得混乱，除非模型本身支持更长的上下文（rope scaling）。</translation>
+    </message>
+    <message>
+        <source>Performance and efficiency cores</source>
+        <translation>性能核与能效核</translation>
+    </message>
+    <message>
+        <source>Persistence mode</source>
+        <translation>持久模式</translation>
+    </message>
+    <message>
+        <source>Plug the monitor into another GPU or the processor&apos;s graphics, so this card only computes.</source>
+        <translation>把显示器接到另一块 GPU 或处理器核显上，让这张卡只做计算。</translation>
+    </message>
+    <message>
+        <source>Power cap helper</source>
+        <translation>功耗上限辅助程序</translation>
+    </message>
+    <message>
+        <source>Put more layers on the GPU, use a smaller quant, or close programs that hold memory.</source>
+        <translation>在 GPU 上多放几层、换更小的量化，或关闭占用内存的程序。</translation>
+    </message>
+    <message>
+        <source>Quantized V cache</source>
+        <translation>量化的 V 缓存</translation>
+    </message>
+    <message>
+        <source>RAM is too small to hold these weights either way: put more layers on the GPU or use a smaller quant.</source>
+        <translation>内存无论如何都放不下这些权重：在 GPU 上多放几层，或换更小的量化。</translation>
+    </message>
+    <message>
+        <source>Reboot (or reset the GPU) so the driver sets the bad memory aside.</source>
+        <translation>重启（或重置 GPU），让驱动把坏的显存屏蔽掉。</translation>
+    </message>
+    <message>
+        <source>Reboot, so the updated driver is the one loaded.</source>
+        <translation>重启，让更新后的驱动生效。</translation>
+    </message>
+    <message>
+        <source>Reseat the card or its riser, try another slot, and check the slot&apos;s PCIe setting in the BIOS; lspci shows what the link can do (LnkCap) and what it runs at (LnkSta).</source>
+        <translation>重新插好显卡或延长线，换个插槽试试，并检查 BIOS 里该插槽的 PCIe 设置；lspci 会显示链路的能力（LnkCap）和当前运行状态（LnkSta）。</translation>
+    </message>
+    <message>
+        <source>Room in RAM for the weights</source>
+        <translation>内存是否放得下权重</translation>
+    </message>
+    <message>
+        <source>Set flash attention to auto: llama.cpp then runs without it on the GPU instead of on the processor.</source>
+        <translation>把 Flash Attention 设为 auto：llama.cpp 会在 GPU 上不用它运行，而不是放到处理器上。</translation>
+    </message>
+    <message>
+        <source>Setting a power limit needs root; Tightfit never runs as root, so a small helper installed once does it.</source>
+        <translation>设置功耗上限需要 root；Tightfit 从不以 root 运行，所以由一个只需安装一次的小辅助程序来做。</translation>
+    </message>
+    <message>
+        <source>Swap</source>
+        <translation>交换区</translation>
+    </message>
+    <message>
+        <source>Swap in use means memory ran short; anything that was swapped out makes a reply stall while it is read back from disk.</source>
+        <translation>用到交换区说明内存不够了；被换出的内容要从磁盘读回，回复会因此卡顿。</translation>
+    </message>
+    <message>
+        <source>The card is capped and still hot: give it more intake airflow, or cap it lower.</source>
+        <translation>已设功耗上限仍然很热：加强进风，或把上限再调低。</translation>
+    </message>
+    <message>
+        <source>The card&apos;s memory has errors it cannot correct: results may be wrong. Keep it cool, reboot, and if errors come back, replace the card.</source>
+        <translation>显存出现了无法纠正的错误：结果可能不对。保持散热、重启；如果错误再次出现，请更换显卡。</translation>
+    </message>
+    <message>
+        <source>The helper runs through pkexec (a password dialog) or, where pkexec cannot ask, a sudo rule for the helper alone.</source>
+        <translation>辅助程序通过 pkexec（弹出密码对话框）运行；pkexec 无法询问时，用一条只针对它的 sudo 规则。</translation>
+    </message>
+    <message>
+        <source>The helper runs with the system&apos;s Python, isolated from Tightfit&apos;s, and needs NVIDIA&apos;s pynvml installed there by root.</source>
+        <translation>辅助程序用系统的 Python 运行，与 Tightfit 的环境隔离，需要由 root 在那里安装 NVIDIA 的 pynvml。</translation>
+    </message>
+    <message>
+        <source>Thermal slowdown</source>
+        <translation>过热降频</translation>
+    </message>
+    <message>
+        <source>Threads and cores</source>
+        <translation>线程与核心</translation>
+    </message>
+    <message>
+        <source>Turn flash attention on (or use an f16 V cache).</source>
+        <translation>打开 Flash Attention（或改用 f16 的 V 缓存）。</translation>
+    </message>
+    <message>
+        <source>Turn memory mapping off: the weights then stay in RAM.</source>
+        <translation>关闭内存映射：权重会常驻内存。</translation>
+    </message>
+    <message>
+        <source>Turn persistence mode on now, and keep it on at every boot with the nvidia-persistenced service.</source>
+        <translation>现在打开持久模式，并用 nvidia-persistenced 服务让它每次开机都保持打开。</translation>
+    </message>
+    <message>
+        <source>Use an f16 V cache and flash attention auto, so attention stays on the GPU.</source>
+        <translation>使用 f16 的 V 缓存并把 Flash Attention 设为 auto，让注意力计算留在 GPU 上。</translation>
+    </message>
+    <message>
+        <source>Use one slot unless you really run several conversations at once.</source>
+        <translation>除非真的同时进行多个对话，否则只用一个槽位。</translation>
+    </message>
+    <message>
+        <source>VRAM held by other programs</source>
+        <translation>其他程序占用的显存</translation>
+    </message>
+    <message>
+        <source>WARN</source>
+        <translation>警告</translation>
+    </message>
+    <message>
+        <source>Weights kept in host memory must fit in free RAM; when they do not, the system swaps and every token waits for the disk.</source>
+        <translation>放在主机内存里的权重必须装得进空闲内存；装不下时系统会用交换区，每个词元都要等磁盘。</translation>
+    </message>
+    <message>
+        <source>With auto, llama.cpp runs this model without flash attention: plan for the larger compute buffer.</source>
+        <translation>设为 auto 时，llama.cpp 会不用 Flash Attention 运行这个模型：规划时要留出更大的计算缓冲区。</translation>
+    </message>
+    <message>
+        <source>Without persistence mode the driver lets go of an idle card, so the next start waits seconds while it wakes up.</source>
+        <translation>不开持久模式时，驱动会释放空闲的显卡，下次启动要等几秒让它唤醒。</translation>
+    </message>
+    <message>
+        <source>available RAM is not known</source>
+        <translation>可用内存未知</translation>
+    </message>
+    <message>
+        <source>every weight is on the GPU</source>
+        <translation>所有权重都在 GPU 上</translation>
+    </message>
+    <message>
+        <source>flash attention is off</source>
+        <translation>Flash Attention 已关闭</translation>
+    </message>
+    <message>
+        <source>llama.cpp is fastest with one thread per physical core; more threads fight over the same cores (about 10% slower with 16 threads on 8 cores).</source>
+        <translation>llama.cpp 每个物理核一个线程时最快；线程更多会争抢同样的核心（8 核上用 16 线程约慢 10%）。</translation>
+    </message>
+    <message>
+        <source>llama.cpp never computes more tokens at once than a batch holds, so a micro-batch above the batch only reserves memory it cannot use.</source>
+        <translation>llama.cpp 一次计算的词元数不会超过批大小，所以微批大小超过批大小只会白占用不上的显存。</translation>
+    </message>
+    <message>
+        <source>llama.cpp refuses to load with a quantized V cache unless flash attention is on.</source>
+        <translation>V 缓存量化时，除非打开 Flash Attention，否则 llama.cpp 拒绝加载。</translation>
+    </message>
+    <message>
+        <source>mmap off: the weights are read into RAM</source>
+        <translation>mmap 关闭：权重读入内存</translation>
+    </message>
+    <message>
+        <source>mmap on, and every weight is on the GPU</source>
+        <translation>mmap 打开，且所有权重都在 GPU 上</translation>
+    </message>
+    <message>
+        <source>neither the process list nor the display state could be read</source>
+        <translation>进程列表和显示状态都无法读取</translation>
+    </message>
+    <message>
+        <source>no NVIDIA card on the PCI bus</source>
+        <translation>PCI 总线上没有 NVIDIA 显卡</translation>
+    </message>
+    <message>
+        <source>no display server on the card</source>
+        <translation>显卡上没有显示服务器</translation>
+    </message>
+    <message>
+        <source>no load settings</source>
+        <translation>没有加载设置</translation>
+    </message>
+    <message>
+        <source>no model planned</source>
+        <translation>没有规划模型</translation>
+    </message>
+    <message>
+        <source>no model selected: its head sizes are not known</source>
+        <translation>未选择模型：不知道它的头维度</translation>
+    </message>
+    <message>
+        <source>no swap</source>
+        <translation>没有交换区</translation>
+    </message>
+    <message>
+        <source>not a CUDA build</source>
+        <translation>不是 CUDA 版本</translation>
+    </message>
+    <message>
+        <source>not a hybrid CPU</source>
+        <translation>不是混合架构 CPU</translation>
+    </message>
+    <message>
+        <source>not looked for</source>
+        <translation>未查找</translation>
+    </message>
+    <message>
+        <source>one NUMA node</source>
+        <translation>只有一个 NUMA 节点</translation>
+    </message>
+    <message>
+        <source>runs on the CPU, which has flash attention for every head size</source>
+        <translation>在 CPU 上运行，CPU 对所有头维度都支持 Flash Attention</translation>
+    </message>
+    <message>
+        <source>simulated card: capped directly, without the helper</source>
+        <translation>模拟显卡：直接设上限，无需辅助程序</translation>
+    </message>
+    <message>
+        <source>swap use is not known</source>
+        <translation>交换区使用情况未知</translation>
+    </message>
+    <message>
+        <source>the NUMA nodes are not known</source>
+        <translation>NUMA 节点未知</translation>
+    </message>
+    <message>
+        <source>the build does not say which architectures it was compiled for</source>
+        <translation>该版本没有说明为哪些架构编译</translation>
+    </message>
+    <message>
+        <source>the driver&apos;s version is not known</source>
+        <translation>驱动版本未知</translation>
+    </message>
+    <message>
+        <source>the engine&apos;s build could not be read</source>
+        <translation>无法读取引擎的编译信息</translation>
+    </message>
+    <message>
+        <source>the kinds of cores are not known (no /sys/devices/cpu_atom)</source>
+        <translation>核心类型未知（没有 /sys/devices/cpu_atom）</translation>
+    </message>
+    <message>
+        <source>the processor has AMX and the engine was built with AMX_INT8 = 1</source>
+        <translation>处理器有 AMX，且引擎编译时 AMX_INT8 = 1</translation>
+    </message>
+    <message>
+        <source>the processor has AMX; the engine was built without its kernels</source>
+        <translation>处理器有 AMX；引擎编译时未带它的内核</translation>
+    </message>
+    <message>
+        <source>the processor&apos;s features could not be read</source>
+        <translation>无法读取处理器特性</translation>
+    </message>
+    <message>
+        <source>this processor has no AMX: nothing to avoid</source>
+        <translation>这颗处理器没有 AMX：无需规避</translation>
+    </message>
+</context>
+<context>
+    <name>doctor_view</name>
+    <message>
+        <source>, </source>
+        <translation>，</translation>
+    </message>
+    <message>
+        <source>Chec&amp;k again</source>
+        <translation>重新检查(&amp;K)</translation>
+    </message>
+    <message>
+        <source>Checking again…</source>
+        <translation>正在重新检查…</translation>
+    </message>
+    <message>
+        <source>Checking this machine…</source>
+        <translation>正在检查这台机器…</translation>
+    </message>
+    <message>
+        <source>Command for {check}</source>
+        <translation>{check} 的命令</translation>
+    </message>
+    <message>
+        <source>Copy</source>
+        <translation>复制</translation>
+    </message>
+    <message>
+        <source>Copy the command to paste it into a terminal</source>
+        <translation>复制命令，粘贴到终端中运行</translation>
+    </message>
+    <message>
+        <source>Doctor summary</source>
+        <translation>诊断摘要</translation>
+    </message>
+    <message>
+        <source>Fix: {words}</source>
+        <translation>修复：{words}</translation>
+    </message>
+    <message>
+        <source>Open the engine log</source>
+        <translation>打开引擎日志</translation>
+    </message>
+    <message>
+        <source>Open the power cap</source>
+        <translation>打开功耗上限</translation>
+    </message>
+    <message>
+        <source>Pin the engine to NUMA node {node}</source>
+        <translation>把引擎绑定到 NUMA 节点 {node}</translation>
+    </message>
+    <message>
+        <source>Run every check again (the engine, driver, CPU, memory, card and settings)</source>
+        <translation>重新运行所有检查（引擎、驱动、CPU、内存、显卡和设置）</translation>
+    </message>
+    <message>
+        <source>Set {key} to {value}</source>
+        <translation>把 {key} 设为 {value}</translation>
+    </message>
+    <message>
+        <source>The checks could not run: {error}</source>
+        <translation>检查未能运行：{error}</translation>
+    </message>
+    <message>
+        <source>The checks run once the engine has started.</source>
+        <translation>引擎启动后会运行检查。</translation>
+    </message>
+    <message>
+        <source>Turn memory mapping off</source>
+        <translation>关闭内存映射</translation>
+    </message>
+    <message>
+        <source>Use {n} threads</source>
+        <translation>使用 {n} 个线程</translation>
+    </message>
+    <message>
+        <source>no checks</source>
+        <translation>没有检查项</translation>
+    </message>
+    <message>
+        <source>{action} ({check})</source>
+        <translation>{action}（{check}）</translation>
+    </message>
+    <message>
+        <source>{n} failure</source>
+        <translation>{n} 项失败</translation>
+    </message>
+    <message>
+        <source>{n} failures</source>
+        <translation>{n} 项失败</translation>
+    </message>
+    <message>
+        <source>{n} not known here</source>
+        <translation>{n} 项此处无法得知</translation>
+    </message>
+    <message>
+        <source>{n} ok</source>
+        <translation>{n} 项正常</translation>
+    </message>
+    <message>
+        <source>{n} warning</source>
+        <translation>{n} 项警告</translation>
+    </message>
+    <message>
+        <source>{n} warnings</source>
+        <translation>{n} 项警告</translation>
+    </message>
+    <message>
+        <source>{summary} — checked at {time}.</source>
+        <translation>{summary} — 检查于 {time}。</translation>
+    </message>
+</context>
+<context>
     <name>history_panel</name>
     <message>
         <source>%d %b %H:%M</source>
