@@ -137,16 +137,14 @@ def remote_devices(rpc_servers: str) -> list[Device]:
     memory each server says is free; a server that cannot be reached or does not answer ends the command."""
     if not rpc_servers:
         return []
+    from gui.services.devices import device_from_remote
     from gui.services.rpc import RpcUnavailable, ask_devices
 
     try:
         found = ask_devices(rpc_servers)
     except RpcUnavailable as exc:
         raise fail(str(exc)) from exc
-    return [
-        Device(f"RPC{d.index}[{d.endpoint}]", d.total_bytes / 2**20, d.free_bytes / 2**20, remote=d.endpoint)
-        for d in found
-    ]
+    return [device_from_remote(d) for d in found]
 
 
 def link_from_args(args: argparse.Namespace) -> NetworkLink:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from gui.core.cards import CARDS, Card
 from gui.core.planner import Device
 from gui.services.nvml import GpuInfo
+from gui.services.rpc import RemoteDevice
 
 
 def device_from_card(card: Card, free_mib: float | None = None, name: str | None = None) -> Device:
@@ -35,3 +36,14 @@ def _same_card(card: Card, gpu: GpuInfo) -> bool:
     words = card.name.lower().replace("tesla ", "").replace("geforce ", "").split()
     name = gpu.name.lower()
     return all(w in name for w in words[:2]) and abs(card.vram_mib - gpu.total_mib) < 2048
+
+
+def device_from_remote(found: RemoteDevice) -> Device:
+    """An RPC worker's device as the planner takes it, named as llama.cpp names its buffers ("RPC0[host:port]"),
+    with the memory its server says is free."""
+    return Device(
+        f"RPC{found.index}[{found.endpoint}]",
+        found.total_bytes / 2**20,
+        found.free_bytes / 2**20,
+        remote=found.endpoint,
+    )

@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
 from gui.core.params import MAX_RPC_SERVERS, SPECS_BY_KEY, NetworkLink, join_endpoints, rpc_endpoints
 from gui.core.planner import Device
 from gui.core.specs import ChoiceSpec, FloatSpec, Spec, specs_of
+from gui.services.devices import device_from_remote
 from gui.services.rpc import RemoteDevice, RpcUnavailable, ask_devices, probe
 from gui.ui.background import Background
 from gui.ui.i18n import Tr, number
@@ -43,17 +44,6 @@ LINK_NAMES = {
     "10gbe": tr.mark("10 GbE (9,400 Mbit/s, 0.1 ms round trip)"),
     "custom": tr.mark("Custom bandwidth and round trip"),
 }
-
-
-def remote_device(found: RemoteDevice) -> Device:
-    """A worker's device as the planner takes it, named as llama.cpp names its buffers ("RPC0[host:port]"),
-    with the memory its server says is free."""
-    return Device(
-        f"RPC{found.index}[{found.endpoint}]",
-        found.total_bytes / 2**20,
-        found.free_bytes / 2**20,
-        remote=found.endpoint,
-    )
 
 
 @dataclass(frozen=True)
@@ -83,7 +73,7 @@ def ask_worker(
         return WorkerAnswer(endpoint, problem=str(exc))
     if not found:
         return WorkerAnswer(endpoint, problem=f"RPC server {endpoint} reports no devices")
-    return WorkerAnswer(endpoint, tuple(remote_device(d) for d in found))
+    return WorkerAnswer(endpoint, tuple(device_from_remote(d) for d in found))
 
 
 class RpcPanel(QWidget):
