@@ -160,6 +160,7 @@ VIEWS = (
     "chat",
     "history",
     "doctor",
+    "models_tab",
 )
 
 # English that stays English in a Chinese window: names of things, units, llama.cpp's flags and types.
@@ -168,6 +169,10 @@ ALLOWED = re.compile(
     --?[a-z][a-z0-9-]*                             # a llama.cpp or tightfit flag
     | [A-Za-z0-9._-]+\.(gguf|json|csv|log|md)\b     # a file name
     | (/|~/)[^\s]*                                  # a path
+    | \b[\w.-]+/[\w.-]+                              # a Hugging Face repository (owner/name)
+    | \b[A-Z]+_[A-Z_]+\b                            # an environment variable (HF_TOKEN)
+    | \b[a-z]+\d[\w.-]*                             # a model's name from its file (smollm2-135M, qwen3)
+    | \b(llama(?!\.cpp)|qwen\w*|gemma\w*|phi\w*|mistral\w*)\b  # a model's architecture, as the GGUF names it
     | \b(Tightfit|llama\.cpp|llama-cpp-python|GGUF|NVML|NVIDIA|CUDA|CPU|GPU|GPUs|VRAM|RAM|KV|MoE|RPC|API|URL|
          OpenAI|Hugging\s?Face|HF|SmolLM2[\w.-]*|Tesla|V100|P40|P100|SXM2|PCIe|PCI|NUMA|JSON|CSV|SQLite|HTTP|
          koboldcpp|Ollama|Jinja|ChatML|BOS|EOS|PID|OOM|ID|OK|Flash\sAttention|PyPI|SHA-256|README|Gemma|GeForce|RTX|Quadro|Ctrl\+\w+|Esc|Apache-2\.0|MIT|nvidia-smi|BPW|

@@ -40,24 +40,47 @@ from gui.services.hub import HubClient, HubListing, parse_repo_id
 from gui.services.quant_table import QuantRow, QuantSource, quant_rows
 from gui.services.remote_file import HubError, RemoteFile
 from gui.ui.background import Background
+from gui.ui.i18n import Tr, core_text
 from gui.ui.model_picker import human_size
 from gui.ui.plain import plain_label, plain_tip
 from gui.ui.scrolling import vertical_scroll
 from gui.ui.vram_bar import VERDICT_COLOURS
 
-COLUMNS = ("File", "Quant", "Size", "BPW", "Fits", "Max ctx", "GPU layers", "tok/s", "Quality")
-HEADER_TIPS = (
-    "The GGUF file",
-    "Quant type, from the file type and the mix of tensor types",
-    "File size",
-    "Bits per weight",
-    "Whether every layer fits on the card at the current context, keeping the margin; for a mixture-of-experts "
-    "model, how many layers' experts must stay in host memory for every layer's attention to be on the card",
-    "The largest context that still fits with every layer on the card",
-    "GPU layers that fit at the current context",
-    "Decode ceiling from memory bandwidth (tok/s) for that placement",
-    "Relative quality of the quant type (llama.cpp's quantize table)",
+tr = Tr("models_tab")
+COLUMNS = (
+    tr.mark("File"),
+    tr.mark("Quant"),
+    tr.mark("Size"),
+    "BPW",
+    tr.mark("Fits"),
+    tr.mark("Max ctx"),
+    tr.mark("GPU layers"),
+    "tok/s",
+    tr.mark("Quality"),
 )
+HEADER_TIPS = (
+    tr.mark("The GGUF file"),
+    tr.mark("Quant type, from the file type and the mix of tensor types"),
+    tr.mark("File size"),
+    tr.mark("Bits per weight"),
+    tr.mark(
+        "Whether every layer fits on the card at the current context, keeping the margin; for a mixture-of-experts "
+        "model, how many layers' experts must stay in host memory for every layer's attention to be on the card"
+    ),
+    tr.mark("The largest context that still fits with every layer on the card"),
+    tr.mark("GPU layers that fit at the current context"),
+    tr.mark("Decode ceiling from memory bandwidth (tok/s) for that placement"),
+    tr.mark("Relative quality of the quant type (llama.cpp's quantize table)"),
+)
+
+
+def fit_words(row: QuantRow) -> str:
+    """QuantRow.fit_words in the window's language."""
+    if not row.on_gpu:
+        return tr("no GPU")
+    if row.fits_with_experts_on_cpu:
+        return tr("with {n} layers' experts on the CPU").format(n=row.cpu_expert_layers)
+    return core_text("planner", row.fits.answer)
 
 
 class QuantTable(QTableWidget):
@@ -66,11 +89,11 @@ class QuantTable(QTableWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(0, len(COLUMNS), parent)
         self.rows: list[QuantRow] = []
-        self.setHorizontalHeaderLabels(COLUMNS)
+        self.setHorizontalHeaderLabels([tr(name) for name in COLUMNS])
         for col, tip in enumerate(HEADER_TIPS):
             header_item = self.horizontalHeaderItem(col)
             if header_item is not None:
-                header_item.setToolTip(tip)
+                header_item.setToolTip(tr(tip))
         self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
@@ -88,17 +111,25 @@ class QuantTable(QTableWidget):
         self.setRowCount(len(rows))
         for r, row in enumerate(rows):
             if row.error:
-                cells = [row.label, "error", "", "", "", "", "", "", row.error]
+                cells = [row.label, tr("error"), "", "", "", "", "", "", row.error]
             else:
                 cells = [
                     row.label,
                     row.quant,
                     human_size(row.size_bytes),
                     f"{row.bits_per_weight:.2f}",
-                    row.fit_words,
+                    fit_words(row),
                     f"{row.max_ctx_full_offload:,}" if row.max_ctx_full_offload else "—",
-                    ("all" if row.all_layers else f"{row.gpu_layers} of {row.n_layer + 1}") if row.on_gpu else "—",
-                    f"{row.tok_s:.0f}" if row.tok_s else "n/a",
+                    (
+                        (
+                            tr("all")
+                            if row.all_layers
+                            else tr("{n} of {total}").format(n=row.gpu_layers, total=row.n_layer + 1)
+                        )
+                        if row.on_gpu
+                        else "—"
+                    ),
+                    f"{row.tok_s:.0f}" if row.tok_s else tr("n/a"),
                     f"{row.quality_level}" if row.quality_level else "?",
                 ]
             for c, text in enumerate(cells):
@@ -109,7 +140,9 @@ class QuantTable(QTableWidget):
                     if row.on_gpu:  # without a GPU the cell is a fact, not a warning
                         item.setForeground(QColor(VERDICT_COLOURS[shown]))
                 if c == 8:
-                    item.setToolTip(plain_tip(f"{row.quality_hint}\n\nSource: {QUALITY_SOURCE}"))
+                    item.setToolTip(
+                        plain_tip(tr("{hint}\n\nSource: {source}").format(hint=row.quality_hint, source=QUALITY_SOURCE))
+                    )
                 if c == 0:
                     item.setToolTip(plain_tip(str(row.path or row.url or row.label)))
                 self.setItem(r, c, item)
@@ -142,44 +175,46 @@ class ModelsTab(QWidget):
         self.download: Download | None = None
         self.pending: RemoteFile | None = None  # a download interrupted in an earlier run
 
-        self.local_title = plain_label("Select a model in the library.", self, wrap=True)  # the name, from the file
+        self.local_title = plain_label(tr("Select a model in the library."), self, wrap=True)  # the name, from the file
         self.local_table = QuantTable(self)
-        self.local_table.setAccessibleName("Quants of the selected model")
+        self.local_table.setAccessibleName(tr("Quants of the selected model"))
         # A group box title does not wrap, and would set the tab's (and the window's) least width.
-        local_box = QGroupBox("Quants on disk", self)
-        self.local_table.setToolTip("Double-click a quant to select it and auto-fit it to the card")
+        local_box = QGroupBox(tr("Quants on disk"), self)
+        self.local_table.setToolTip(tr("Double-click a quant to select it and auto-fit it to the card"))
         local_layout = QVBoxLayout(local_box)
         local_layout.addWidget(self.local_title)
         local_layout.addWidget(self.local_table)
 
         self.repo = QLineEdit(self)
-        self.repo.setPlaceholderText("owner/name on Hugging Face, e.g. unsloth/Qwen3.5-27B-GGUF")
-        self.repo.setAccessibleName("Hugging Face repository")
-        self.list_button = QPushButton("List quants", self)
+        self.repo.setPlaceholderText(tr("owner/name on Hugging Face, e.g. unsloth/Qwen3.5-27B-GGUF"))
+        self.repo.setAccessibleName(tr("Hugging Face repository"))
+        self.list_button = QPushButton(tr("List quants"), self)
         self.token = QLineEdit(self)
         self.token.setEchoMode(QLineEdit.EchoMode.Password)
-        self.token.setPlaceholderText("Hugging Face token (hf_…) for gated or private repositories")
-        self.token.setAccessibleName("Hugging Face token")
-        self.token_button = QPushButton("Use token", self)
+        self.token.setPlaceholderText(tr("Hugging Face token (hf_…) for gated or private repositories"))
+        self.token.setAccessibleName(tr("Hugging Face token"))
+        self.token_button = QPushButton(tr("Use token"), self)
         self.token_button.setToolTip(
-            plain_tip("Kept in the system keyring, or for this session only when there is none. Empty: forget it.")
+            plain_tip(tr("Kept in the system keyring, or for this session only when there is none. Empty: forget it."))
         )
         self.token_status = plain_label(
-            "Gated or private repositories need a token: HF_TOKEN, your huggingface_hub login, or one entered here.",
+            tr(
+                "Gated or private repositories need a token: HF_TOKEN, your huggingface_hub login, or one entered here."
+            ),
             self,
             wrap=True,
         )
         self.hub_status = plain_label(
-            "Headers are read with HTTP range requests: nothing is downloaded to compare.", self, wrap=True
+            tr("Headers are read with HTTP range requests: nothing is downloaded to compare."), self, wrap=True
         )
         self.hub_table = QuantTable(self)
-        self.hub_table.setAccessibleName("Quants in the repository")
-        self.download_button = QPushButton("Download", self)
-        self.pause_button = QPushButton("Pause", self)
-        self.cancel_button = QPushButton("Cancel", self)
-        self.cancel_button.setToolTip(plain_tip("Stop the download and remove its partial file"))
+        self.hub_table.setAccessibleName(tr("Quants in the repository"))
+        self.download_button = QPushButton(tr("Download"), self)
+        self.pause_button = QPushButton(tr("Pause"), self)
+        self.cancel_button = QPushButton(tr("Cancel"), self)
+        self.cancel_button.setToolTip(plain_tip(tr("Stop the download and remove its partial file")))
         self.download_bar = QProgressBar(self)
-        self.download_bar.setAccessibleName("Download progress")
+        self.download_bar.setAccessibleName(tr("Download progress"))
         self.download_status = plain_label("", self, wrap=True)
         repo_row = QHBoxLayout()
         repo_row.addWidget(self.repo, 1)
@@ -236,10 +271,12 @@ class ModelsTab(QWidget):
         remote, done = result[0]
         self.pending = remote
         self.download_status.setText(
-            f"Interrupted download: {remote.name}, {human_size(done)} of {human_size(remote.size)} already here."
+            tr("Interrupted download: {file}, {done} of {total} already here.").format(
+                file=remote.name, done=human_size(done), total=human_size(remote.size)
+            )
         )
         self.download_bar.setValue(round(100 * done / remote.size) if remote.size else 0)
-        self.pause_button.setText("Resume")
+        self.pause_button.setText(tr("Resume"))
         self.pause_button.setEnabled(True)
         self.cancel_button.setEnabled(True)
 
@@ -299,7 +336,7 @@ class ModelsTab(QWidget):
         text = self.token.text()
         self.token.clear()
         self.token_button.setEnabled(False)
-        self.token_status.setText("Keeping the token…" if text.strip() else "Forgetting the token…")
+        self.token_status.setText(tr("Keeping the token…") if text.strip() else tr("Forgetting the token…"))
         self._run(lambda: self.client.use_token(text), self._token_applied)
 
     def _token_applied(self, result: Any) -> None:
@@ -308,7 +345,7 @@ class ModelsTab(QWidget):
 
     def _show_token(self, words: Any) -> None:
         if isinstance(words, Exception):
-            words = f"The token could not be set up ({type(words).__name__})"
+            words = tr("The token could not be set up ({error})").format(error=type(words).__name__)
         self.token_status.setText(str(words))
         self.token_checked.emit()
 
@@ -324,7 +361,7 @@ class ModelsTab(QWidget):
             self.hub_status.setText(str(exc))
             self.listed.emit()
             return
-        self.hub_status.setText(f"Listing {repo_id} and reading each file's header…")
+        self.hub_status.setText(tr("Listing {repo} and reading each file's header…").format(repo=repo_id))
         self.list_button.setEnabled(False)
 
         def job() -> tuple[list[tuple[RemoteFile, Any]], list[str]]:
@@ -347,9 +384,9 @@ class ModelsTab(QWidget):
             self.hub_status.setText(str(result))
         else:
             self._remote, problems = result
-            text = f"{len(self._remote)} GGUF file(s); sizes and fit from their headers."
+            text = tr("{n} GGUF file(s); sizes and fit from their headers.").format(n=len(self._remote))
             if problems:
-                text += " Could not read: " + "; ".join(problems)
+                text += tr(" Could not read: ") + "; ".join(problems)
             self.hub_status.setText(text)
         self._refresh_remote(then=self.listed.emit)
 
@@ -370,11 +407,13 @@ class ModelsTab(QWidget):
             return
         self.pending = None
         self.download = self.client.download(remote, self.models_dir, on_progress=self._progress.emit)
-        self.download_status.setText(f"Downloading {remote.name} into {self.models_dir}…")
+        self.download_status.setText(
+            tr("Downloading {file} into {folder}…").format(file=remote.name, folder=self.models_dir)
+        )
         self.download_button.setEnabled(False)
         self.pause_button.setEnabled(True)
         self.cancel_button.setEnabled(True)
-        self.pause_button.setText("Pause")
+        self.pause_button.setText(tr("Pause"))
         self.download.start()
 
     def _pause_clicked(self) -> None:
@@ -386,7 +425,7 @@ class ModelsTab(QWidget):
             self.download.pause()
         else:
             self.download.resume()
-            self.pause_button.setText("Pause")
+            self.pause_button.setText(tr("Pause"))
 
     def cancel_download(self) -> None:
         """Stop the download (or the one interrupted in an earlier run) and remove its partial file; the
@@ -408,21 +447,22 @@ class ModelsTab(QWidget):
         self.download_bar.setValue(round(progress.fraction * 100))
         if progress.state == "cancelled":
             self.download_bar.setValue(0)
-            self.download_status.setText(progress.message or "Download cancelled.")
+            self.download_status.setText(progress.message or tr("Download cancelled."))
         else:
-            rate = f" at {progress.rate_bps / 1e6:.1f} MB/s" if progress.rate_bps else ""
-            state = {"paused": "paused", "verifying": "checking SHA-256", "done": "done, verified"}.get(
-                progress.state, progress.state
+            rate = tr(" at {rate} MB/s").format(rate=f"{progress.rate_bps / 1e6:.1f}") if progress.rate_bps else ""
+            states = {"paused": tr("paused"), "verifying": tr("checking SHA-256"), "done": tr("done, verified")}
+            state = states.get(progress.state, progress.state)
+            text = tr("{done} of {total}{rate} — {state}").format(
+                done=human_size(progress.done), total=human_size(progress.total), rate=rate, state=state
             )
-            text = f"{human_size(progress.done)} of {human_size(progress.total)}{rate} — {state}"
             if progress.message:
                 text += f". {progress.message}"
             self.download_status.setText(text)
         if progress.state == "paused":
-            self.pause_button.setText("Resume")
+            self.pause_button.setText(tr("Resume"))
         if progress.state in ("done", "failed", "cancelled"):
             self.pause_button.setEnabled(progress.state == "failed")  # a failed one may be resumed
-            self.pause_button.setText("Resume" if progress.state == "failed" else "Pause")
+            self.pause_button.setText(tr("Resume") if progress.state == "failed" else tr("Pause"))
             self.cancel_button.setEnabled(progress.state == "failed")
             self._hub_selection()
             finished = self.download if progress.state == "done" else None

@@ -1583,6 +1583,241 @@
     </message>
 </context>
 <context>
+    <name>models_tab</name>
+    <message>
+        <source> Could not read: </source>
+        <translation> 无法读取：</translation>
+    </message>
+    <message>
+        <source> at {rate} MB/s</source>
+        <translation>，{rate} MB/s</translation>
+    </message>
+    <message>
+        <source>Bits per weight</source>
+        <translation>每权重位数</translation>
+    </message>
+    <message>
+        <source>Cancel</source>
+        <translation>取消</translation>
+    </message>
+    <message>
+        <source>Decode ceiling from memory bandwidth (tok/s) for that placement</source>
+        <translation>按该放置方式由显存带宽估算的生成速度上限（tok/s）</translation>
+    </message>
+    <message>
+        <source>Double-click a quant to select it and auto-fit it to the card</source>
+        <translation>双击一个量化版本即可选中它，并自动适配到显卡</translation>
+    </message>
+    <message>
+        <source>Download</source>
+        <translation>下载</translation>
+    </message>
+    <message>
+        <source>Download cancelled.</source>
+        <translation>下载已取消。</translation>
+    </message>
+    <message>
+        <source>Download progress</source>
+        <translation>下载进度</translation>
+    </message>
+    <message>
+        <source>Downloading {file} into {folder}…</source>
+        <translation>正在下载 {file} 到 {folder}…</translation>
+    </message>
+    <message>
+        <source>File</source>
+        <translation>文件</translation>
+    </message>
+    <message>
+        <source>File size</source>
+        <translation>文件大小</translation>
+    </message>
+    <message>
+        <source>Fits</source>
+        <translation>放得下</translation>
+    </message>
+    <message>
+        <source>Forgetting the token…</source>
+        <translation>正在删除令牌…</translation>
+    </message>
+    <message>
+        <source>GPU layers</source>
+        <translation>GPU 层数</translation>
+    </message>
+    <message>
+        <source>GPU layers that fit at the current context</source>
+        <translation>当前上下文下能放进 GPU 的层数</translation>
+    </message>
+    <message>
+        <source>Gated or private repositories need a token: HF_TOKEN, your huggingface_hub login, or one entered here.</source>
+        <translation>需授权或私有的仓库要用令牌：HF_TOKEN、huggingface_hub 的登录，或在这里输入一个。</translation>
+    </message>
+    <message>
+        <source>Headers are read with HTTP range requests: nothing is downloaded to compare.</source>
+        <translation>文件头通过 HTTP 范围请求读取：比较时不下载任何文件。</translation>
+    </message>
+    <message>
+        <source>Hugging Face repository</source>
+        <translation>Hugging Face 仓库</translation>
+    </message>
+    <message>
+        <source>Hugging Face token</source>
+        <translation>Hugging Face 令牌</translation>
+    </message>
+    <message>
+        <source>Hugging Face token (hf_…) for gated or private repositories</source>
+        <translation>Hugging Face 令牌（hf_…），用于需授权或私有的仓库</translation>
+    </message>
+    <message>
+        <source>Interrupted download: {file}, {done} of {total} already here.</source>
+        <translation>中断的下载：{file}，已下载 {done} / {total}。</translation>
+    </message>
+    <message>
+        <source>Keeping the token…</source>
+        <translation>正在保存令牌…</translation>
+    </message>
+    <message>
+        <source>Kept in the system keyring, or for this session only when there is none. Empty: forget it.</source>
+        <translation>保存在系统密钥环中；没有密钥环时只在本次运行中保留。留空：删除令牌。</translation>
+    </message>
+    <message>
+        <source>List quants</source>
+        <translation>列出量化版本</translation>
+    </message>
+    <message>
+        <source>Listing {repo} and reading each file&apos;s header…</source>
+        <translation>正在列出 {repo} 并读取每个文件的文件头…</translation>
+    </message>
+    <message>
+        <source>Max ctx</source>
+        <translation>最大上下文</translation>
+    </message>
+    <message>
+        <source>Pause</source>
+        <translation>暂停</translation>
+    </message>
+    <message>
+        <source>Quality</source>
+        <translation>质量</translation>
+    </message>
+    <message>
+        <source>Quant</source>
+        <translation>量化</translation>
+    </message>
+    <message>
+        <source>Quant type, from the file type and the mix of tensor types</source>
+        <translation>量化类型，由文件类型和各张量类型的组合得出</translation>
+    </message>
+    <message>
+        <source>Quants in the repository</source>
+        <translation>仓库中的量化版本</translation>
+    </message>
+    <message>
+        <source>Quants of the selected model</source>
+        <translation>所选模型的各量化版本</translation>
+    </message>
+    <message>
+        <source>Quants on disk</source>
+        <translation>本地已有的量化版本</translation>
+    </message>
+    <message>
+        <source>Relative quality of the quant type (llama.cpp&apos;s quantize table)</source>
+        <translation>该量化类型的相对质量（出自 llama.cpp 的 quantize 表）</translation>
+    </message>
+    <message>
+        <source>Resume</source>
+        <translation>继续</translation>
+    </message>
+    <message>
+        <source>Select a model in the library.</source>
+        <translation>请在模型库中选择一个模型。</translation>
+    </message>
+    <message>
+        <source>Size</source>
+        <translation>大小</translation>
+    </message>
+    <message>
+        <source>Stop the download and remove its partial file</source>
+        <translation>停止下载并删除未下载完的文件</translation>
+    </message>
+    <message>
+        <source>The GGUF file</source>
+        <translation>GGUF 文件</translation>
+    </message>
+    <message>
+        <source>The largest context that still fits with every layer on the card</source>
+        <translation>所有层都在显卡上时还能放下的最大上下文</translation>
+    </message>
+    <message>
+        <source>The token could not be set up ({error})</source>
+        <translation>无法设置令牌（{error}）</translation>
+    </message>
+    <message>
+        <source>Use token</source>
+        <translation>使用令牌</translation>
+    </message>
+    <message>
+        <source>Whether every layer fits on the card at the current context, keeping the margin; for a mixture-of-experts model, how many layers&apos; experts must stay in host memory for every layer&apos;s attention to be on the card</source>
+        <translation>在当前上下文下、保留余量时，所有层能否都放进显卡；对于 MoE 模型，则是要让每一层的注意力都在显卡上，需要把多少层的专家留在主机内存</translation>
+    </message>
+    <message>
+        <source>all</source>
+        <translation>全部</translation>
+    </message>
+    <message>
+        <source>checking SHA-256</source>
+        <translation>正在校验 SHA-256</translation>
+    </message>
+    <message>
+        <source>done, verified</source>
+        <translation>完成，已校验</translation>
+    </message>
+    <message>
+        <source>error</source>
+        <translation>出错</translation>
+    </message>
+    <message>
+        <source>n/a</source>
+        <translation>无</translation>
+    </message>
+    <message>
+        <source>no GPU</source>
+        <translation>无 GPU</translation>
+    </message>
+    <message>
+        <source>owner/name on Hugging Face, e.g. unsloth/Qwen3.5-27B-GGUF</source>
+        <translation>Hugging Face 上的 owner/name，例如 unsloth/Qwen3.5-27B-GGUF</translation>
+    </message>
+    <message>
+        <source>paused</source>
+        <translation>已暂停</translation>
+    </message>
+    <message>
+        <source>with {n} layers&apos; experts on the CPU</source>
+        <translation>{n} 层的专家放在 CPU 上</translation>
+    </message>
+    <message>
+        <source>{done} of {total}{rate} — {state}</source>
+        <translation>{done} / {total}{rate} — {state}</translation>
+    </message>
+    <message>
+        <source>{hint}
+
+Source: {source}</source>
+        <translation>{hint}
+
+来源：{source}</translation>
+    </message>
+    <message>
+        <source>{n} GGUF file(s); sizes and fit from their headers.</source>
+        <translation>{n} 个 GGUF 文件；大小和能否放下均来自文件头。</translation>
+    </message>
+    <message>
+        <source>{n} of {total}</source>
+        <translation>{n} / {total}</translation>
+    </message>
+</context>
+<context>
     <name>monitor</name>
     <message>
         <source>Alert at</source>
