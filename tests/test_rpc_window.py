@@ -255,3 +255,27 @@ def test_a_worker_lost_mid_reply_is_said_in_words(qtbot, models: Path, worker: W
     said = f"An RPC worker (RPC0 at {worker.endpoint}) stopped answering mid-work"
     assert said in win.load_status.text()
     win.close()
+
+
+def test_the_link_is_remembered_between_starts(qtbot, models: Path, tmp_path: Path) -> None:
+    from gui.core.params import NetworkLink
+    from gui.core.preferences import RPC_LINK
+    from gui.services.settings_store import SettingsStore
+
+    path = tmp_path / "settings.json"
+    win = open_window(
+        qtbot, models, next(models.glob("*.gguf")), SETTINGS, engine=FakeEngine(), store=SettingsStore(path)
+    )
+    rpc = win.params.rpc
+    rpc.link.setCurrentIndex(rpc.link.findData("custom"))
+    rpc.mbit.setValue(250.0)
+    rpc.rtt.setValue(1.5)
+    win.close()
+    assert SettingsStore(path).read(RPC_LINK) == NetworkLink("custom", 250.0, 1.5)
+    again = open_window(
+        qtbot, models, next(models.glob("*.gguf")), SETTINGS, engine=FakeEngine(), store=SettingsStore(path)
+    )
+    assert again.params.rpc.network_link() == NetworkLink("custom", 250.0, 1.5)
+    again.close()
+    path.write_text('{"rpc_link": {"preset": "carrier pigeon", "mbit_s": -3}}')
+    assert SettingsStore(path).read(RPC_LINK) == NetworkLink()  # a bad stored link: the default, said in the log

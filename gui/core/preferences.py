@@ -15,10 +15,10 @@ from typing import Any, Generic, TypeVar
 from gui.core.chat_formats import parse_format_name
 from gui.core.memory_check import KEEP_LOADS
 from gui.core.openai_api import DEFAULT_HOST, DEFAULT_PORT
-from gui.core.params import MARGIN, LoadSettings
+from gui.core.params import MARGIN, LoadSettings, NetworkLink
 from gui.core.presets import DEFAULT_PRESET, sampling_from_dict, sampling_to_dict
 from gui.core.protocol import Sampling
-from gui.core.specs import FloatSpec, IntSpec
+from gui.core.specs import FloatSpec, IntSpec, specs_of
 from gui.core.theme import ThemeChoice, parse_choice
 
 __all__ = [
@@ -33,6 +33,7 @@ __all__ = [
     "LAST_SETTINGS",
     "MARGIN_MIB",
     "MODEL_FOLDERS",
+    "RPC_LINK",
     "SAMPLE_INTERVAL",
     "SAMPLING_PRESET",
     "SAMPLING_PRESETS",
@@ -167,6 +168,17 @@ def _language(value: Any) -> str:
 
 LANGUAGE: Preference[str] = Preference("language", "system", _language)
 
+
+def _network_link(value: Any) -> NetworkLink:
+    if not isinstance(value, dict):
+        raise ValueError("expected an object")
+    return NetworkLink(**{s.key: s.parse(value[s.key]) for s in specs_of(NetworkLink) if s.key in value})
+
+
+# The network to the RPC workers, as the user last stated it (the workers themselves are a load setting).
+RPC_LINK: Preference[NetworkLink] = Preference(
+    "rpc_link", NetworkLink(), _network_link, lambda link: {s.key: getattr(link, s.key) for s in specs_of(NetworkLink)}
+)
 MODEL_FOLDERS: Preference[list[str]] = Preference("model_folders", [], _strings)
 SAMPLING_PRESETS: Preference[dict[str, Sampling]] = Preference(
     "sampling_presets", {}, _table(sampling_from_dict), _dump_table(sampling_to_dict)
@@ -212,7 +224,16 @@ ALL_PREFERENCES: Mapping[str, Preference[Any]] = (
     {p.key: p for p in (MODEL_FOLDERS, SAMPLING_PRESETS, SAMPLING_PRESET, MARGIN_MIB, CAP_WATTS, ALERT_C, INTERVAL_S)}
     | {
         p.key: p
-        for p in (LAST_SETTINGS, CHAT_FORMATS, NUMA_PINS, MEMORY_CHECKS, SERVE_HOST, SERVE_PORT_NUMBER, SERVE_REMOTE)
+        for p in (
+            LAST_SETTINGS,
+            CHAT_FORMATS,
+            NUMA_PINS,
+            MEMORY_CHECKS,
+            RPC_LINK,
+            SERVE_HOST,
+            SERVE_PORT_NUMBER,
+            SERVE_REMOTE,
+        )
     }
     | {THEME.key: THEME, LANGUAGE.key: LANGUAGE}
 )

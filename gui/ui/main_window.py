@@ -64,6 +64,7 @@ from gui.core.preferences import (
     MARGIN_MIB,
     MEMORY_CHECKS,
     NUMA_PINS,
+    RPC_LINK,
     SAMPLING_PRESET,
     SAMPLING_PRESETS,
     SERVE_HOST,
@@ -361,6 +362,7 @@ class MainWindow(QMainWindow):
         # RPC workers: their devices (asked off the UI thread) go in front of the plan's, the link into its speed.
         self.params.rpc.answers_changed.connect(self._workers_changed)
         self.params.rpc.link_changed.connect(self._workers_changed)
+        self.params.rpc.link_changed.connect(lambda link: self.store.write(RPC_LINK, link))
         self.chat.new_chat_requested.connect(self.new_chat)
         self.chat.conversation_changed.connect(lambda: self.history.save(self.chat.conversation))
         self.history.opened.connect(lambda _id, conversation: self.chat.set_conversation(conversation))
@@ -1128,6 +1130,7 @@ class MainWindow(QMainWindow):
         self.monitor.cap_watts = self.store.read(CAP_WATTS)
         self.monitor.alert_threshold_c = self.store.read(ALERT_C)
         self.monitor.interval_spin.setValue(self.store.read(INTERVAL_S))
+        self.params.rpc.set_network_link(self.store.read(RPC_LINK))
         self.serve_panel.host.setText(self.store.read(SERVE_HOST))
         self.serve_panel.port.setValue(self.store.read(SERVE_PORT_NUMBER))
         self.serve_panel.allow_remote.setChecked(self.store.read(SERVE_REMOTE))

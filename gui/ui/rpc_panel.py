@@ -315,6 +315,14 @@ class RpcPanel(QWidget):
     def network_link(self) -> NetworkLink:
         return NetworkLink(str(self.link.currentData()), self.mbit.value(), self.rtt.value())
 
+    def set_network_link(self, link: NetworkLink) -> None:
+        """The link as it was last stated (a preference); said like a change the user made."""
+        index = self.link.findData(link.preset)
+        if index >= 0:
+            self.link.setCurrentIndex(index)
+        self.mbit.setValue(link.mbit_s)
+        self.rtt.setValue(link.rtt_ms)
+
     def link_name(self) -> str:
         return self.link.currentText()
 
