@@ -385,7 +385,7 @@ class PlanPanel(QWidget):
         verdict = tr("{verdict}.").format(verdict=core_text("planner", plan.verdict.value).capitalize())
         if plan.link_hops:
             # The network's share of each token (docs/rpc.md); the workers' own memory speed is not known.
-            speed += " " + tr("Network ({link}): {hops} hops, {ms} ms per token").format(
+            speed += " " + tr("Network on {link}: {hops} hops, {ms} ms per token").format(
                 link=html.escape(self.link_name), hops=plan.link_hops, ms=f"{plan.link_ms_per_token:.2f}"
             )
             speed += (

@@ -2509,7 +2509,7 @@ Source: {source}</source>
         <translation>在保留余量的前提下，先放最多的 GPU 层，再取最大的上下文。已固定的设置不变。</translation>
     </message>
     <message>
-        <source>Network ({link}): {hops} hops, {ms} ms per token</source>
+        <source>Network on {link}: {hops} hops, {ms} ms per token</source>
         <translation>网络（{link}）：每个词元 {hops} 跳，{ms} ms</translation>
     </message>
     <message>
