@@ -28,9 +28,12 @@ from gui.ui.main_window import MainWindow
 TIMEOUT = 120_000
 
 
-def open_loaded(qtbot, demo_model: Path, n_ctx: int = 1024, engine: FakeEngine | None = None) -> MainWindow:
+def open_loaded(
+    qtbot, demo_model: Path, n_ctx: int = 1024, engine: FakeEngine | None = None, threads: int = 2
+) -> MainWindow:
     """Loaded on the CPU; the real engine unless a test's subject is the pane alone."""
-    win = open_window(qtbot, demo_model.parent, demo_model, LoadSettings(n_threads=2, n_ctx=n_ctx), engine=engine)
+    settings = LoadSettings(n_threads=threads, n_ctx=n_ctx)
+    win = open_window(qtbot, demo_model.parent, demo_model, settings, engine=engine)
     win.plan_panel.select_target("cpu")
     load(qtbot, win)
     win.chat.sampling_panel.preset.setCurrentText("Deterministic")
@@ -156,7 +159,9 @@ def test_every_control_has_an_accessible_name_or_text(qtbot, demo_model: Path) -
 
 @pytest.mark.engine
 def test_a_long_streamed_reply_arrives_complete(qtbot, demo_model: Path) -> None:
-    win = open_loaded(qtbot, demo_model, n_ctx=2048)
+    # One engine thread: the subject is that every token arrives, and two threads on two busy cores make
+    # llama.cpp's spinning threads wait on each other far longer than the reply takes.
+    win = open_loaded(qtbot, demo_model, n_ctx=2048, threads=1)
     chat = win.chat
     chat.max_tokens = 1200
     chat.ignore_eos = True
