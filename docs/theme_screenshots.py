@@ -37,6 +37,7 @@ from gui.core.simulated_gpu import SimulatedGpu  # noqa: E402
 from gui.core.theme import ThemeChoice  # noqa: E402
 from gui.services.bundle import GpuServices  # noqa: E402
 from gui.services.telemetry import SimulatedSource  # noqa: E402
+from gui.ui.i18n import install_language  # noqa: E402
 from gui.ui.main_window import MainWindow  # noqa: E402
 from gui.ui.theme import theme  # noqa: E402
 
@@ -92,12 +93,15 @@ def main() -> int:
     services = build_services(DEMO.parent, card)
     source = SimulatedSource([SimulatedGpu(card.key)], clock=clock)
     services = dataclasses.replace(services, gpu=GpuServices.create(source, clock=clock))
+    install_language("en")  # as the application does at start (the English plural forms)
     theme().set_choice(ThemeChoice.LIGHT)
     window = MainWindow(services, LoadSettings(n_threads=2, n_ctx=2048))
     window.resize(*SIZE)
     window.show()
     window.start(select=DEMO)
     wait(window.gpus_found)
+    if window.picker.current() is None:  # the library's first scan runs off the UI thread: it may come later
+        wait(window.picker.scanned)
     if not window.session.state.busy:
         window.load_selected()
     wait(window.load_finished)
