@@ -31,6 +31,15 @@ def demo_model() -> Path:
     return DEMO_MODEL
 
 
+@pytest.fixture
+def demo_folder(tmp_path: Path, demo_model: Path) -> Path:
+    """A models folder holding the demo model alone (linked, not copied), for a window to scan."""
+    models = tmp_path / "models"
+    models.mkdir()
+    (models / demo_model.name).symlink_to(demo_model)
+    return models
+
+
 @pytest.fixture(autouse=True)
 def own_user_dirs(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Each test starts with empty history, settings and logs, as a first run would."""

@@ -58,17 +58,9 @@ class Doctor:
         return self.checks
 
 
-@pytest.fixture
-def folder(tmp_path: Path, demo_model: Path) -> Path:
-    models = tmp_path / "models"
-    models.mkdir()
-    (models / demo_model.name).symlink_to(demo_model)
-    return models
-
-
-def test_the_doctor_runs_at_start_off_the_ui_thread_and_badges_its_tab(qtbot, folder: Path) -> None:
+def test_the_doctor_runs_at_start_off_the_ui_thread_and_badges_its_tab(qtbot, demo_folder: Path) -> None:
     doctor = Doctor()
-    win = MainWindowWithDoctor.open(qtbot, folder, doctor)
+    win = MainWindowWithDoctor.open(qtbot, demo_folder, doctor)
     assert doctor.requests, "the checks ran once the engine said hello"
     assert all(name.startswith("doctor") for name in doctor.threads)  # the Background's thread, not the UI's
     request = doctor.requests[-1]
@@ -88,12 +80,12 @@ def test_the_doctor_runs_at_start_off_the_ui_thread_and_badges_its_tab(qtbot, fo
 
 class MainWindowWithDoctor:
     @staticmethod
-    def open(qtbot, folder: Path, doctor: Doctor, **services):
+    def open(qtbot, demo_folder: Path, doctor: Doctor, **services):
         """The window whose Doctor service is ``doctor`` from the start (set before the engine's hello)."""
         from gui.app import build_services
         from gui.ui.main_window import MainWindow
 
-        built = build_services(folder, engine=services.pop("engine", FakeEngine()), **services)
+        built = build_services(demo_folder, engine=services.pop("engine", FakeEngine()), **services)
         built.doctor = doctor
         win = MainWindow(built, LoadSettings(n_threads=2, n_ctx=1024))
         qtbot.addWidget(win)
@@ -103,8 +95,8 @@ class MainWindowWithDoctor:
         return win
 
 
-def test_a_fix_button_changes_the_setting_and_the_engine_line_opens_the_doctor(qtbot, folder: Path) -> None:
-    win = MainWindowWithDoctor.open(qtbot, folder, Doctor())
+def test_a_fix_button_changes_the_setting_and_the_engine_line_opens_the_doctor(qtbot, demo_folder: Path) -> None:
+    win = MainWindowWithDoctor.open(qtbot, demo_folder, Doctor())
     button = win.doctor.action_buttons["cpu.threads"]
     assert button.text() == "Use 3 threads"
     with qtbot.waitSignal(win.doctor_checked, timeout=TIMEOUT):  # a fix is followed by a fresh run
@@ -117,9 +109,9 @@ def test_a_fix_button_changes_the_setting_and_the_engine_line_opens_the_doctor(q
     win.close()
 
 
-def test_check_again_runs_every_check_again_and_a_failure_is_said(qtbot, folder: Path) -> None:
+def test_check_again_runs_every_check_again_and_a_failure_is_said(qtbot, demo_folder: Path) -> None:
     doctor = Doctor()
-    win = MainWindowWithDoctor.open(qtbot, folder, doctor)
+    win = MainWindowWithDoctor.open(qtbot, demo_folder, doctor)
     calls = len(doctor.requests)
     with qtbot.waitSignal(win.doctor_checked, timeout=TIMEOUT):
         qtbot.mouseClick(win.doctor.run_button, Qt.MouseButton.LeftButton)
@@ -135,9 +127,9 @@ def test_check_again_runs_every_check_again_and_a_failure_is_said(qtbot, folder:
     win.close()
 
 
-def test_all_ok_leaves_no_badge(qtbot, folder: Path) -> None:
+def test_all_ok_leaves_no_badge(qtbot, demo_folder: Path) -> None:
     ok = (Check("driver.branch", "Driver", Status.OK, "570", "", None),)
-    win = MainWindowWithDoctor.open(qtbot, folder, Doctor(ok))
+    win = MainWindowWithDoctor.open(qtbot, demo_folder, Doctor(ok))
     index = win.tabs.indexOf(win.doctor)
     assert win.tabs.tabText(index) == "D&octor" and win.tabs.tabIcon(index).isNull()
     win.close()
@@ -156,7 +148,7 @@ def test_action_and_summary_words() -> None:
 
 @pytest.mark.engine
 def test_the_pin_is_remembered_per_machine_and_moves_the_running_engine(
-    qtbot, folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    qtbot, demo_folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     allowed = sorted(os.sched_getaffinity(0))
     root = tmp_path / "sysroot"
@@ -164,7 +156,7 @@ def test_the_pin_is_remembered_per_machine_and_moves_the_running_engine(
     cpulist.parent.mkdir(parents=True)
     cpulist.write_text(f"{allowed[0]}\n")
     store = SettingsStore(tmp_path / "settings.json")
-    win = MainWindowWithDoctor.open(qtbot, folder, Doctor(), store=store, engine=EngineClient(log_dir=tmp_path))
+    win = MainWindowWithDoctor.open(qtbot, demo_folder, Doctor(), store=store, engine=EngineClient(log_dir=tmp_path))
     monkeypatch.setattr("gui.ui.main_window.node_cpus", lambda node: node_cpus(node, root))
     words = win.pin_numa(0)
     pid = win.bridge.client.pid
@@ -191,7 +183,8 @@ def test_a_pinned_engine_starts_on_the_nodes_cpus_and_under_numactl(
     client.set_listener(lambda event: hello.set() if type(event).__name__ == "Hello" else None)
     client.numa = NumaPin(0, frozenset({allowed[-1]}))
     monkeypatch.setattr(
-        "gui.services.engine_client.write_launcher", lambda folder, node: write_launcher(folder, node, str(fake))
+        "gui.services.engine_client.write_launcher",
+        lambda demo_folder, node: write_launcher(demo_folder, node, str(fake)),
     )
     try:
         client.start()

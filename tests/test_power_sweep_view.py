@@ -17,18 +17,10 @@ from gui.core.power_sweep import SweepResult
 from gui.core.simulated_gpu import SimulatedGpu
 
 
-@pytest.fixture
-def folder(tmp_path: Path, demo_model: Path) -> Path:
-    models = tmp_path / "models"
-    models.mkdir()
-    (models / demo_model.name).symlink_to(demo_model)
-    return models
-
-
-def sweep_window(qtbot, folder: Path, demo_model: Path, *, loaded: bool = True):
+def sweep_window(qtbot, demo_folder: Path, demo_model: Path, *, loaded: bool = True):
     engine = FakeEngine("one two three four five six seven eight")
     win = open_window(
-        qtbot, folder, folder / demo_model.name, LoadSettings(n_threads=2, n_ctx=1024),
+        qtbot, demo_folder, demo_folder / demo_model.name, LoadSettings(n_threads=2, n_ctx=1024),
         engine=engine, simulate=find_card("v100-16gb"),
     )  # fmt: skip
     win.monitor.bridge.sample_now()  # a first reading of the card, as the telemetry thread would give
@@ -60,8 +52,8 @@ def run_to_end(qtbot, win) -> SweepResult:
     return result
 
 
-def test_the_sweep_is_planned_from_the_card_and_bad_caps_are_said(qtbot, folder: Path, demo_model: Path) -> None:
-    win, _engine = sweep_window(qtbot, folder, demo_model, loaded=False)
+def test_the_sweep_is_planned_from_the_card_and_bad_caps_are_said(qtbot, demo_folder: Path, demo_model: Path) -> None:
+    win, _engine = sweep_window(qtbot, demo_folder, demo_model, loaded=False)
     view = win.power_sweep
     assert win.tune_pages.tabText(win.tune_pages.indexOf(view)) == "Power caps (SIMULATED)"
     # The card's own range gives the default caps; the warm-up is three of its thermal time constants.
@@ -87,9 +79,9 @@ def test_the_sweep_is_planned_from_the_card_and_bad_caps_are_said(qtbot, folder:
 
 
 def test_a_sweep_measures_each_cap_restores_the_limit_and_applies_the_recommendation(
-    qtbot, folder: Path, demo_model: Path
+    qtbot, demo_folder: Path, demo_model: Path
 ) -> None:
-    win, engine = sweep_window(qtbot, folder, demo_model)
+    win, engine = sweep_window(qtbot, demo_folder, demo_model)
     view, gpu = win.power_sweep, card(win)
     before = gpu.power_limit_w
     quick(win, "300,150")
@@ -124,8 +116,8 @@ def test_a_sweep_measures_each_cap_restores_the_limit_and_applies_the_recommenda
     win.close()
 
 
-def test_stop_keeps_the_caps_measured_and_restores(qtbot, folder: Path, demo_model: Path) -> None:
-    win, _engine = sweep_window(qtbot, folder, demo_model)
+def test_stop_keeps_the_caps_measured_and_restores(qtbot, demo_folder: Path, demo_model: Path) -> None:
+    win, _engine = sweep_window(qtbot, demo_folder, demo_model)
     view, gpu = win.power_sweep, card(win)
     quick(win, "300,250,200", measure_s=1.0)
     qtbot.mouseClick(view.start_button, Qt.MouseButton.LeftButton)
@@ -142,9 +134,9 @@ def test_stop_keeps_the_caps_measured_and_restores(qtbot, folder: Path, demo_mod
 
 
 def test_an_engine_that_dies_mid_sweep_ends_it_partial_with_the_limit_back(
-    qtbot, folder: Path, demo_model: Path
+    qtbot, demo_folder: Path, demo_model: Path
 ) -> None:
-    win, engine = sweep_window(qtbot, folder, demo_model)
+    win, engine = sweep_window(qtbot, demo_folder, demo_model)
     view, gpu = win.power_sweep, card(win)
     quick(win, "250,200", measure_s=60.0)
     qtbot.mouseClick(view.start_button, Qt.MouseButton.LeftButton)
@@ -158,8 +150,8 @@ def test_an_engine_that_dies_mid_sweep_ends_it_partial_with_the_limit_back(
     win.close()
 
 
-def test_closing_the_window_mid_sweep_puts_the_limit_back(qtbot, folder: Path, demo_model: Path) -> None:
-    win, _engine = sweep_window(qtbot, folder, demo_model)
+def test_closing_the_window_mid_sweep_puts_the_limit_back(qtbot, demo_folder: Path, demo_model: Path) -> None:
+    win, _engine = sweep_window(qtbot, demo_folder, demo_model)
     view, gpu = win.power_sweep, card(win)
     quick(win, "150,200", measure_s=60.0)  # highest first: 200, then 150
     qtbot.mouseClick(view.start_button, Qt.MouseButton.LeftButton)
@@ -171,8 +163,8 @@ def test_closing_the_window_mid_sweep_puts_the_limit_back(qtbot, folder: Path, d
     assert gpu.power_limit_w == 300
 
 
-def test_without_a_gpu_the_page_says_what_a_sweep_needs(qtbot, folder: Path, demo_model: Path) -> None:
-    win = open_window(qtbot, folder, folder / demo_model.name, engine=FakeEngine())
+def test_without_a_gpu_the_page_says_what_a_sweep_needs(qtbot, demo_folder: Path, demo_model: Path) -> None:
+    win = open_window(qtbot, demo_folder, demo_folder / demo_model.name, engine=FakeEngine())
     win.monitor.bridge.sample_now()  # a reading of this machine: no NVIDIA GPU in it
     view = win.power_sweep
     assert view.summary.text().startswith("No NVIDIA GPU to sweep here")

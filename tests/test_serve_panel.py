@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 import openai
-import pytest
 import qasync
 from fake_engine import FakeEngine
 from PySide6.QtCore import Qt
@@ -20,14 +19,6 @@ from gui.app import signal_future
 from gui.core.params import LoadSettings
 
 MODEL_ID = "SmolLM2-135M-Instruct.Q4_1"
-
-
-@pytest.fixture
-def folder(tmp_path: Path, demo_model: Path) -> Path:
-    models = tmp_path / "models"
-    models.mkdir()
-    (models / demo_model.name).symlink_to(demo_model)
-    return models
 
 
 def in_the_windows_loop(scenario: Callable[[], Awaitable[Any]]) -> Any:
@@ -62,11 +53,13 @@ async def serve(qtbot, win) -> str:
 
 
 def test_the_loaded_model_is_served_to_openais_client_and_shows_in_the_window(
-    qtbot, folder: Path, demo_model: Path
+    qtbot, demo_folder: Path, demo_model: Path
 ) -> None:
     engine = FakeEngine("Hello from a test engine.")
     engine.decode_tok_s = 55.0
-    win = open_window(qtbot, folder, folder / demo_model.name, LoadSettings(n_threads=2, n_ctx=1024), engine=engine)
+    win = open_window(
+        qtbot, demo_folder, demo_folder / demo_model.name, LoadSettings(n_threads=2, n_ctx=1024), engine=engine
+    )
     load(qtbot, win)
     panel = win.serve_panel
     rates: list[Any] = []
@@ -102,9 +95,11 @@ def test_the_loaded_model_is_served_to_openais_client_and_shows_in_the_window(
     win.close()
 
 
-def test_chat_and_the_api_take_turns_on_the_one_engine(qtbot, folder: Path, demo_model: Path) -> None:
+def test_chat_and_the_api_take_turns_on_the_one_engine(qtbot, demo_folder: Path, demo_model: Path) -> None:
     engine = FakeEngine(" ".join(["word"] * 1500))  # a long reply: about 3 s at 2 ms a token
-    win = open_window(qtbot, folder, folder / demo_model.name, LoadSettings(n_threads=2, n_ctx=4096), engine=engine)
+    win = open_window(
+        qtbot, demo_folder, demo_folder / demo_model.name, LoadSettings(n_threads=2, n_ctx=4096), engine=engine
+    )
     load(qtbot, win)
     panel, chat = win.serve_panel, win.chat
     rates: list[Any] = []
@@ -149,8 +144,8 @@ def test_chat_and_the_api_take_turns_on_the_one_engine(qtbot, folder: Path, demo
     win.close()
 
 
-def test_other_machines_need_consent_and_a_taken_port_is_said(qtbot, folder: Path, demo_model: Path) -> None:
-    win = open_window(qtbot, folder, folder / demo_model.name, engine=FakeEngine())
+def test_other_machines_need_consent_and_a_taken_port_is_said(qtbot, demo_folder: Path, demo_model: Path) -> None:
+    win = open_window(qtbot, demo_folder, demo_folder / demo_model.name, engine=FakeEngine())
     panel = win.serve_panel
     panel.host.setText("0.0.0.0")
     assert not panel.serve_button.isEnabled()
@@ -184,9 +179,9 @@ def test_other_machines_need_consent_and_a_taken_port_is_said(qtbot, folder: Pat
     win.close()
 
 
-def test_it_serves_as_many_replies_at_once_as_the_model_has_slots(qtbot, folder: Path, demo_model: Path) -> None:
+def test_it_serves_as_many_replies_at_once_as_the_model_has_slots(qtbot, demo_folder: Path, demo_model: Path) -> None:
     settings = LoadSettings(n_threads=2, n_ctx=2048, n_parallel=4)
-    win = open_window(qtbot, folder, folder / demo_model.name, settings, engine=FakeEngine())
+    win = open_window(qtbot, demo_folder, demo_folder / demo_model.name, settings, engine=FakeEngine())
     load(qtbot, win)
 
     async def scenario() -> None:

@@ -14,14 +14,6 @@ from gui.core.bench import BenchRow
 from gui.core.params import LoadSettings
 
 
-@pytest.fixture
-def folder(tmp_path: Path, demo_model: Path) -> Path:
-    models = tmp_path / "models"
-    models.mkdir()
-    (models / demo_model.name).symlink_to(demo_model)
-    return models
-
-
 def set_sweep(win, grid: str, pp: int, tg: int, reps: int | None = None) -> None:
     tune = win.tune
     tune.grid.setText(grid)
@@ -31,15 +23,19 @@ def set_sweep(win, grid: str, pp: int, tg: int, reps: int | None = None) -> None
         tune.reps.setValue(reps)
 
 
-def tune_window(qtbot, folder: Path, demo_model: Path, engine=None):
+def tune_window(qtbot, demo_folder: Path, demo_model: Path, engine=None):
     engine = engine or FakeEngine()
-    win = open_window(qtbot, folder, folder / demo_model.name, LoadSettings(n_threads=2, n_ctx=1024), engine=engine)
+    win = open_window(
+        qtbot, demo_folder, demo_folder / demo_model.name, LoadSettings(n_threads=2, n_ctx=1024), engine=engine
+    )
     win.tabs.setCurrentWidget(win.tune_pages)
     return win, engine
 
 
-def test_the_sweep_is_planned_before_it_starts_and_bad_grids_are_said(qtbot, folder: Path, demo_model: Path) -> None:
-    win, _engine = tune_window(qtbot, folder, demo_model)
+def test_the_sweep_is_planned_before_it_starts_and_bad_grids_are_said(
+    qtbot, demo_folder: Path, demo_model: Path
+) -> None:
+    win, _engine = tune_window(qtbot, demo_folder, demo_model)
     tune = win.tune
     set_sweep(win, "threads=1,2; flash-attn=on,off", 16, 4)
     assert "4 configurations × 2 tests, 2 loads" in tune.summary.text()
@@ -55,8 +51,10 @@ def test_the_sweep_is_planned_before_it_starts_and_bad_grids_are_said(qtbot, fol
     win.close()
 
 
-def test_a_sweep_fills_the_table_and_chart_and_apply_sets_the_sliders(qtbot, folder: Path, demo_model: Path) -> None:
-    win, engine = tune_window(qtbot, folder, demo_model)
+def test_a_sweep_fills_the_table_and_chart_and_apply_sets_the_sliders(
+    qtbot, demo_folder: Path, demo_model: Path
+) -> None:
+    win, engine = tune_window(qtbot, demo_folder, demo_model)
     tune = win.tune
     set_sweep(win, "threads=1,2", 16, 4, 2)
     with qtbot.waitSignal(win.sweep_finished, timeout=TIMEOUT) as done:
@@ -77,10 +75,10 @@ def test_a_sweep_fills_the_table_and_chart_and_apply_sets_the_sliders(qtbot, fol
     win.close()
 
 
-def test_stop_keeps_what_was_measured_and_chat_says_why_it_waits(qtbot, folder: Path, demo_model: Path) -> None:
+def test_stop_keeps_what_was_measured_and_chat_says_why_it_waits(qtbot, demo_folder: Path, demo_model: Path) -> None:
     engine = FakeEngine()
     engine.bench_rep_s = 0.2
-    win, _ = tune_window(qtbot, folder, demo_model, engine)
+    win, _ = tune_window(qtbot, demo_folder, demo_model, engine)
     load(qtbot, win)
     tune = win.tune
     set_sweep(win, "threads=1,2", 16, 0, 5)
@@ -103,10 +101,10 @@ def test_stop_keeps_what_was_measured_and_chat_says_why_it_waits(qtbot, folder: 
     win.close()
 
 
-def test_an_engine_that_dies_mid_sweep_ends_it_keeping_the_rows(qtbot, folder: Path, demo_model: Path) -> None:
+def test_an_engine_that_dies_mid_sweep_ends_it_keeping_the_rows(qtbot, demo_folder: Path, demo_model: Path) -> None:
     engine = FakeEngine()
     engine.bench_rep_s = 0.2
-    win, _ = tune_window(qtbot, folder, demo_model, engine)
+    win, _ = tune_window(qtbot, demo_folder, demo_model, engine)
     load(qtbot, win)
     tune = win.tune
     set_sweep(win, "threads=1,2", 16, 0, 2)
@@ -122,10 +120,14 @@ def test_an_engine_that_dies_mid_sweep_ends_it_keeping_the_rows(qtbot, folder: P
 
 
 @pytest.mark.engine
-def test_a_sweep_on_the_real_engine(qtbot, folder: Path, demo_model: Path) -> None:
+def test_a_sweep_on_the_real_engine(qtbot, demo_folder: Path, demo_model: Path) -> None:
     # The decode ceiling on the CPU needs the RAM bandwidth, measured once at start.
     win = open_window(
-        qtbot, folder, folder / demo_model.name, LoadSettings(n_threads=1, n_ctx=512), also=lambda w: [w.ram_measured]
+        qtbot,
+        demo_folder,
+        demo_folder / demo_model.name,
+        LoadSettings(n_threads=1, n_ctx=512),
+        also=lambda w: [w.ram_measured],
     )
     tune = win.tune
     set_sweep(win, "threads=1", 16, 4, 2)

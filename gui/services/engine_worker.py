@@ -577,16 +577,10 @@ class Engine:
         if self.ctx is None:
             self.send(p.GenerateFailed(rid, "no model is loaded"))
             return
-        prepared = self.prepare_prompt(command)
+        prepared = self.checked_prompt(command)
         if prepared is None:
             return
         prompt, format_stops = prepared
-        if not prompt:
-            self.send(p.GenerateFailed(rid, "the prompt is empty", kind="input"))
-            return
-        if len(prompt) >= self.n_ctx:
-            self.send(self._context_full(rid, len(prompt)))
-            return
 
         reused = self.reuse_prefix(prompt)
         todo = prompt[reused:]
@@ -705,20 +699,28 @@ class Engine:
             self._deferred.append(command)
         return None
 
+    def checked_prompt(self, command: p.Generate) -> tuple[list[int], tuple[str, ...]] | None:
+        """The request's prompt tokens and its format's stop texts; None, said in an event, when it has none or
+        is longer than the context."""
+        prepared = self.prepare_prompt(command)
+        if prepared is None:
+            return None
+        prompt, _format_stops = prepared
+        if not prompt:
+            self.send(p.GenerateFailed(command.request_id, "the prompt is empty", kind="input"))
+            return None
+        if len(prompt) >= self.n_ctx:
+            self.send(self._context_full(command.request_id, len(prompt)))
+            return None
+        return prepared
+
     def _admit(self, command: p.Generate) -> None:
         """Give the request a free sequence, or refuse it in an event of its own (the others go on)."""
-        rid = command.request_id
         received = time.perf_counter()
-        prepared = self.prepare_prompt(command)
+        prepared = self.checked_prompt(command)
         if prepared is None:
             return
         prompt, format_stops = prepared
-        if not prompt:
-            self.send(p.GenerateFailed(rid, "the prompt is empty", kind="input"))
-            return
-        if len(prompt) >= self.n_ctx:
-            self.send(self._context_full(rid, len(prompt)))
-            return
         # Sequence 0 last: it keeps the chat's prompt cache while fewer replies than slots run.
         seq = next(s for s in (*range(1, self.n_slots), 0) if s not in self._together)
         if seq == 0:

@@ -240,13 +240,7 @@ class PowerPanel(QWidget):
             for index, decision in planned:
                 assert decision.watts is not None
                 result = limiter.apply(index, decision.watts)
-                enforced = result.enforced_w
-                if read_back is not None and result.ok:
-                    try:
-                        enforced = read_back(index)
-                    except Exception:  # a failed read-back must not lose the helper's own answer
-                        enforced = result.enforced_w
-                done.append((index, decision, result, enforced))
+                done.append((index, decision, result, _enforced(result, index, read_back)))
             return done
 
         self._helper.run(work, lambda done: self._on_all_done(done, refused), self._on_error)
@@ -298,13 +292,7 @@ class PowerPanel(QWidget):
 
         def work() -> tuple[PowerResult, float | None]:  # worker thread: may block on pkexec
             result = action()
-            enforced = result.enforced_w
-            if read_back is not None and result.ok:
-                try:
-                    enforced = read_back(index)
-                except Exception:  # a failed read-back must not lose the helper's own answer
-                    enforced = result.enforced_w
-            return result, enforced
+            return result, _enforced(result, index, read_back)
 
         self._helper.run(work, lambda done: self._on_done(*done, decision), self._on_error)
 
@@ -379,3 +367,14 @@ class PowerPanel(QWidget):
 
 def _escape(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _enforced(result: PowerResult, index: int, read_back: ReadBack | None) -> float | None:
+    """The limit the card holds after ``result`` (worker thread): read back from the driver where it can be,
+    else the helper's own answer, which a failed read-back must not lose."""
+    if read_back is None or not result.ok:
+        return result.enforced_w
+    try:
+        return read_back(index)
+    except Exception:
+        return result.enforced_w
