@@ -161,12 +161,14 @@ VIEWS = (
     "history",
     "doctor",
     "models_tab",
+    "tune",
 )
 
 # English that stays English in a Chinese window: names of things, units, llama.cpp's flags and types.
 ALLOWED = re.compile(
     r"""
     --?[a-z][a-z0-9-]*                             # a llama.cpp or tightfit flag
+    | \b[a-z][a-z-]*=[\w.,-]+                       # a sweep grid's setting by its flag's name (threads=1,2)
     | [A-Za-z0-9._-]+\.(gguf|json|csv|log|md)\b     # a file name
     | (/|~/)[^\s]*                                  # a path
     | \b[\w.-]+/[\w.-]+                              # a Hugging Face repository (owner/name)

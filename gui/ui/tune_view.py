@@ -52,21 +52,35 @@ from gui.core.params import LoadSettings
 from gui.core.theme import Palette
 from gui.services.bench_meter import PeakMeter
 from gui.ui.charts import colour_curve, colour_plot
+from gui.ui.i18n import Tr
 from gui.ui.plain import plain_label
 from gui.ui.theme import follow_theme
 
 __all__ = ["SWEEPS", "TuneRunner", "TuneView", "estimate_s"]
 
+tr = Tr("tune_view")
+
 # What to sweep, each as the grid it starts from (the user may edit it: any setting by its flag's name).
 SWEEPS: dict[str, Callable[[LoadSettings, int, int], str]] = {
-    "Threads": lambda s, layers, cores: "threads=" + ",".join(str(n) for n in sorted({1, max(1, cores // 2), cores})),
-    "GPU layers": lambda s, layers, cores: "ngl=" + ",".join(str(n) for n in sorted({0, layers // 2, layers})),
-    "Batch and micro-batch": lambda s, layers, cores: "batch=128,256,512",
-    "Flash attention and KV type": lambda s, layers, cores: "flash-attn=on,off; cache-type-k=f16,q8_0",
-    "Context depth": lambda s, layers, cores: "depth=0,512,2048",
-    "Custom grid": lambda s, layers, cores: "threads=1,2; flash-attn=on,off",
+    tr.mark("Threads"): lambda s, layers, cores: (
+        "threads=" + ",".join(str(n) for n in sorted({1, max(1, cores // 2), cores}))
+    ),
+    tr.mark("GPU layers"): lambda s, layers, cores: "ngl=" + ",".join(str(n) for n in sorted({0, layers // 2, layers})),
+    tr.mark("Batch and micro-batch"): lambda s, layers, cores: "batch=128,256,512",
+    tr.mark("Flash attention and KV type"): lambda s, layers, cores: "flash-attn=on,off; cache-type-k=f16,q8_0",
+    tr.mark("Context depth"): lambda s, layers, cores: "depth=0,512,2048",
+    tr.mark("Custom grid"): lambda s, layers, cores: "threads=1,2; flash-attn=on,off",
 }
-COLUMNS = ("Settings", "Test", "tok/s", "± sd", "% of ceiling", "Peak RSS MiB", "Peak GPU MiB", "Note")
+COLUMNS = (
+    tr.mark("Settings"),
+    tr.mark("Test"),
+    "tok/s",
+    tr.mark("± sd"),
+    tr.mark("% of ceiling"),
+    tr.mark("Peak RSS MiB"),
+    tr.mark("Peak GPU MiB"),
+    tr.mark("Note"),
+)
 
 
 def estimate_s(
@@ -285,45 +299,46 @@ class TuneView(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.sweep = QComboBox(self)
-        self.sweep.addItems(list(SWEEPS))
-        self.sweep.setAccessibleName("What to sweep")
+        for name in SWEEPS:
+            self.sweep.addItem(tr(name), name)  # the preset's key travels as the item's data
+        self.sweep.setAccessibleName(tr("What to sweep"))
         self.sweep.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         self.sweep.setMinimumContentsLength(12)
         self.grid = QLineEdit(self)
-        self.grid.setAccessibleName("Sweep grid")
+        self.grid.setAccessibleName(tr("Sweep grid"))
         self.grid.setToolTip(
-            "Each setting by its flag's name with its values: threads=1,2; flash-attn=on,off; depth=0,512"
+            tr("Each setting by its flag's name with its values: threads=1,2; flash-attn=on,off; depth=0,512")
         )
         # Up to a 64k-token test here (the CLI takes more); a wide box would widen the window.
-        self.pp = self._spin(PROMPT_TOKENS.minimum, 65536, PROMPT_TOKENS.default, "Prompt tokens (pp)")
-        self.tg = self._spin(GEN_TOKENS.minimum, 65536, GEN_TOKENS.default, "Generated tokens (tg)")
-        self.reps = self._spin(REPETITIONS.minimum, 50, 3, "Repetitions")
-        self.summary = plain_label("Select a model to plan a sweep.", self, wrap=True)
-        self.summary.setAccessibleName("Sweep summary")
-        self.start_button = QPushButton("&Start sweep", self)
-        self.stop_button = QPushButton("S&top", self)
+        self.pp = self._spin(PROMPT_TOKENS.minimum, 65536, PROMPT_TOKENS.default, tr("Prompt tokens (pp)"))
+        self.tg = self._spin(GEN_TOKENS.minimum, 65536, GEN_TOKENS.default, tr("Generated tokens (tg)"))
+        self.reps = self._spin(REPETITIONS.minimum, 50, 3, tr("Repetitions"))
+        self.summary = plain_label(tr("Select a model to plan a sweep."), self, wrap=True)
+        self.summary.setAccessibleName(tr("Sweep summary"))
+        self.start_button = QPushButton(tr("&Start sweep"), self)
+        self.stop_button = QPushButton(tr("S&top"), self)
         self.stop_button.setEnabled(False)
-        self.apply_button = QPushButton("A&pply row", self)
-        self.apply_button.setToolTip("Put the selected row's settings on the sliders (load to use them)")
+        self.apply_button = QPushButton(tr("A&pply row"), self)
+        self.apply_button.setToolTip(tr("Put the selected row's settings on the sliders (load to use them)"))
         self.apply_button.setEnabled(False)
         self.progress = QProgressBar(self)
-        self.progress.setAccessibleName("Sweep progress")
-        self.progress.setFormat("%v of %m tests")
+        self.progress.setAccessibleName(tr("Sweep progress"))
+        self.progress.setFormat(tr("%v of %m tests"))
         self.time_left = QLabel("", self)
         self.table = QTableWidget(0, len(COLUMNS), self)
-        self.table.setHorizontalHeaderLabels(list(COLUMNS))
+        self.table.setHorizontalHeaderLabels([tr(name) for name in COLUMNS])
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.table.setAccessibleName("Sweep results")
+        self.table.setAccessibleName(tr("Sweep results"))
         self.chart = pg.PlotWidget(self)
         self.chart.setLabel("left", "tok/s")
-        self.chart.setLabel("bottom", "run")
+        self.chart.setLabel("bottom", tr("run"))
         self.chart.addLegend()
         self.chart.setMinimumHeight(140)
         self._curves = {
-            "pp": self.chart.plot([], [], symbol="o", name="prompt (pp)"),
-            "tg": self.chart.plot([], [], symbol="t", name="generation (tg)"),
+            "pp": self.chart.plot([], [], symbol="o", name=tr("prompt (pp)")),
+            "tg": self.chart.plot([], [], symbol="t", name=tr("generation (tg)")),
         }
         follow_theme(self, self._colour_chart)
         self._points: dict[str, tuple[list[float], list[float]]] = {"pp": ([], []), "tg": ([], [])}
@@ -331,11 +346,11 @@ class TuneView(QWidget):
 
         # One thing per row, so the tab fits a small screen.
         form = QGridLayout()
-        form.addWidget(QLabel("Sweep", self), 0, 0)
+        form.addWidget(QLabel(tr("Sweep"), self), 0, 0)
         form.addWidget(self.sweep, 0, 1)
         form.addWidget(self.grid, 1, 0, 1, 2)
         sizes = QHBoxLayout()
-        for label, box in (("pp", self.pp), ("tg", self.tg), ("Repetitions", self.reps)):
+        for label, box in (("pp", self.pp), ("tg", self.tg), (tr("Repetitions"), self.reps)):
             sizes.addWidget(QLabel(label, self))
             sizes.addWidget(box)
         sizes.addStretch(1)
@@ -358,7 +373,7 @@ class TuneView(QWidget):
         layout.addWidget(self.table, 2)
         layout.addWidget(self.chart, 1)
 
-        self.sweep.currentTextChanged.connect(lambda _: self.reset_grid())
+        self.sweep.currentIndexChanged.connect(lambda _: self.reset_grid())
         self.grid.textChanged.connect(lambda _: self.grid_changed.emit())
         for box in (self.pp, self.tg, self.reps):
             box.valueChanged.connect(lambda _: self.grid_changed.emit())
@@ -389,7 +404,7 @@ class TuneView(QWidget):
             self.reset_grid()
 
     def reset_grid(self) -> None:
-        self.grid.setText(SWEEPS[self.sweep.currentText()](*self._defaults))
+        self.grid.setText(SWEEPS[str(self.sweep.currentData())](*self._defaults))
 
     def parsed(self) -> tuple[dict[str, list[Any]], list[BenchTest], int]:
         """The value lists, the tests and the repetitions; a ValueError says what is wrong."""
@@ -397,7 +412,7 @@ class TuneView(QWidget):
         pp = [self.pp.value()] if self.pp.value() else []
         tg = [self.tg.value()] if self.tg.value() else []
         if not pp and not tg:
-            raise ValueError("nothing to measure: set pp or tg above 0")
+            raise ValueError(tr("nothing to measure: set pp or tg above 0"))
         return lists, bench_tests(pp or [0], tg or [0], depths), self.reps.value()
 
     def say(self, text: str) -> None:
@@ -423,7 +438,7 @@ class TuneView(QWidget):
     def show_progress(self, done: int, total: int, left_s: float) -> None:
         self.progress.setRange(0, max(total, 1))
         self.progress.setValue(done)
-        self.time_left.setText(f"about {_duration(left_s)} left" if done < total else "")
+        self.time_left.setText(tr("about {time} left").format(time=_duration(left_s)) if done < total else "")
 
     def add_row(self, row: BenchRow, label: str) -> None:
         self.rows.append(row)
@@ -437,7 +452,7 @@ class TuneView(QWidget):
             "" if values["pct_of_ceiling"] is None else f"{values['pct_of_ceiling']:.0f}%",
             "" if values["peak_rss_mib"] is None else f"{values['peak_rss_mib']:,.0f}",
             "" if values["peak_gpu_mib"] is None else f"{values['peak_gpu_mib']:,.0f}",
-            row.reason or ("partial" if row.partial else ""),
+            row.reason or (tr("partial") if row.partial else ""),
         )
         index = self.table.rowCount()
         self.table.insertRow(index)
@@ -465,17 +480,23 @@ def describe_config(settings: LoadSettings, lists: dict[str, list[Any]]) -> str:
         spec = SPECS_BY_KEY[key]
         name = spec.flag.lstrip("-") if spec.flag else key
         parts.append(f"{name} {getattr(settings, key)}")
-    return ", ".join(parts) or "as loaded"
+    return ", ".join(parts) or tr("as loaded")
 
 
 def plan_summary(runs: int, loads: int, tests: int, skipped: int, estimate: float | None) -> str:
-    text = f"{runs} configuration{'s' if runs != 1 else ''} × {tests} test{'s' if tests != 1 else ''}"
-    text += f", {loads} load{'s' if loads != 1 else ''}"
+    """The plan in one line: 4 configurations × 2 tests, 2 loads; …; about 3 min at the speeds measured last.
+    One template per part, so each language orders its own words."""
+    configurations = (tr("{n} configuration") if runs == 1 else tr("{n} configurations")).format(n=runs)
+    measured = (tr("{n} test") if tests == 1 else tr("{n} tests")).format(n=tests)
+    reloads = (tr("{n} load") if loads == 1 else tr("{n} loads")).format(n=loads)
+    text = tr("{configurations} × {tests}, {loads}").format(
+        configurations=configurations, tests=measured, loads=reloads
+    )
     if skipped:
-        text += f"; {skipped} will not fit and will be listed as skipped"
+        text += tr("; {n} will not fit and will be listed as skipped").format(n=skipped)
     if estimate is not None:
-        text += f"; about {_duration(estimate)} at the speeds measured last"
-    return text + "."
+        text += tr("; about {time} at the speeds measured last").format(time=_duration(estimate))
+    return tr("{plan}.").format(plan=text)
 
 
 def loads_for(jobs: Sequence[Job]) -> int:
@@ -486,4 +507,4 @@ def _duration(seconds: float) -> str:
     seconds = max(0.0, seconds)
     if seconds < 90:
         return f"{seconds:.0f} s"
-    return f"{seconds / 60:.0f} min"
+    return tr("{minutes} min").format(minutes=f"{seconds / 60:.0f}")

@@ -2925,6 +2925,197 @@ Source: {source}</source>
     </message>
 </context>
 <context>
+    <name>tune_view</name>
+    <message>
+        <source>% of ceiling</source>
+        <translation>占上限 %</translation>
+    </message>
+    <message>
+        <source>%v of %m tests</source>
+        <translation>%v / %m 项测试</translation>
+    </message>
+    <message>
+        <source>&amp;Start sweep</source>
+        <translation>开始扫描(&amp;S)</translation>
+    </message>
+    <message>
+        <source>; about {time} at the speeds measured last</source>
+        <translation>；按上次测得的速度约需 {time}</translation>
+    </message>
+    <message>
+        <source>; {n} will not fit and will be listed as skipped</source>
+        <translation>；其中 {n} 种放不下，将列为已跳过</translation>
+    </message>
+    <message>
+        <source>A&amp;pply row</source>
+        <translation>应用此行(&amp;P)</translation>
+    </message>
+    <message>
+        <source>Batch and micro-batch</source>
+        <translation>批大小与微批大小</translation>
+    </message>
+    <message>
+        <source>Context depth</source>
+        <translation>上下文深度</translation>
+    </message>
+    <message>
+        <source>Custom grid</source>
+        <translation>自定义网格</translation>
+    </message>
+    <message>
+        <source>Each setting by its flag&apos;s name with its values: threads=1,2; flash-attn=on,off; depth=0,512</source>
+        <translation>每项设置写成其参数名加取值：threads=1,2; flash-attn=on,off; depth=0,512</translation>
+    </message>
+    <message>
+        <source>Flash attention and KV type</source>
+        <translation>Flash Attention 与 KV 类型</translation>
+    </message>
+    <message>
+        <source>GPU layers</source>
+        <translation>GPU 层数</translation>
+    </message>
+    <message>
+        <source>Generated tokens (tg)</source>
+        <translation>生成词元数 (tg)</translation>
+    </message>
+    <message>
+        <source>Note</source>
+        <translation>备注</translation>
+    </message>
+    <message>
+        <source>Peak GPU MiB</source>
+        <translation>显存峰值 MiB</translation>
+    </message>
+    <message>
+        <source>Peak RSS MiB</source>
+        <translation>内存峰值 MiB</translation>
+    </message>
+    <message>
+        <source>Prompt tokens (pp)</source>
+        <translation>提示词元数 (pp)</translation>
+    </message>
+    <message>
+        <source>Put the selected row&apos;s settings on the sliders (load to use them)</source>
+        <translation>把所选行的设置放到滑块上（加载后生效）</translation>
+    </message>
+    <message>
+        <source>Repetitions</source>
+        <translation>重复次数</translation>
+    </message>
+    <message>
+        <source>S&amp;top</source>
+        <translation>停止(&amp;T)</translation>
+    </message>
+    <message>
+        <source>Select a model to plan a sweep.</source>
+        <translation>请先选择模型再规划扫描。</translation>
+    </message>
+    <message>
+        <source>Settings</source>
+        <translation>设置</translation>
+    </message>
+    <message>
+        <source>Sweep</source>
+        <translation>扫描</translation>
+    </message>
+    <message>
+        <source>Sweep grid</source>
+        <translation>扫描网格</translation>
+    </message>
+    <message>
+        <source>Sweep progress</source>
+        <translation>扫描进度</translation>
+    </message>
+    <message>
+        <source>Sweep results</source>
+        <translation>扫描结果</translation>
+    </message>
+    <message>
+        <source>Sweep summary</source>
+        <translation>扫描概要</translation>
+    </message>
+    <message>
+        <source>Test</source>
+        <translation>测试</translation>
+    </message>
+    <message>
+        <source>Threads</source>
+        <translation>线程</translation>
+    </message>
+    <message>
+        <source>What to sweep</source>
+        <translation>扫描项目</translation>
+    </message>
+    <message>
+        <source>about {time} left</source>
+        <translation>约剩 {time}</translation>
+    </message>
+    <message>
+        <source>as loaded</source>
+        <translation>与已加载的相同</translation>
+    </message>
+    <message>
+        <source>generation (tg)</source>
+        <translation>生成 (tg)</translation>
+    </message>
+    <message>
+        <source>nothing to measure: set pp or tg above 0</source>
+        <translation>没有可测的内容：请把 pp 或 tg 设为大于 0</translation>
+    </message>
+    <message>
+        <source>partial</source>
+        <translation>不完整</translation>
+    </message>
+    <message>
+        <source>prompt (pp)</source>
+        <translation>提示 (pp)</translation>
+    </message>
+    <message>
+        <source>run</source>
+        <translation>运行序号</translation>
+    </message>
+    <message>
+        <source>{configurations} × {tests}, {loads}</source>
+        <translation>{configurations} × {tests}，{loads}</translation>
+    </message>
+    <message>
+        <source>{minutes} min</source>
+        <translation>{minutes} 分钟</translation>
+    </message>
+    <message>
+        <source>{n} configuration</source>
+        <translation>{n} 种配置</translation>
+    </message>
+    <message>
+        <source>{n} configurations</source>
+        <translation>{n} 种配置</translation>
+    </message>
+    <message>
+        <source>{n} load</source>
+        <translation>加载 {n} 次</translation>
+    </message>
+    <message>
+        <source>{n} loads</source>
+        <translation>加载 {n} 次</translation>
+    </message>
+    <message>
+        <source>{n} test</source>
+        <translation>{n} 项测试</translation>
+    </message>
+    <message>
+        <source>{n} tests</source>
+        <translation>{n} 项测试</translation>
+    </message>
+    <message>
+        <source>{plan}.</source>
+        <translation>{plan}。</translation>
+    </message>
+    <message>
+        <source>± sd</source>
+        <translation>± 标准差</translation>
+    </message>
+</context>
+<context>
     <name>vram_bar</name>
     <message>
         <source>CUDA context and runtime</source>
