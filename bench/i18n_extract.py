@@ -45,13 +45,16 @@ SPEC_KEYWORDS = ("label", "help")
 CORE: tuple[tuple[str, str, str], ...] = (
     ("planner", "gui/core/planner.py", "Verdict"),
     ("planner", "gui/core/planner.py", "Verdict.answer"),
+    ("power_sweep", "gui/core/power_sweep.py", "table_header"),
 )
 # Words a whole Qt-free module writes into named variables and calls, shown by the window: (context, file,
-# the variable names whose string values are collected, wherever assigned — a tuple's too, and a dict's
-# values —, and the calls whose argument is collected: "name" the first, "name:3" the fourth). An f-string is
-# not collected: it stays English.
+# the variable names whose string values are collected, wherever assigned — a tuple's too, the items of a
+# tuple assigned to one, and a dict's values —, and the calls whose argument is collected: "name" the first,
+# "name:3" the fourth). An f-string is not collected: it stays English.
 CORE_NAMED: tuple[tuple[str, str, tuple[str, ...], tuple[str, ...]], ...] = (
     ("doctor", "gui/core/doctor.py", ("title", "why", "words", "legacy_words", "STATUS_WORDS"), ("Fix", "_check:3")),
+    ("power_sweep", "gui/core/power_sweep.py", ("SIMULATED_NOTE",), ()),
+    ("journey", "gui/core/journey.py", ("STAGE_COLUMNS",), ()),
 )
 
 
@@ -135,7 +138,8 @@ def _spec_messages(path: Path) -> Iterator[Message]:
 
 
 def _core_messages(context: str, path: Path, owner: str) -> Iterator[Message]:
-    """String constants inside a class (its members) or a function or property (what it returns)."""
+    """String constants inside a class (its members) or a function or property (the values of its dicts, the
+    items of its lists)."""
     tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
     rel = _where(path)
     parts = owner.split(".")
@@ -158,8 +162,8 @@ def _core_messages(context: str, path: Path, owner: str) -> Iterator[Message]:
                 yield Message(context, text, where=f"{rel}:{node.lineno}")
     else:
         for node in ast.walk(scope):
-            if isinstance(node, ast.Dict):
-                for value in node.values:
+            if isinstance(node, ast.Dict | ast.List):
+                for value in node.values if isinstance(node, ast.Dict) else node.elts:
                     if text := _text(value):
                         yield Message(context, text, where=f"{rel}:{value.lineno}")
 
@@ -176,7 +180,10 @@ def _named_messages(context: str, path: Path, names: tuple[str, ...], calls: tup
             for target in targets:
                 if isinstance(target, ast.Name) and target.id in names and node.value is not None:
                     value = node.value
-                    values += value.values if isinstance(value, ast.Dict) else [value]  # type: ignore[misc]
+                    if isinstance(value, ast.Dict):
+                        values += value.values  # type: ignore[arg-type]
+                    else:
+                        values += value.elts if isinstance(value, ast.Tuple) else [value]
                 elif isinstance(target, ast.Tuple) and isinstance(node.value, ast.Tuple):
                     values += [
                         v

@@ -161,7 +161,10 @@ VIEWS = (
     "history",
     "doctor",
     "models_tab",
+    "journey",
+    "export_menu",
     "tune",
+    "power_sweep",
 )
 
 # English that stays English in a Chinese window: names of things, units, llama.cpp's flags and types.
@@ -175,9 +178,9 @@ ALLOWED = re.compile(
     | \b[A-Z]+_[A-Z_]+\b                            # an environment variable (HF_TOKEN)
     | \b[a-z]+\d[\w.-]*                             # a model's name from its file (smollm2-135M, qwen3)
     | \b(llama(?!\.cpp)|qwen\w*|gemma\w*|phi\w*|mistral\w*)\b  # a model's architecture, as the GGUF names it
-    | \b(Tightfit|llama\.cpp|llama-cpp-python|GGUF|NVML|NVIDIA|CUDA|CPU|GPU|GPUs|VRAM|RAM|KV|MoE|RPC|API|URL|
-         OpenAI|Hugging\s?Face|HF|SmolLM2[\w.-]*|Tesla|V100|P40|P100|SXM2|PCIe|PCI|NUMA|JSON|CSV|SQLite|HTTP|
-         koboldcpp|Ollama|Jinja|ChatML|BOS|EOS|PID|OOM|ID|OK|Flash\sAttention|PyPI|SHA-256|README|Gemma|GeForce|RTX|Quadro|Ctrl\+\w+|Esc|Apache-2\.0|MIT|nvidia-smi|BPW|
+    | \b([Tt]ightfit|llama\.cpp|llama-cpp-python|GGUF|NVML|NVIDIA|CUDA|CPU|GPU|GPUs|VRAM|RAM|KV|MoE|RPC|API|URL|
+         OpenAI|Hugging\s?Face|HF|SmolLM2[\w.-]*|Tesla|V100|P40|P100|SXM2|PCIe|PCI|NUMA|JSON|CSV|Markdown|SQLite|HTTP|
+         koboldcpp|kcpps|Ollama|Jinja|ChatML|BOS|EOS|PID|OOM|ID|OK|Flash\sAttention|PyPI|SHA-256|README|Gemma|GeForce|RTX|Quadro|Ctrl\+\w+|Esc|Apache-2\.0|MIT|nvidia-smi|BPW|
          Llama|Phi|Mistral|Tekken|                  # chat formats, by the model family that uses them
          ECC|BIOS|AMX|AVX-512|Xeon|Python|pynvml|root|sudo|pkexec|lspci|LnkCap|LnkSta|rope\sscaling|  # system words
          English)\b                                  # English: the language named in its own words
@@ -290,3 +293,30 @@ def test_the_doctor_in_chinese_translates_its_titles_why_and_fixes(qtbot, chines
     assert found == [], "\n".join(found)
     shown = [label.text() for label in view.findChildren(QLabel)]
     assert "引擎支持 GPU" in shown or "驱动支持这张显卡" in shown
+
+
+def test_the_journey_headers_and_the_export_menu_in_chinese(qtbot, tmp_path: Path, chinese: None) -> None:
+    """What the walk cannot reach: the Journey's column tips (header items) and the Export menu's actions."""
+    from gui.core.journey import STAGE_COLUMNS
+    from gui.services.journey import JourneyStore
+    from gui.ui.background import Background
+    from gui.ui.export_menu import ExportMenu
+    from gui.ui.journey_view import JourneyView
+
+    view = JourneyView(JourneyStore(tmp_path / "journey.sqlite3"))
+    qtbot.addWidget(view)
+    headers = [view.table.horizontalHeaderItem(i) for i in range(len(STAGE_COLUMNS))]
+    texts = [(h.text(), h.toolTip()) for h in headers if h is not None]
+    assert texts[0][0] == "阶段" and len(texts) == len(STAGE_COLUMNS)
+    assert [t for pair in texts for t in pair if english_words(t)] == []
+    assert english_words(view.summary.text()) == []
+    background = Background("export-test")
+    try:
+        menu = ExportMenu(lambda: None, LoadSettings, lambda: None, background)
+        qtbot.addWidget(menu)
+        actions = [a.text() for a in menu.menu().actions() if not a.isSeparator()]
+        assert len(actions) == 7 and "保存调优卡…" in actions
+        assert [t for t in actions if english_words(t)] == []
+    finally:
+        view.shutdown()
+        background.shutdown(wait=True)

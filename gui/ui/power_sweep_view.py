@@ -56,15 +56,17 @@ from gui.services.power_sweep import (
     Workload,
 )
 from gui.ui.charts import colour_curve, colour_plot
+from gui.ui.i18n import Tr, core_text
 from gui.ui.plain import plain_label
 from gui.ui.theme import follow_theme, themed_style
 
 __all__ = ["PowerSweepRunner", "PowerSweepView", "SweepPlan"]
 
 log = logging.getLogger(__name__)
+tr = Tr("power_sweep_view")
 
 MAX_PHASE_S = 3600.0  # a warm-up or measurement longer than an hour per cap is a typing mistake
-PHASES = {"capping": "applying the cap", "warm-up": "warming up", "measuring": "measuring"}
+PHASES = {"capping": tr.mark("applying the cap"), "warm-up": tr.mark("warming up"), "measuring": tr.mark("measuring")}
 
 
 class SweepPlan:
@@ -147,41 +149,45 @@ class PowerSweepView(QWidget):
         self.card_name = ""
         self._card: tuple[Any, CapLimits | None, str] | None = None  # what set_card last saw
         self.caps = QLineEdit(self)
-        self.caps.setAccessibleName("Power caps to sweep")
-        self.caps.setToolTip(f"Whole watts, e.g. {LIST_EXAMPLE}; empty: 5 steps from the card's minimum to its default")
+        self.caps.setAccessibleName(tr("Power caps to sweep"))
+        self.caps.setToolTip(
+            tr("Whole watts, e.g. {example}; empty: 5 steps from the card's minimum to its default").format(
+                example=LIST_EXAMPLE
+            )
+        )
         # Created in the order they are laid out, which is the order Tab visits them.
-        self.warmup = self._seconds_box(0.0, MAX_PHASE_S, 90.0, " s", "Warm-up at each cap (discarded)")
-        self.measure = self._seconds_box(1.0, MAX_PHASE_S, DEFAULT_MEASURE_S, " s", "Measured time at each cap")
-        self.loss = self._seconds_box(0.0, 50.0, DEFAULT_LOSS_PCT, " %", "Speed the recommended cap may cost")
+        self.warmup = self._seconds_box(0.0, MAX_PHASE_S, 90.0, " s", tr("Warm-up at each cap (discarded)"))
+        self.measure = self._seconds_box(1.0, MAX_PHASE_S, DEFAULT_MEASURE_S, " s", tr("Measured time at each cap"))
+        self.loss = self._seconds_box(0.0, 50.0, DEFAULT_LOSS_PCT, " %", tr("Speed the recommended cap may cost"))
         self.loss.setDecimals(1)
         self.loss.setSingleStep(0.5)
-        self.summary = plain_label("Waiting for a reading of the card.", self, wrap=True)
-        self.summary.setAccessibleName("Power sweep summary")
-        self.start_button = QPushButton("Start &power sweep", self)
+        self.summary = plain_label(tr("Waiting for a reading of the card."), self, wrap=True)
+        self.summary.setAccessibleName(tr("Power sweep summary"))
+        self.start_button = QPushButton(tr("Start &power sweep"), self)
         self.start_button.setEnabled(False)
-        self.stop_button = QPushButton("Stop", self)
+        self.stop_button = QPushButton(tr("Stop"), self)
         self.stop_button.setEnabled(False)
         self.progress = QProgressBar(self)
-        self.progress.setAccessibleName("Power sweep progress")
-        self.progress.setFormat("%v of %m caps")
+        self.progress.setAccessibleName(tr("Power sweep progress"))
+        self.progress.setFormat(tr("%v of %m caps"))
         self.phase = QLabel("", self)
         self.table = QTableWidget(0, 0, self)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.table.setAccessibleName("Power sweep results")
+        self.table.setAccessibleName(tr("Power sweep results"))
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         self.table.horizontalHeader().setStretchLastSection(True)  # the throttle reasons take what is left
-        self.simulated_note = plain_label(SIMULATED_NOTE, self, wrap=True)
+        self.simulated_note = plain_label(core_text("power_sweep", SIMULATED_NOTE), self, wrap=True)
         themed_style(self.simulated_note, lambda palette: f"color: {palette.simulated}")
         self.simulated_note.setVisible(False)
         self.recommendation = plain_label("", self, wrap=True)
-        self.recommendation.setAccessibleName("Recommended cap")
-        self.apply_button = QPushButton("Cap at the recommended", self)
-        self.apply_button.setToolTip("Set the card's power limit to the recommended cap (the Monitor's Cap button)")
+        self.recommendation.setAccessibleName(tr("Recommended cap"))
+        self.apply_button = QPushButton(tr("Cap at the recommended"), self)
+        self.apply_button.setToolTip(tr("Set the card's power limit to the recommended cap (the Monitor's Cap button)"))
         self.apply_button.setEnabled(False)
         self.chart = pg.PlotWidget(self)
-        self.chart.setLabel("left", "% of the best")
-        self.chart.setLabel("bottom", "power cap (W)")
+        self.chart.setLabel("left", tr("% of the best"))
+        self.chart.setLabel("bottom", tr("power cap (W)"))
         self.chart.addLegend()
         self.chart.setMinimumHeight(140)
         self._speed = self.chart.plot([], [], symbol="o", name="tok/s")
@@ -194,10 +200,10 @@ class PowerSweepView(QWidget):
         self.result: SweepResult | None = None
 
         form = QGridLayout()
-        form.addWidget(QLabel("Caps", self), 0, 0)
+        form.addWidget(QLabel(tr("Caps"), self), 0, 0)
         form.addWidget(self.caps, 0, 1, 1, 6)
         for column, (label, box) in enumerate(
-            (("Warm-up", self.warmup), ("Measure", self.measure), ("Allowed loss", self.loss))
+            ((tr("Warm-up"), self.warmup), (tr("Measure"), self.measure), (tr("Allowed loss"), self.loss))
         ):
             form.addWidget(QLabel(label, self), 1, 2 * column)
             form.addWidget(box, 1, 2 * column + 1)
@@ -255,7 +261,7 @@ class PowerSweepView(QWidget):
             try:
                 limits = CapLimits.from_sample(sample)
             except ValueError as exc:
-                why = f"This card cannot be swept: {exc}."
+                why = tr("This card cannot be swept: {reason}.").format(reason=exc)
         card = (sample.index, sample.name or f"GPU {sample.index}", sample.simulated) if sample is not None else None
         if (card, limits, why) == self._card:
             return
@@ -276,7 +282,7 @@ class PowerSweepView(QWidget):
     def plan(self) -> SweepPlan:
         """The sweep the controls describe; ValueError (one line) says what is wrong."""
         if self.limits is None:
-            raise ValueError("no reading of a card whose power limit can be set")
+            raise ValueError(tr("no reading of a card whose power limit can be set"))
         text = self.caps.text()
         caps = parse_caps(text, self.limits) if text.strip() else default_caps(self.limits)
         workload = Workload(self.warmup.value(), self.measure.value()).validated()
@@ -289,7 +295,7 @@ class PowerSweepView(QWidget):
         if self.limits is None:
             self.start_button.setEnabled(False)
             why = self._card[2] if self._card is not None else ""
-            self.summary.setText(why or "Waiting for a reading of a card whose power limit can be set.")
+            self.summary.setText(why or tr("Waiting for a reading of a card whose power limit can be set."))
             return False
         try:
             plan = self.plan()
@@ -299,10 +305,20 @@ class PowerSweepView(QWidget):
             return False
         order = ", ".join(map(str, sorted(plan.caps, reverse=True)))
         estimate = plan.workload.estimate_s(len(plan.caps)) or 0.0
-        card = f"{self.card_name} (SIMULATED)" if self.simulated else self.card_name
+        card = tr("{card} (SIMULATED)").format(card=self.card_name) if self.simulated else self.card_name
+        # The card's limits and the workload are described by gui/core and gui/services, in English.
         self.summary.setText(
-            f"{len(plan.caps)} caps on {card}: {order} W ({self.limits.describe()}); {plan.workload.describe()}; "
-            f"about {_minutes(estimate)} in all. The limit the card has now is put back when the sweep ends."
+            tr(
+                "{count} caps on {card}: {caps} W ({limits}); {workload}; about {time} in all. "
+                "The limit the card has now is put back when the sweep ends."
+            ).format(
+                count=len(plan.caps),
+                card=card,
+                caps=order,
+                limits=self.limits.describe(),
+                workload=plan.workload.describe(),
+                time=_minutes(estimate),
+            )
         )
         self.start_button.setEnabled(True)
         return True
@@ -334,7 +350,9 @@ class PowerSweepView(QWidget):
     def show_progress(self, progress: SweepProgress) -> None:
         self.progress.setRange(0, progress.count)
         self.progress.setValue(progress.position)
-        self.phase.setText(f"{progress.cap_w} W ({progress.position + 1}/{progress.count}): {PHASES[progress.phase]}")
+        self.phase.setText(
+            f"{progress.cap_w} W ({progress.position + 1}/{progress.count}): {tr(PHASES[progress.phase])}"
+        )
 
     def add_row(self, row: SweepRow) -> None:
         self.rows.append(row)
@@ -348,12 +366,17 @@ class PowerSweepView(QWidget):
         self.rows = list(result.rows)
         self._fill()
         self._recommend()
+        # The reason a sweep ended early and the restore message come from gui/services, in English.
         ended = (
-            f"Partial: {len(result.rows)} of {len(result.caps)} caps measured ({result.reason or 'stopped'})."
+            tr("Partial: {measured} of {caps} caps measured ({reason}).").format(
+                measured=len(result.rows), caps=len(result.caps), reason=result.reason or tr("stopped")
+            )
             if result.partial
-            else f"Done: {len(result.rows)} caps measured."
+            else tr("Done: {measured} caps measured.").format(measured=len(result.rows))
         )
-        restored = result.restore_message + ("." if result.restored else ". Check the Monitor tab's limit.")
+        restored = (tr("{message}.") if result.restored else tr("{message}. Check the Monitor tab's limit.")).format(
+            message=result.restore_message
+        )
         self.summary.setText(f"{ended} {restored}")
 
     def say(self, text: str) -> None:
@@ -368,7 +391,7 @@ class PowerSweepView(QWidget):
         header = table_header(self.simulated)
         self.simulated_note.setVisible(self.simulated)
         self.table.setColumnCount(len(header))
-        self.table.setHorizontalHeaderLabels(header)
+        self.table.setHorizontalHeaderLabels([core_text("power_sweep", word) for word in header])
 
     def _fill(self) -> None:
         best = max((row.tok_s for row in self.rows), default=0.0)
@@ -399,9 +422,10 @@ class PowerSweepView(QWidget):
             return
         self._chosen.setPos(chosen.cap_w)
         self._chosen.setVisible(True)
-        label = "Recommended" if not self.running else "So far"
-        self.recommendation.setText(f"{label}: {chosen.message}.")
-        self.apply_button.setText(f"Cap at {chosen.cap_w} W")
+        # The recommendation's words are gui/core/power_sweep.py's (figures composed in English).
+        said = tr("Recommended: {message}.") if not self.running else tr("So far: {message}.")
+        self.recommendation.setText(said.format(message=chosen.message))
+        self.apply_button.setText(tr("Cap at {watts} W").format(watts=chosen.cap_w))
         self.apply_button.setEnabled(not self.running)
 
     def _apply(self) -> None:
@@ -416,4 +440,4 @@ def _percent_of_best(values: list[float]) -> list[float]:
 
 
 def _minutes(seconds: float) -> str:
-    return f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.0f} min"
+    return f"{seconds:.0f} s" if seconds < 90 else tr("{minutes} min").format(minutes=f"{seconds / 60:.0f}")

@@ -986,6 +986,161 @@
     </message>
 </context>
 <context>
+    <name>export_menu</name>
+    <message>
+        <source> Note: {notes}.</source>
+        <translation> 注意：{notes}。</translation>
+    </message>
+    <message>
+        <source>Applied anyway: {mismatch}</source>
+        <translation>已强制应用：{mismatch}</translation>
+    </message>
+    <message>
+        <source>Checking {card} against {model}…</source>
+        <translation>正在用 {model} 核对 {card}…</translation>
+    </message>
+    <message>
+        <source>Copy llama-cli command</source>
+        <translation>复制 llama-cli 命令</translation>
+    </message>
+    <message>
+        <source>Copy llama-server command</source>
+        <translation>复制 llama-server 命令</translation>
+    </message>
+    <message>
+        <source>Copy llama-server preset section</source>
+        <translation>复制 llama-server 预设段</translation>
+    </message>
+    <message>
+        <source>Could not export for koboldcpp: {error}</source>
+        <translation>无法导出给 koboldcpp：{error}</translation>
+    </message>
+    <message>
+        <source>Could not export: {error}</source>
+        <translation>无法导出：{error}</translation>
+    </message>
+    <message>
+        <source>Could not open {file}: {error}</source>
+        <translation>无法打开 {file}：{error}</translation>
+    </message>
+    <message>
+        <source>Could not save a tuning card: {error}</source>
+        <translation>无法保存调优卡：{error}</translation>
+    </message>
+    <message>
+        <source>Could not save the tuning card: {error}</source>
+        <translation>无法保存调优卡：{error}</translation>
+    </message>
+    <message>
+        <source>Could not save {file}: {error}</source>
+        <translation>无法保存 {file}：{error}</translation>
+    </message>
+    <message>
+        <source>Export</source>
+        <translation>导出</translation>
+    </message>
+    <message>
+        <source>Export settings</source>
+        <translation>导出设置</translation>
+    </message>
+    <message>
+        <source>Hashing {model} for the tuning card…</source>
+        <translation>正在为调优卡计算 {model} 的哈希…</translation>
+    </message>
+    <message>
+        <source>Open tuning card</source>
+        <translation>打开调优卡</translation>
+    </message>
+    <message>
+        <source>Open tuning card…</source>
+        <translation>打开调优卡…</translation>
+    </message>
+    <message>
+        <source>Save koboldcpp .kcpps…</source>
+        <translation>保存 koboldcpp .kcpps…</translation>
+    </message>
+    <message>
+        <source>Save koboldcpp settings</source>
+        <translation>保存 koboldcpp 设置</translation>
+    </message>
+    <message>
+        <source>Save tuning card</source>
+        <translation>保存调优卡</translation>
+    </message>
+    <message>
+        <source>Save tuning card…</source>
+        <translation>保存调优卡…</translation>
+    </message>
+    <message>
+        <source>Saved the tuning card {file} (SHA-256 {sha}…).</source>
+        <translation>已保存调优卡 {file}（SHA-256 {sha}…）。</translation>
+    </message>
+    <message>
+        <source>Saved {file}: start it with koboldcpp --config {file}.</source>
+        <translation>已保存 {file}：用 koboldcpp --config {file} 启动。</translation>
+    </message>
+    <message>
+        <source>Select a model first: a tuning card&apos;s settings are for one model file.</source>
+        <translation>请先选择模型：调优卡的设置针对某一个模型文件。</translation>
+    </message>
+    <message>
+        <source>Select a model first: the export is for a model and its settings.</source>
+        <translation>请先选择模型：导出的是一个模型及其设置。</translation>
+    </message>
+    <message>
+        <source>Stop hashing the model</source>
+        <translation>停止计算模型哈希</translation>
+    </message>
+    <message>
+        <source>Stopped hashing the model: nothing was saved or applied.</source>
+        <translation>已停止计算模型哈希：没有保存或应用任何内容。</translation>
+    </message>
+    <message>
+        <source>The llama-cli command is on the clipboard.</source>
+        <translation>llama-cli 命令已复制到剪贴板。</translation>
+    </message>
+    <message>
+        <source>The llama-server command is on the clipboard.</source>
+        <translation>llama-server 命令已复制到剪贴板。</translation>
+    </message>
+    <message>
+        <source>The llama-server preset section is on the clipboard.</source>
+        <translation>llama-server 预设段已复制到剪贴板。</translation>
+    </message>
+    <message>
+        <source>Tuning card for another file</source>
+        <translation>其他文件的调优卡</translation>
+    </message>
+    <message>
+        <source>Tuning cards (*.json);;All files (*)</source>
+        <translation>调优卡 (*.json);;所有文件 (*)</translation>
+    </message>
+    <message>
+        <source>Use these settings elsewhere: llama.cpp, koboldcpp, or a tuning card</source>
+        <translation>在别处使用这些设置：llama.cpp、koboldcpp 或调优卡</translation>
+    </message>
+    <message>
+        <source>koboldcpp settings (*.kcpps);;All files (*)</source>
+        <translation>koboldcpp 设置 (*.kcpps);;所有文件 (*)</translation>
+    </message>
+    <message>
+        <source>{file} not applied: {error}</source>
+        <translation>未应用 {file}：{error}</translation>
+    </message>
+    <message>
+        <source>{message}; they take effect at the next load.</source>
+        <translation>{message}；下次加载时生效。</translation>
+    </message>
+    <message>
+        <source>{mismatch}.
+
+Apply its settings anyway?</source>
+        <translation>{mismatch}。
+
+仍要应用它的设置吗？</translation>
+    </message>
+</context>
+<context>
     <name>history_panel</name>
     <message>
         <source>%d %b %H:%M</source>
@@ -1048,6 +1203,160 @@
     <message>
         <source>the chat</source>
         <translation>该对话</translation>
+    </message>
+</context>
+<context>
+    <name>journey</name>
+    <message>
+        <source>% of ceiling</source>
+        <translation>占上限 %</translation>
+    </message>
+    <message>
+        <source>best tok/s</source>
+        <translation>最快 tok/s</translation>
+    </message>
+    <message>
+        <source>model</source>
+        <translation>模型</translation>
+    </message>
+    <message>
+        <source>note</source>
+        <translation>备注</translation>
+    </message>
+    <message>
+        <source>prompt tok/s</source>
+        <translation>提示词 tok/s</translation>
+    </message>
+    <message>
+        <source>runs</source>
+        <translation>次数</translation>
+    </message>
+    <message>
+        <source>stage</source>
+        <translation>阶段</translation>
+    </message>
+    <message>
+        <source>tok/s</source>
+        <translation>tok/s</translation>
+    </message>
+    <message>
+        <source>what changed</source>
+        <translation>改了什么</translation>
+    </message>
+</context>
+<context>
+    <name>journey_view</name>
+    <message>
+        <source> Fastest: stage {number}, {speed} tok/s typical.</source>
+        <translation>最快：第 {number} 阶段，典型 {speed} tok/s。</translation>
+    </message>
+    <message>
+        <source>CSV files (*.csv);;All files (*)</source>
+        <translation>CSV 文件 (*.csv);;所有文件 (*)</translation>
+    </message>
+    <message>
+        <source>Cannot export the journey to {path}: {reason}</source>
+        <translation>无法将历程导出到 {path}：{reason}</translation>
+    </message>
+    <message>
+        <source>E&amp;xport Markdown…</source>
+        <translation>导出 Markdown(&amp;X)…</translation>
+    </message>
+    <message>
+        <source>Ex&amp;port CSV…</source>
+        <translation>导出 CSV(&amp;P)…</translation>
+    </message>
+    <message>
+        <source>Export the journey as CSV</source>
+        <translation>将历程导出为 CSV</translation>
+    </message>
+    <message>
+        <source>Export the journey as Markdown</source>
+        <translation>将历程导出为 Markdown</translation>
+    </message>
+    <message>
+        <source>Exported {stages} to {path}.</source>
+        <translation>已将 {stages} 导出到 {path}。</translation>
+    </message>
+    <message>
+        <source>From the stage before (the first stage: its settings in full).</source>
+        <translation>相对上一阶段的变化（第一阶段：列出全部设置）。</translation>
+    </message>
+    <message>
+        <source>Journey stages</source>
+        <translation>历程阶段</translation>
+    </message>
+    <message>
+        <source>Journey: cannot read the records: {error}</source>
+        <translation>历程：无法读取记录：{error}</translation>
+    </message>
+    <message>
+        <source>Journey: the note was not saved: {error}</source>
+        <translation>历程：备注未保存：{error}</translation>
+    </message>
+    <message>
+        <source>Markdown files (*.md);;All files (*)</source>
+        <translation>Markdown 文件 (*.md);;所有文件 (*)</translation>
+    </message>
+    <message>
+        <source>Nothing measured yet. Load a model and send a message, or run a benchmark: each configuration you run (model file, settings, engine build, card) becomes a stage here, with its speed.</source>
+        <translation>还没有测量结果。加载模型并发送一条消息，或运行一次基准测试：你运行的每种配置（模型文件、设置、引擎构建、显卡）都会在这里成为一个阶段，附上它的速度。</translation>
+    </message>
+    <message>
+        <source>Refres&amp;h</source>
+        <translation>刷新(&amp;H)</translation>
+    </message>
+    <message>
+        <source>Replies (of at least a few tokens) and tg benchmark rows measured with this configuration.</source>
+        <translation>用该配置测得的回复（至少几个词元）和 tg 基准测试行。</translation>
+    </message>
+    <message>
+        <source>The fastest prompt processing measured for this configuration.</source>
+        <translation>该配置测得的最快提示词处理速度。</translation>
+    </message>
+    <message>
+        <source>The fastest run of this configuration.</source>
+        <translation>该配置最快的一次运行。</translation>
+    </message>
+    <message>
+        <source>The typical speed as a share of the planner&apos;s memory-bandwidth ceiling for it.</source>
+        <translation>典型速度占规划器按显存带宽估算的速度上限的比例。</translation>
+    </message>
+    <message>
+        <source>Typical decode speed: the median of llama.cpp&apos;s own rate over every run of this configuration.</source>
+        <translation>典型生成速度：该配置所有运行中 llama.cpp 自报速率的中位数。</translation>
+    </message>
+    <message>
+        <source>Your note on this configuration: double-click to edit; it is saved at once.</source>
+        <translation>你对该配置的备注：双击编辑，立即保存。</translation>
+    </message>
+    <message>
+        <source>{configurations}, {runs}.</source>
+        <translation>{configurations}，{runs}。</translation>
+    </message>
+    <message>
+        <source>{n} configuration</source>
+        <translation>{n} 种配置</translation>
+    </message>
+    <message>
+        <source>{n} configurations</source>
+        <translation>{n} 种配置</translation>
+    </message>
+    <message>
+        <source>{n} measured run</source>
+        <translation>{n} 次测量运行</translation>
+    </message>
+    <message>
+        <source>{n} measured runs</source>
+        <translation>{n} 次测量运行</translation>
+    </message>
+    <message>
+        <source>{n} stage</source>
+        <translation>{n} 个阶段</translation>
+    </message>
+    <message>
+        <source>{n} stages</source>
+        <translation>{n} 个阶段</translation>
     </message>
 </context>
 <context>
@@ -2797,6 +3106,208 @@ Source: {source}</source>
     <message>
         <source>{typed} W is not possible: the most this card takes is {watts} W, so {watts} W it is</source>
         <translation>{typed} W 不可行：此卡最高可设 {watts} W，因此设为 {watts} W</translation>
+    </message>
+</context>
+<context>
+    <name>power_sweep</name>
+    <message>
+        <source>SIMULATED card: tok/s is the engine&apos;s rate at the first cap times the card&apos;s speed at each cap (its clocks against unthrottled, from its physics); the engine itself runs on this machine.</source>
+        <translation>模拟显卡：tok/s 是引擎在第一个功耗上限下的速度乘以显卡在各功耗上限下的速度系数（按其物理模型，实际频率相对不降频时的比例）；引擎本身在这台机器上运行。</translation>
+    </message>
+    <message>
+        <source>SM MHz</source>
+        <translation>SM 频率 MHz</translation>
+    </message>
+    <message>
+        <source>cap W</source>
+        <translation>功耗上限 W</translation>
+    </message>
+    <message>
+        <source>card speed</source>
+        <translation>显卡速度</translation>
+    </message>
+    <message>
+        <source>end °C</source>
+        <translation>结束温度 °C</translation>
+    </message>
+    <message>
+        <source>engine tok/s</source>
+        <translation>引擎 tok/s</translation>
+    </message>
+    <message>
+        <source>power W</source>
+        <translation>功率 W</translation>
+    </message>
+    <message>
+        <source>throttled</source>
+        <translation>降频</translation>
+    </message>
+    <message>
+        <source>tok/J</source>
+        <translation>tok/J</translation>
+    </message>
+    <message>
+        <source>tok/s</source>
+        <translation>tok/s</translation>
+    </message>
+    <message>
+        <source>vs best</source>
+        <translation>相对最佳</translation>
+    </message>
+</context>
+<context>
+    <name>power_sweep_view</name>
+    <message>
+        <source>% of the best</source>
+        <translation>占最佳的 %</translation>
+    </message>
+    <message>
+        <source>%v of %m caps</source>
+        <translation>%v / %m 个功耗上限</translation>
+    </message>
+    <message>
+        <source>Allowed loss</source>
+        <translation>允许损失</translation>
+    </message>
+    <message>
+        <source>Cap at the recommended</source>
+        <translation>上限设为推荐值</translation>
+    </message>
+    <message>
+        <source>Cap at {watts} W</source>
+        <translation>上限设为 {watts} W</translation>
+    </message>
+    <message>
+        <source>Caps</source>
+        <translation>功耗上限</translation>
+    </message>
+    <message>
+        <source>Done: {measured} caps measured.</source>
+        <translation>完成：已测 {measured} 个功耗上限。</translation>
+    </message>
+    <message>
+        <source>Measure</source>
+        <translation>测量</translation>
+    </message>
+    <message>
+        <source>Measured time at each cap</source>
+        <translation>每个功耗上限的测量时长</translation>
+    </message>
+    <message>
+        <source>Partial: {measured} of {caps} caps measured ({reason}).</source>
+        <translation>不完整：已测 {measured} / {caps} 个功耗上限（{reason}）。</translation>
+    </message>
+    <message>
+        <source>Power caps to sweep</source>
+        <translation>要扫描的功耗上限</translation>
+    </message>
+    <message>
+        <source>Power sweep progress</source>
+        <translation>功耗扫描进度</translation>
+    </message>
+    <message>
+        <source>Power sweep results</source>
+        <translation>功耗扫描结果</translation>
+    </message>
+    <message>
+        <source>Power sweep summary</source>
+        <translation>功耗扫描概要</translation>
+    </message>
+    <message>
+        <source>Recommended cap</source>
+        <translation>推荐的功耗上限</translation>
+    </message>
+    <message>
+        <source>Recommended: {message}.</source>
+        <translation>推荐：{message}。</translation>
+    </message>
+    <message>
+        <source>Set the card&apos;s power limit to the recommended cap (the Monitor&apos;s Cap button)</source>
+        <translation>把显卡的功耗上限设为推荐值（即“监控”中的“上限设为”按钮）</translation>
+    </message>
+    <message>
+        <source>So far: {message}.</source>
+        <translation>目前：{message}。</translation>
+    </message>
+    <message>
+        <source>Speed the recommended cap may cost</source>
+        <translation>推荐的功耗上限最多可损失的速度</translation>
+    </message>
+    <message>
+        <source>Start &amp;power sweep</source>
+        <translation>开始功耗扫描(&amp;P)</translation>
+    </message>
+    <message>
+        <source>Stop</source>
+        <translation>停止</translation>
+    </message>
+    <message>
+        <source>This card cannot be swept: {reason}.</source>
+        <translation>这张显卡无法扫描：{reason}。</translation>
+    </message>
+    <message>
+        <source>Waiting for a reading of a card whose power limit can be set.</source>
+        <translation>正在等待一张可设置功耗上限的显卡的读数。</translation>
+    </message>
+    <message>
+        <source>Waiting for a reading of the card.</source>
+        <translation>正在等待显卡读数。</translation>
+    </message>
+    <message>
+        <source>Warm-up</source>
+        <translation>预热</translation>
+    </message>
+    <message>
+        <source>Warm-up at each cap (discarded)</source>
+        <translation>每个功耗上限的预热时长（不计入结果）</translation>
+    </message>
+    <message>
+        <source>Whole watts, e.g. {example}; empty: 5 steps from the card&apos;s minimum to its default</source>
+        <translation>整数瓦数，例如 {example}；留空：从显卡最小值到默认值取 5 档</translation>
+    </message>
+    <message>
+        <source>applying the cap</source>
+        <translation>正在设置功耗上限</translation>
+    </message>
+    <message>
+        <source>measuring</source>
+        <translation>正在测量</translation>
+    </message>
+    <message>
+        <source>no reading of a card whose power limit can be set</source>
+        <translation>没有可设置功耗上限的显卡读数</translation>
+    </message>
+    <message>
+        <source>power cap (W)</source>
+        <translation>功耗上限 (W)</translation>
+    </message>
+    <message>
+        <source>stopped</source>
+        <translation>已停止</translation>
+    </message>
+    <message>
+        <source>warming up</source>
+        <translation>正在预热</translation>
+    </message>
+    <message>
+        <source>{card} (SIMULATED)</source>
+        <translation>{card}（模拟）</translation>
+    </message>
+    <message>
+        <source>{count} caps on {card}: {caps} W ({limits}); {workload}; about {time} in all. The limit the card has now is put back when the sweep ends.</source>
+        <translation>在 {card} 上扫描 {count} 个功耗上限：{caps} W（{limits}）；{workload}；共约 {time}。扫描结束后恢复显卡当前的功耗上限。</translation>
+    </message>
+    <message>
+        <source>{message}.</source>
+        <translation>{message}。</translation>
+    </message>
+    <message>
+        <source>{message}. Check the Monitor tab&apos;s limit.</source>
+        <translation>{message}。请在“监控”标签页核对功耗上限。</translation>
+    </message>
+    <message>
+        <source>{minutes} min</source>
+        <translation>{minutes} 分钟</translation>
     </message>
 </context>
 <context>
