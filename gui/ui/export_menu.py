@@ -24,11 +24,14 @@ from gui.core.params import LoadSettings
 from gui.core.tuning_card import CardFacts, CardMismatch, TuningCard
 from gui.services.tuning_card import HashCancelled, make_card, open_card, read_card, write_card
 from gui.ui.background import Background
+from gui.ui.i18n import Tr
 
 __all__ = ["ExportMenu"]
 
-CARD_FILTER = "Tuning cards (*.json);;All files (*)"
-KCPPS_FILTER = "koboldcpp settings (*.kcpps);;All files (*)"
+tr = Tr("export_menu")
+
+CARD_FILTER = tr.mark("Tuning cards (*.json);;All files (*)")  # translated where a dialog shows it
+KCPPS_FILTER = tr.mark("koboldcpp settings (*.kcpps);;All files (*)")
 
 
 class ExportMenu(QToolButton):
@@ -57,20 +60,20 @@ class ExportMenu(QToolButton):
         self.ask_open_path: Callable[[str, str], str | None] = self._open_dialog
         self.confirm: Callable[[str, str], bool] = self._confirm_dialog
 
-        self.setText("Export")
-        self.setToolTip("Use these settings elsewhere: llama.cpp, koboldcpp, or a tuning card")
-        self.setAccessibleName("Export settings")
+        self.setText(tr("Export"))
+        self.setToolTip(tr("Use these settings elsewhere: llama.cpp, koboldcpp, or a tuning card"))
+        self.setAccessibleName(tr("Export settings"))
         self.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
         menu = QMenu(self)
-        self.copy_server = menu.addAction("Copy llama-server command", lambda: self._copy("llama-server"))
-        self.copy_cli = menu.addAction("Copy llama-cli command", lambda: self._copy("llama-cli"))
-        self.copy_preset = menu.addAction("Copy llama-server preset section", lambda: self._copy("preset"))
+        self.copy_server = menu.addAction(tr("Copy llama-server command"), lambda: self._copy("llama-server"))
+        self.copy_cli = menu.addAction(tr("Copy llama-cli command"), lambda: self._copy("llama-cli"))
+        self.copy_preset = menu.addAction(tr("Copy llama-server preset section"), lambda: self._copy("preset"))
         menu.addSeparator()
-        self.save_kcpps = menu.addAction("Save koboldcpp .kcpps…", self.save_kcpps_file)
+        self.save_kcpps = menu.addAction(tr("Save koboldcpp .kcpps…"), self.save_kcpps_file)
         menu.addSeparator()
-        self.save_card = menu.addAction("Save tuning card…", self.save_card_file)
-        self.open_card = menu.addAction("Open tuning card…", self.open_card_file)
-        self.stop_hashing = menu.addAction("Stop hashing the model", self.cancel)
+        self.save_card = menu.addAction(tr("Save tuning card…"), self.save_card_file)
+        self.open_card = menu.addAction(tr("Open tuning card…"), self.open_card_file)
+        self.stop_hashing = menu.addAction(tr("Stop hashing the model"), self.cancel)
         self.stop_hashing.setVisible(False)
         menu.aboutToShow.connect(self._update_actions)
         self.setMenu(menu)
@@ -93,12 +96,12 @@ class ExportMenu(QToolButton):
     def _current(self) -> tuple[Path, LoadSettings] | None:
         model = self._model()
         if model is None:
-            self.message.emit("Select a model first: the export is for a model and its settings.")
+            self.message.emit(tr("Select a model first: the export is for a model and its settings."))
             return None
         return model, self._settings()
 
     def _say(self, done: str, result: Export) -> None:
-        notes = f" Note: {'; '.join(result.notes)}." if result.notes else ""
+        notes = tr(" Note: {notes}.").format(notes="; ".join(result.notes)) if result.notes else ""
         self.message.emit(done + notes)
 
     # ---- copy to the clipboard --------------------------------------------------------------
@@ -116,11 +119,16 @@ class ExportMenu(QToolButton):
             else:
                 result = preset_section(model, settings, self._numa_node())
         except ValueError as exc:
-            self.message.emit(f"Could not export: {exc}")
+            self.message.emit(tr("Could not export: {error}").format(error=exc))
             return
         QGuiApplication.clipboard().setText(result.text)
-        label = "llama-server preset section" if what == "preset" else f"{what} command"
-        self._say(f"The {label} is on the clipboard.", result)
+        if what == "llama-server":
+            done = tr("The llama-server command is on the clipboard.")
+        elif what == "llama-cli":
+            done = tr("The llama-cli command is on the clipboard.")
+        else:
+            done = tr("The llama-server preset section is on the clipboard.")
+        self._say(done, result)
 
     # ---- files ------------------------------------------------------------------------------
 
@@ -132,16 +140,18 @@ class ExportMenu(QToolButton):
         try:
             result = kcpps(model, settings, self._numa_node())
         except ValueError as exc:
-            self.message.emit(f"Could not export for koboldcpp: {exc}")
+            self.message.emit(tr("Could not export for koboldcpp: {error}").format(error=exc))
             return
-        path = self.ask_save_path("Save koboldcpp settings", f"{model.stem}.kcpps", KCPPS_FILTER)
+        path = self.ask_save_path(tr("Save koboldcpp settings"), f"{model.stem}.kcpps", tr(KCPPS_FILTER))
         if not path:
             return
         target = Path(path)
         self._background.run(
             lambda: target.write_text(result.text, encoding="utf-8"),
-            lambda _: self._say(f"Saved {target.name}: start it with koboldcpp --config {target.name}.", result),
-            lambda exc: self.message.emit(f"Could not save {target.name}: {exc}"),
+            lambda _: self._say(
+                tr("Saved {file}: start it with koboldcpp --config {file}.").format(file=target.name), result
+            ),
+            lambda exc: self.message.emit(tr("Could not save {file}: {error}").format(file=target.name, error=exc)),
         )
 
     def save_card_file(self) -> None:
@@ -152,13 +162,13 @@ class ExportMenu(QToolButton):
         try:
             settings = settings.validated()
         except ValueError as exc:
-            self.message.emit(f"Could not save a tuning card: {exc}")
+            self.message.emit(tr("Could not save a tuning card: {error}").format(error=exc))
             return
-        path = self.ask_save_path("Save tuning card", f"{model.stem}.tuning.json", CARD_FILTER)
+        path = self.ask_save_path(tr("Save tuning card"), f"{model.stem}.tuning.json", tr(CARD_FILTER))
         if not path:
             return
         target, facts, cancel = Path(path), self._facts(), self._start()
-        self.message.emit(f"Hashing {model.name} for the tuning card…")
+        self.message.emit(tr("Hashing {model} for the tuning card…").format(model=model.name))
 
         def job() -> TuningCard:
             card = make_card(model, settings, facts, cancel)
@@ -167,22 +177,26 @@ class ExportMenu(QToolButton):
 
         self._background.run(
             job,
-            lambda card: self._finish(f"Saved the tuning card {target.name} (SHA-256 {card.model_sha256[:12]}…)."),
-            lambda exc: self._finish(self._failure("save the tuning card", exc)),
+            lambda card: self._finish(
+                tr("Saved the tuning card {file} (SHA-256 {sha}…).").format(
+                    file=target.name, sha=card.model_sha256[:12]
+                )
+            ),
+            lambda exc: self._finish(self._failure(tr("Could not save the tuning card: {error}"), exc)),
         )
 
     def open_card_file(self) -> None:
         model = self._model()
         if model is None:
-            self.message.emit("Select a model first: a tuning card's settings are for one model file.")
+            self.message.emit(tr("Select a model first: a tuning card's settings are for one model file."))
             return
         if self.busy:
             return
-        path = self.ask_open_path("Open tuning card", CARD_FILTER)
+        path = self.ask_open_path(tr("Open tuning card"), tr(CARD_FILTER))
         if not path:
             return
         card_path, cancel = Path(path), self._start()
-        self.message.emit(f"Checking {card_path.name} against {model.name}…")
+        self.message.emit(tr("Checking {card} against {model}…").format(card=card_path.name, model=model.name))
         self._background.run(
             lambda: open_card(card_path, model, cancel=cancel),
             lambda opened: self._opened(opened.settings, opened.message),
@@ -192,22 +206,28 @@ class ExportMenu(QToolButton):
     def _open_failed(self, card_path: Path, exc: Exception) -> None:
         self._finish(None)
         if not isinstance(exc, CardMismatch):
-            self.message.emit(self._failure(f"open {card_path.name}", exc))
+            self.message.emit(self._failure(tr("Could not open {file}: {error}"), exc, file=card_path.name))
             return
-        if not self.confirm("Tuning card for another file", f"{exc}.\n\nApply its settings anyway?"):
-            self.message.emit(f"{card_path.name} not applied: {exc}")
+        if not self.confirm(
+            tr("Tuning card for another file"), tr("{mismatch}.\n\nApply its settings anyway?").format(mismatch=exc)
+        ):
+            self.message.emit(tr("{file} not applied: {error}").format(file=card_path.name, error=exc))
             return
         # The card was already read and checked once: read it again (it is small) and apply it as it is.
         self._background.run(
             lambda: read_card(card_path),
-            lambda card: self._opened(card.settings, f"Applied anyway: {exc}"),
-            lambda error: self.message.emit(self._failure(f"open {card_path.name}", error)),
+            lambda card: self._opened(card.settings, tr("Applied anyway: {mismatch}").format(mismatch=exc)),
+            lambda error: self.message.emit(
+                self._failure(tr("Could not open {file}: {error}"), error, file=card_path.name)
+            ),
         )
 
     def _opened(self, settings: LoadSettings, message: str) -> None:
         self._finish(None)
         self.settings_opened.emit(settings)
-        self.message.emit(f"{message[:1].upper()}{message[1:]}; they take effect at the next load.")
+        self.message.emit(
+            tr("{message}; they take effect at the next load.").format(message=f"{message[:1].upper()}{message[1:]}")
+        )
 
     # ---- hashing in progress ------------------------------------------------------------------
 
@@ -229,12 +249,12 @@ class ExportMenu(QToolButton):
             self._cancel.set()
 
     @staticmethod
-    def _failure(doing: str, exc: Exception) -> str:
+    def _failure(template: str, exc: Exception, **names: str) -> str:
+        """``template`` ("Could not open {file}: {error}") with the reason, or the words for a stopped hash."""
         if isinstance(exc, HashCancelled):
-            return "Stopped hashing the model: nothing was saved or applied."
-        if isinstance(exc, OSError):
-            return f"Could not {doing}: {exc.strerror or exc}"
-        return f"Could not {doing}: {exc}"
+            return tr("Stopped hashing the model: nothing was saved or applied.")
+        reason = (exc.strerror or exc) if isinstance(exc, OSError) else exc
+        return template.format(error=reason, **names)
 
     # ---- dialogs ------------------------------------------------------------------------------
 

@@ -32,23 +32,26 @@ from PySide6.QtWidgets import (
 from gui.core.journey import NOTE_COLUMN, STAGE_COLUMNS, Stage, stage_cells, stages, to_csv, to_markdown
 from gui.services.journey import JourneyStore
 from gui.ui.background import Background
+from gui.ui.i18n import Tr, core_text
 from gui.ui.journey_recorder import JourneyRecorder
 from gui.ui.plain import plain_label, plain_tip
 
 __all__ = ["JourneyView", "write_text_atomic"]
 
-EMPTY = (
+tr = Tr("journey_view")
+
+EMPTY = tr.mark(
     "Nothing measured yet. Load a model and send a message, or run a benchmark: each configuration you run "
     "(model file, settings, engine build, card) becomes a stage here, with its speed."
 )
 _HEADER_TIPS = {
-    "what changed": "From the stage before (the first stage: its settings in full).",
-    "tok/s": "Typical decode speed: the median of llama.cpp's own rate over every run of this configuration.",
-    "best tok/s": "The fastest run of this configuration.",
-    "% of ceiling": "The typical speed as a share of the planner's memory-bandwidth ceiling for it.",
-    "prompt tok/s": "The fastest prompt processing measured for this configuration.",
-    "runs": "Replies (of at least a few tokens) and tg benchmark rows measured with this configuration.",
-    "note": "Your note on this configuration: double-click to edit; it is saved at once.",
+    "what changed": tr.mark("From the stage before (the first stage: its settings in full)."),
+    "tok/s": tr.mark("Typical decode speed: the median of llama.cpp's own rate over every run of this configuration."),
+    "best tok/s": tr.mark("The fastest run of this configuration."),
+    "% of ceiling": tr.mark("The typical speed as a share of the planner's memory-bandwidth ceiling for it."),
+    "prompt tok/s": tr.mark("The fastest prompt processing measured for this configuration."),
+    "runs": tr.mark("Replies (of at least a few tokens) and tg benchmark rows measured with this configuration."),
+    "note": tr.mark("Your note on this configuration: double-click to edit; it is saved at once."),
 }
 _COMMIT_RETRY_MS = 500  # a refresh that arrives while a note is being typed waits for the edit to end
 
@@ -89,13 +92,12 @@ class JourneyView(QWidget):
         self.status = plain_label("", self, wrap=True)
         self.status.setVisible(False)
         self.table = QTableWidget(0, len(STAGE_COLUMNS), self)
-        self.table.setAccessibleName("Journey stages")
-        self.table.setHorizontalHeaderLabels([name if name.startswith("tok") else name.capitalize()
-                                              for name in STAGE_COLUMNS])  # fmt: skip
+        self.table.setAccessibleName(tr("Journey stages"))
+        self.table.setHorizontalHeaderLabels([_column(name) for name in STAGE_COLUMNS])
         for column, name in enumerate(STAGE_COLUMNS):
             header_item = self.table.horizontalHeaderItem(column)
             if header_item is not None and name in _HEADER_TIPS:
-                header_item.setToolTip(_HEADER_TIPS[name])
+                header_item.setToolTip(tr(_HEADER_TIPS[name]))
         self.table.setEditTriggers(
             QAbstractItemView.EditTrigger.DoubleClicked
             | QAbstractItemView.EditTrigger.EditKeyPressed
@@ -114,9 +116,9 @@ class JourneyView(QWidget):
         header.resizeSection(STAGE_COLUMNS.index("what changed"), 320)
         header.setStretchLastSection(True)
 
-        self.refresh_button = QPushButton("Refres&h", self)
-        self.markdown_button = QPushButton("E&xport Markdown…", self)
-        self.csv_button = QPushButton("Ex&port CSV…", self)
+        self.refresh_button = QPushButton(tr("Refres&h"), self)
+        self.markdown_button = QPushButton(tr("E&xport Markdown…"), self)
+        self.csv_button = QPushButton(tr("Ex&port CSV…"), self)
         buttons = QHBoxLayout()
         buttons.addWidget(self.refresh_button)
         buttons.addStretch(1)
@@ -215,7 +217,7 @@ class JourneyView(QWidget):
         self._db.run(
             lambda: store.set_note(key, note, now=time.time()),
             lambda _: self.note_saved.emit(key),
-            lambda exc: self._failed(f"Journey: the note was not saved: {exc}"),
+            lambda exc: self._failed(tr("Journey: the note was not saved: {error}").format(error=exc)),
         )
 
     def _item_changed(self, item: QTableWidgetItem) -> None:
@@ -245,21 +247,28 @@ class JourneyView(QWidget):
             return len(staged)
 
         def done(count: int) -> None:
-            self._say(f"Exported {_count(count, 'stage')} to {path}.")
+            stages_done = tr("{n} stage").format(n=count) if count == 1 else tr("{n} stages").format(n=count)
+            self._say(tr("Exported {stages} to {path}.").format(stages=stages_done, path=path))
             self.exported.emit(str(path))
 
-        self._db.run(job, done, lambda exc: self._failed(f"Cannot export the journey to {path}: {_reason(exc)}"))
+        def failed(exc: Exception) -> None:
+            self._failed(tr("Cannot export the journey to {path}: {reason}").format(path=path, reason=_reason(exc)))
+
+        self._db.run(job, done, failed)
 
     def _export_markdown_clicked(self) -> None:
         path, _ = QFileDialog.getSaveFileName(
-            self, "Export the journey as Markdown", "tightfit-journey.md", "Markdown files (*.md);;All files (*)"
+            self,
+            tr("Export the journey as Markdown"),
+            "tightfit-journey.md",
+            tr("Markdown files (*.md);;All files (*)"),
         )
         if path:
             self.export_markdown(path)
 
     def _export_csv_clicked(self) -> None:
         path, _ = QFileDialog.getSaveFileName(
-            self, "Export the journey as CSV", "tightfit-journey.csv", "CSV files (*.csv);;All files (*)"
+            self, tr("Export the journey as CSV"), "tightfit-journey.csv", tr("CSV files (*.csv);;All files (*)")
         )
         if path:
             self.export_csv(path)
@@ -275,7 +284,7 @@ class JourneyView(QWidget):
         self.failed.emit(message)
 
     def _failed_read(self, exc: Exception) -> None:
-        self._failed(f"Journey: cannot read the records: {exc}")
+        self._failed(tr("Journey: cannot read the records: {error}").format(error=exc))
 
     def shutdown(self) -> None:
         """Finish the writes already queued, then close the store."""
@@ -287,18 +296,28 @@ class JourneyView(QWidget):
 
 def _summary(staged: Sequence[Stage]) -> str:
     if not staged:
-        return EMPTY
+        return tr(EMPTY)
     runs = sum(s.configuration.runs for s in staged)
     measured = [s for s in staged if s.configuration.best_tok_s is not None]
-    text = f"{_count(len(staged), 'configuration')}, {_count(runs, 'measured run')}."
+    configurations = len(staged)
+    text = tr("{configurations}, {runs}.").format(
+        configurations=tr("{n} configuration").format(n=configurations)
+        if configurations == 1
+        else tr("{n} configurations").format(n=configurations),
+        runs=tr("{n} measured run").format(n=runs) if runs == 1 else tr("{n} measured runs").format(n=runs),
+    )
     if measured:
         fastest = max(measured, key=lambda s: s.configuration.typical_tok_s or 0.0)
-        text += f" Fastest: stage {fastest.number}, {fastest.configuration.typical_tok_s:.1f} tok/s typical."
+        text += tr(" Fastest: stage {number}, {speed} tok/s typical.").format(
+            number=fastest.number, speed=f"{fastest.configuration.typical_tok_s or 0.0:.1f}"
+        )
     return text
 
 
-def _count(n: int, word: str) -> str:
-    return f"{n} {word}{'s' if n != 1 else ''}"
+def _column(name: str) -> str:
+    """A column's header: its name from gui/core/journey.py in the window's language, "Stage" capitalised."""
+    shown = core_text("journey", name)
+    return shown if shown.startswith("tok") else shown.capitalize()
 
 
 def _reason(exc: Exception) -> str:
