@@ -165,6 +165,7 @@ VIEWS = (
     "export_menu",
     "tune",
     "power_sweep",
+    "serve_panel",
 )
 
 # English that stays English in a Chinese window: names of things, units, llama.cpp's flags and types.
@@ -172,13 +173,15 @@ ALLOWED = re.compile(
     r"""
     --?[a-z][a-z0-9-]*                             # a llama.cpp or tightfit flag
     | \b[a-z][a-z-]*=[\w.,-]+                       # a sweep grid's setting by its flag's name (threads=1,2)
+    | https?://[^\s；，）]+                           # a web address
+    | Authorization:\sBearer\s\w+                  # an HTTP header, as a request carries it
     | [A-Za-z0-9._-]+\.(gguf|json|csv|log|md)\b     # a file name
     | (/|~/)[^\s]*                                  # a path
     | \b[\w.-]+/[\w.-]+                              # a Hugging Face repository (owner/name)
     | \b[A-Z]+_[A-Z_]+\b                            # an environment variable (HF_TOKEN)
     | \b[a-z]+\d[\w.-]*                             # a model's name from its file (smollm2-135M, qwen3)
     | \b(llama(?!\.cpp)|qwen\w*|gemma\w*|phi\w*|mistral\w*)\b  # a model's architecture, as the GGUF names it
-    | \b([Tt]ightfit|llama\.cpp|llama-cpp-python|GGUF|NVML|NVIDIA|CUDA|CPU|GPU|GPUs|VRAM|RAM|KV|MoE|RPC|API|URL|
+    | \b([Tt]ightfit|CORS|llama\.cpp|llama-cpp-python|GGUF|NVML|NVIDIA|CUDA|CPU|GPU|GPUs|VRAM|RAM|KV|MoE|RPC|API|URL|
          OpenAI|Hugging\s?Face|HF|SmolLM2[\w.-]*|Tesla|V100|P40|P100|SXM2|PCIe|PCI|NUMA|JSON|CSV|Markdown|SQLite|HTTP|
          koboldcpp|kcpps|Ollama|Jinja|ChatML|BOS|EOS|PID|OOM|ID|OK|Flash\sAttention|PyPI|SHA-256|README|Gemma|GeForce|RTX|Quadro|Ctrl\+\w+|Esc|Apache-2\.0|MIT|nvidia-smi|BPW|
          Llama|Phi|Mistral|Tekken|                  # chat formats, by the model family that uses them

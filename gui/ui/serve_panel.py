@@ -33,6 +33,7 @@ from PySide6.QtWidgets import (
 from gui.core.openai_api import check_listen
 from gui.core.preferences import SERVE_PORT
 from gui.services.api_server import ApiActivity
+from gui.ui.i18n import Tr
 from gui.ui.plain import plain_label
 from gui.ui.spec_widgets import int_box
 from gui.ui.theme import themed_style
@@ -40,7 +41,9 @@ from gui.ui.theme import themed_style
 __all__ = ["KEEP_REQUESTS", "ServeChoice", "ServePanel"]
 
 KEEP_REQUESTS = 200  # rows of the request table; the oldest go first
-COLUMNS = ("Time", "Endpoint", "Prompt", "Generated", "tok/s", "Ended")
+tr = Tr("serve_panel")
+
+COLUMNS = (tr.mark("Time"), tr.mark("Endpoint"), tr.mark("Prompt"), tr.mark("Generated"), "tok/s", tr.mark("Ended"))
 
 
 @dataclass(frozen=True)
@@ -68,36 +71,38 @@ class ServePanel(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.host = QLineEdit(self)
-        self.host.setAccessibleName("Address to listen on")
-        self.host.setToolTip("127.0.0.1: this machine only. Any other address lets other machines use the model.")
+        self.host.setAccessibleName(tr("Address to listen on"))
+        self.host.setToolTip(tr("127.0.0.1: this machine only. Any other address lets other machines use the model."))
         self.port = int_box(SERVE_PORT, self)
         self.api_key = QLineEdit(self)
         self.api_key.setEchoMode(QLineEdit.EchoMode.Password)
-        self.api_key.setPlaceholderText("none")
-        self.api_key.setAccessibleName("API key")
-        self.api_key.setToolTip("When set, every request must carry 'Authorization: Bearer KEY' (not kept on disk)")
-        self.allow_remote = QCheckBox("Allow other machines", self)
-        self.allow_remote.setToolTip("Needed for any address other than 127.0.0.1: set an API key as well")
+        self.api_key.setPlaceholderText(tr("none"))
+        self.api_key.setAccessibleName(tr("API key"))
+        self.api_key.setToolTip(tr("When set, every request must carry 'Authorization: Bearer KEY' (not kept on disk)"))
+        self.allow_remote = QCheckBox(tr("Allow other machines"), self)
+        self.allow_remote.setToolTip(tr("Needed for any address other than 127.0.0.1: set an API key as well"))
         self.cors = QLineEdit(self)
-        self.cors.setPlaceholderText("none")
-        self.cors.setAccessibleName("Web pages allowed to call it (CORS origin)")
-        self.cors.setToolTip("An origin such as http://localhost:3000 whose pages may call the API; none by default")
-        self.serve_button = QPushButton("&Serve", self)
-        self.serve_button.setAccessibleName("Start serving")
-        self.status = plain_label("Not serving.", self, wrap=True)
-        self.status.setAccessibleName("Serving status")
+        self.cors.setPlaceholderText(tr("none"))
+        self.cors.setAccessibleName(tr("Web pages allowed to call it (CORS origin)"))
+        self.cors.setToolTip(
+            tr("An origin such as http://localhost:3000 whose pages may call the API; none by default")
+        )
+        self.serve_button = QPushButton(tr("&Serve"), self)
+        self.serve_button.setAccessibleName(tr("Start serving"))
+        self.status = plain_label(tr("Not serving."), self, wrap=True)
+        self.status.setAccessibleName(tr("Serving status"))
         self.warning = plain_label("", self, wrap=True)
         themed_style(self.warning, lambda palette: f"color: {palette.warn}; font-weight: bold")
         self.warning.setVisible(False)
         self.usage = QPlainTextEdit(self)
         self.usage.setReadOnly(True)
-        self.usage.setAccessibleName("How another program uses it")
+        self.usage.setAccessibleName(tr("How another program uses it"))
         self.usage.setMaximumHeight(110)
-        self.usage.setPlaceholderText("Serve, and the lines another program needs appear here.")
+        self.usage.setPlaceholderText(tr("Serve, and the lines another program needs appear here."))
         self.requests = QTableWidget(0, len(COLUMNS), self)
-        self.requests.setHorizontalHeaderLabels(list(COLUMNS))
+        self.requests.setHorizontalHeaderLabels([tr(name) for name in COLUMNS])
         self.requests.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.requests.setAccessibleName("API requests answered")
+        self.requests.setAccessibleName(tr("API requests answered"))
         self.requests.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         self.requests.horizontalHeader().setStretchLastSection(True)
         self.serving = False
@@ -107,14 +112,14 @@ class ServePanel(QWidget):
         self.held = ""
 
         form = QGridLayout()
-        form.addWidget(QLabel("Address", self), 0, 0)
+        form.addWidget(QLabel(tr("Address"), self), 0, 0)
         form.addWidget(self.host, 0, 1)
-        form.addWidget(QLabel("Port", self), 0, 2)
+        form.addWidget(QLabel(tr("Port"), self), 0, 2)
         form.addWidget(self.port, 0, 3)
-        form.addWidget(QLabel("API key", self), 1, 0)
+        form.addWidget(QLabel(tr("API key"), self), 1, 0)
         form.addWidget(self.api_key, 1, 1)
         form.addWidget(self.allow_remote, 1, 2, 1, 2)
-        form.addWidget(QLabel("CORS origin", self), 2, 0)
+        form.addWidget(QLabel(tr("CORS origin"), self), 2, 0)
         form.addWidget(self.cors, 2, 1)
         form.setColumnStretch(1, 1)
         row = QHBoxLayout()
@@ -174,8 +179,8 @@ class ServePanel(QWidget):
         replies it generates at once (the model's parallel slots)."""
         self.serving = address is not None
         self.slots = slots
-        self.serve_button.setText("&Stop serving" if self.serving else "&Serve")
-        self.serve_button.setAccessibleName("Stop serving" if self.serving else "Start serving")
+        self.serve_button.setText(tr("&Stop serving") if self.serving else tr("&Serve"))
+        self.serve_button.setAccessibleName(tr("Stop serving") if self.serving else tr("Start serving"))
         for widget in (self.host, self.port, self.api_key, self.allow_remote, self.cors):
             widget.setEnabled(not self.serving)
         if address is None:
@@ -201,20 +206,25 @@ class ServePanel(QWidget):
 
     def show_status(self) -> None:
         if not self.serving or self._address is None:
-            self.status.setText("Not serving.")
+            self.status.setText(tr("Not serving."))
             return
-        model = self._model or "no model loaded (requests get 503 until one is)"
-        at_once = f" of {self.slots} at once" if self.slots > 1 else ""
-        counts = f"{self.running}{at_once} running, {self.queued} waiting"
-        text = f"Listening on {_base_url(*self._address)} — {model}. {counts}"
+        model = self._model or tr("no model loaded (requests get 503 until one is)")
+        counts = (
+            tr("{running} of {slots} at once running, {queued} waiting")
+            if self.slots > 1
+            else tr("{running} running, {queued} waiting")
+        ).format(running=self.running, slots=self.slots, queued=self.queued)
+        text = tr("Listening on {url} — {model}. {counts}").format(
+            url=_base_url(*self._address), model=model, counts=counts
+        )
         if self.held and self.queued:
-            text += f" (the window is using the engine: {self.held})"
-        self.status.setText(text + ".")
+            text += tr(" (the window is using the engine: {held})").format(held=self.held)
+        self.status.setText(tr("{status}.").format(status=text))
 
     def add_request(self, activity: ApiActivity, now: float | None = None) -> None:
         """An API request that ended, as a row at the top (the newest first)."""
         stamp = time.strftime("%H:%M:%S", time.localtime(now if now is not None else time.time()))
-        ended = activity.finish_reason if not activity.error else f"error: {activity.error}"
+        ended = activity.finish_reason if not activity.error else tr("error: {error}").format(error=activity.error)
         rate = f"{activity.decode_tok_s:,.1f}" if activity.decode_tok_s > 0 else ""
         cells = (stamp, activity.endpoint, str(activity.n_prompt), str(activity.n_gen), rate, ended)
         self.requests.insertRow(0)

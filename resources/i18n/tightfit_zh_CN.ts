@@ -3406,6 +3406,141 @@ Source: {source}</source>
     </message>
 </context>
 <context>
+    <name>serve_panel</name>
+    <message>
+        <source> (the window is using the engine: {held})</source>
+        <translation>（窗口正在使用引擎：{held}）</translation>
+    </message>
+    <message>
+        <source>&amp;Serve</source>
+        <translation>提供服务(&amp;S)</translation>
+    </message>
+    <message>
+        <source>&amp;Stop serving</source>
+        <translation>停止服务(&amp;S)</translation>
+    </message>
+    <message>
+        <source>127.0.0.1: this machine only. Any other address lets other machines use the model.</source>
+        <translation>127.0.0.1：仅限本机。其他任何地址都会让其他机器使用这个模型。</translation>
+    </message>
+    <message>
+        <source>API key</source>
+        <translation>API 密钥</translation>
+    </message>
+    <message>
+        <source>API requests answered</source>
+        <translation>已应答的 API 请求</translation>
+    </message>
+    <message>
+        <source>Address</source>
+        <translation>地址</translation>
+    </message>
+    <message>
+        <source>Address to listen on</source>
+        <translation>监听地址</translation>
+    </message>
+    <message>
+        <source>Allow other machines</source>
+        <translation>允许其他机器</translation>
+    </message>
+    <message>
+        <source>An origin such as http://localhost:3000 whose pages may call the API; none by default</source>
+        <translation>允许其网页调用 API 的源，例如 http://localhost:3000；默认不允许任何源</translation>
+    </message>
+    <message>
+        <source>CORS origin</source>
+        <translation>CORS 源</translation>
+    </message>
+    <message>
+        <source>Ended</source>
+        <translation>结束原因</translation>
+    </message>
+    <message>
+        <source>Endpoint</source>
+        <translation>端点</translation>
+    </message>
+    <message>
+        <source>Generated</source>
+        <translation>生成词元</translation>
+    </message>
+    <message>
+        <source>How another program uses it</source>
+        <translation>其他程序的调用方式</translation>
+    </message>
+    <message>
+        <source>Listening on {url} — {model}. {counts}</source>
+        <translation>正在监听 {url} — {model}。{counts}</translation>
+    </message>
+    <message>
+        <source>Needed for any address other than 127.0.0.1: set an API key as well</source>
+        <translation>监听 127.0.0.1 以外的地址时需要勾选：请同时设置 API 密钥</translation>
+    </message>
+    <message>
+        <source>Not serving.</source>
+        <translation>未在提供服务。</translation>
+    </message>
+    <message>
+        <source>Port</source>
+        <translation>端口</translation>
+    </message>
+    <message>
+        <source>Prompt</source>
+        <translation>提示词元</translation>
+    </message>
+    <message>
+        <source>Serve, and the lines another program needs appear here.</source>
+        <translation>开始提供服务后，其他程序所需的配置行会显示在这里。</translation>
+    </message>
+    <message>
+        <source>Serving status</source>
+        <translation>服务状态</translation>
+    </message>
+    <message>
+        <source>Start serving</source>
+        <translation>开始提供服务</translation>
+    </message>
+    <message>
+        <source>Stop serving</source>
+        <translation>停止服务</translation>
+    </message>
+    <message>
+        <source>Time</source>
+        <translation>时间</translation>
+    </message>
+    <message>
+        <source>Web pages allowed to call it (CORS origin)</source>
+        <translation>允许调用它的网页（CORS 源）</translation>
+    </message>
+    <message>
+        <source>When set, every request must carry &apos;Authorization: Bearer KEY&apos; (not kept on disk)</source>
+        <translation>设置后，每个请求都必须带上 &apos;Authorization: Bearer KEY&apos;（不会保存到磁盘）</translation>
+    </message>
+    <message>
+        <source>error: {error}</source>
+        <translation>错误：{error}</translation>
+    </message>
+    <message>
+        <source>no model loaded (requests get 503 until one is)</source>
+        <translation>未加载模型（加载之前请求会得到 503）</translation>
+    </message>
+    <message>
+        <source>none</source>
+        <translation>无</translation>
+    </message>
+    <message>
+        <source>{running} of {slots} at once running, {queued} waiting</source>
+        <translation>{running} 个运行中（最多同时 {slots} 个），{queued} 个等待中</translation>
+    </message>
+    <message>
+        <source>{running} running, {queued} waiting</source>
+        <translation>{running} 个运行中，{queued} 个等待中</translation>
+    </message>
+    <message>
+        <source>{status}.</source>
+        <translation>{status}。</translation>
+    </message>
+</context>
+<context>
     <name>spec_widgets</name>
     <message>
         <source>empty</source>
