@@ -77,3 +77,16 @@ class ServedEngine:
         self._thread.join(10)
         self.client.close()
         self.loop.close()
+
+
+def most_at_once(events: list[Any]) -> int:
+    """The most replies the engine generated at one time, in the order it told it: from its prompt read to its end."""
+    running: set[int] = set()
+    most = 0
+    for event in events:
+        if isinstance(event, p.PromptRead):
+            running.add(event.request_id)
+            most = max(most, len(running))
+        elif isinstance(event, p.Done | p.GenerateFailed):
+            running.discard(event.request_id)
+    return most

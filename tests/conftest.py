@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -99,3 +101,34 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     terminalreporter.write_line(
         f"engine processes started in this process: {len(_engine_spawns)} (by {len(files)} test files)"
     )
+
+
+@pytest.fixture
+def clock() -> Any:
+    """A clock the test steps by hand (tests/monitor_kit.py FakeClock), starting at 5,000 s."""
+    from monitor_kit import FakeClock
+
+    return FakeClock()
+
+
+@pytest.fixture
+def make_view(qtbot: Any, clock: Any) -> Iterator[Any]:
+    """Monitor views on the fake clock (or another source and options), stopped when the test ends: their
+    telemetry thread is joined before qtbot closes the widgets."""
+    from gui.services.bundle import GpuServices
+    from gui.ui.monitor import MonitorView
+
+    views: list[Any] = []
+
+    def make(source: Any = None, **kwargs: Any) -> Any:
+        kwargs.setdefault("clock", clock)
+        view = MonitorView(GpuServices.create(source, **kwargs))
+        qtbot.addWidget(view)
+        views.append(view)
+        view.resize(740, 800)
+        return view
+
+    yield make
+    for view in views:
+        view.stop()
+        assert not view.running

@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 
 import openai
 import pytest
-from api_kit import ServedEngine
+from api_kit import ServedEngine, most_at_once
 
 from gui.core import openai_api as api
 from gui.core import protocol as p
@@ -360,19 +360,6 @@ def parallel(demo_model: Path, tmp_path_factory: pytest.TempPathFactory) -> Iter
 @pytest.fixture(scope="module")
 def slotted(parallel: ServedEngine) -> str:
     return parallel.serve()  # slots: the load's n_parallel
-
-
-def most_at_once(events: list[Any]) -> int:
-    """The most replies the engine generated at one time, in the order it told it: from its prompt read to its end."""
-    running: set[int] = set()
-    most = 0
-    for event in events:
-        if isinstance(event, p.PromptRead):
-            running.add(event.request_id)
-            most = max(most, len(running))
-        elif isinstance(event, p.Done | p.GenerateFailed):
-            running.discard(event.request_id)
-    return most
 
 
 def wait_queued(url: str, n: int, until: Any = None) -> None:

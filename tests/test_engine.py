@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from api_kit import most_at_once
 from gguf_factory import copy_gguf
 
 from gui.core import protocol as p
@@ -308,19 +309,6 @@ def gather(eng: SyncEngine, requests: list[int]) -> tuple[dict[int, str], dict[i
         elif isinstance(event, p.Done | p.GenerateFailed):
             ends[event.request_id] = event
     return texts, ends, seen
-
-
-def most_at_once(seen: list[Any]) -> int:
-    """The most replies under way at one time, in the order the engine told it: from the prompt read to the end."""
-    running: set[int] = set()
-    most = 0
-    for event in seen:
-        if isinstance(event, p.PromptRead):
-            running.add(event.request_id)
-            most = max(most, len(running))
-        elif isinstance(event, p.Done | p.GenerateFailed):
-            running.discard(event.request_id)
-    return most
 
 
 def test_concurrent_replies_wait_for_the_chat_reply_then_run_one_per_slot(slots_engine: SyncEngine) -> None:

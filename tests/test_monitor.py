@@ -10,12 +10,11 @@ import csv
 import math
 import threading
 import time
-from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from fake_nvml import FakeGpu, FakeNvml
+from monitor_kit import FakeClock, MakeView
 from PySide6.QtCore import QRect, Qt
 from PySide6.QtGui import QColor, QImage
 from PySide6.QtTest import QTest
@@ -28,43 +27,9 @@ from gui.core.telemetry_history import TelemetryWindow
 from gui.services.bundle import GpuServices
 from gui.services.nvml import Nvml
 from gui.services.power_limit import Outcome, PowerLimiter
-from gui.services.telemetry import GpuSource, SimulatedSource
+from gui.services.telemetry import SimulatedSource
 from gui.ui.charts import TEMPERATURE_COLOUR
 from gui.ui.monitor import MonitorView
-
-
-class FakeClock:
-    def __init__(self, start: float = 5_000.0) -> None:
-        self.t = start
-
-    def __call__(self) -> float:
-        return self.t
-
-
-MakeView = Callable[..., MonitorView]
-
-
-@pytest.fixture
-def clock() -> FakeClock:
-    return FakeClock()
-
-
-@pytest.fixture
-def make_view(qtbot: QtBot, clock: FakeClock) -> Iterator[MakeView]:
-    views: list[MonitorView] = []
-
-    def make(source: GpuSource | None = None, **kwargs: Any) -> MonitorView:
-        kwargs.setdefault("clock", clock)
-        view = MonitorView(GpuServices.create(source, **kwargs))
-        qtbot.addWidget(view)
-        views.append(view)
-        view.resize(740, 800)
-        return view
-
-    yield make
-    for view in views:
-        view.stop()  # joins the telemetry thread; qtbot closes the widgets after this
-        assert not view.running
 
 
 def simulated(clock: FakeClock, *cards: str) -> SimulatedSource:

@@ -13,52 +13,20 @@ from typing import Any
 
 import pytest
 from fake_nvml import FakeGpu, FakeNvml
+from monitor_kit import FakeClock, MakeView
 from PySide6.QtCore import QRect
 from PySide6.QtGui import QColor, QImage
 from pytestqt.qtbot import QtBot
 
 from gui.core.gpu_sample import GpuSample
 from gui.core.simulated_gpu import SimulatedGpu
-from gui.services.bundle import GpuServices
 from gui.services.nvml import Nvml
 from gui.services.power_limit import Outcome
-from gui.services.telemetry import GpuSource, SimulatedSource
+from gui.services.telemetry import SimulatedSource
 from gui.ui.i18n import install_language
 from gui.ui.monitor import MonitorView, compact_sample, gpu_name
 from gui.ui.theme import current_palette
 from tests.test_i18n import english_words, untranslated
-
-
-class FakeClock:
-    def __init__(self) -> None:
-        self.t = 5_000.0
-
-    def __call__(self) -> float:
-        return self.t
-
-
-MakeView = Callable[..., MonitorView]
-
-
-@pytest.fixture
-def clock() -> FakeClock:
-    return FakeClock()
-
-
-@pytest.fixture
-def make_view(qtbot: QtBot, clock: FakeClock) -> Iterator[MakeView]:
-    views: list[MonitorView] = []
-
-    def make(source: GpuSource | None = None, **kwargs: Any) -> MonitorView:
-        view = MonitorView(GpuServices.create(source, clock=clock, **kwargs))
-        qtbot.addWidget(view)
-        views.append(view)
-        view.resize(740, 800)
-        return view
-
-    yield make
-    for view in views:
-        view.stop()
 
 
 def p40(temperature_c: int, power_w: int, util: int) -> FakeGpu:
