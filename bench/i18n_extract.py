@@ -55,6 +55,9 @@ CORE_NAMED: tuple[tuple[str, str, tuple[str, ...], tuple[str, ...]], ...] = (
     ("doctor", "gui/core/doctor.py", ("title", "why", "words", "legacy_words", "STATUS_WORDS"), ("Fix", "_check:3")),
     ("power_sweep", "gui/core/power_sweep.py", ("SIMULATED_NOTE",), ()),
     ("journey", "gui/core/journey.py", ("STAGE_COLUMNS",), ()),
+    # Why the Monitor has no GPU reading: NVML's errors in words, and the telemetry's own two statuses.
+    ("nvml", "gui/services/nvml.py", ("words",), ()),
+    ("nvml", "gui/services/telemetry.py", ("STATUS_READ_FAILED", "STATUS_NO_GPU"), ()),
 )
 
 

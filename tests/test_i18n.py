@@ -166,6 +166,7 @@ VIEWS = (
     "tune",
     "power_sweep",
     "serve_panel",
+    "monitor",
 )
 
 # English that stays English in a Chinese window: names of things, units, llama.cpp's flags and types.

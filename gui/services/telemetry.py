@@ -41,6 +41,9 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
+# A tick's status when it has no GPU reading (the window shows them in the user's language).
+STATUS_READ_FAILED = "reading the GPUs failed (see the log)"
+STATUS_NO_GPU = "no GPU found"
 
 MIN_INTERVAL_S = SAMPLE_INTERVAL.minimum
 MAX_INTERVAL_S = SAMPLE_INTERVAL.maximum
@@ -240,9 +243,9 @@ class TelemetryService:
     def sample_now(self) -> Tick:
         """One tick, synchronously, on the caller's thread (the service's thread uses this too)."""
         counted = self._guarded("GPU count", self._source.device_count)
-        count, status = counted if counted is not None else (0, "reading the GPUs failed (see the log)")
+        count, status = counted if counted is not None else (0, STATUS_READ_FAILED)
         if not count and not status:
-            status = "no GPU found"
+            status = STATUS_NO_GPU
         with self._lock:
             selected, rate = self._selected, self._engine_rate
         indices = range(count) if selected is None else [i for i in selected if i < count]

@@ -2350,6 +2350,41 @@ Source: {source}</source>
     </message>
 </context>
 <context>
+    <name>nvml</name>
+    <message>
+        <source>driver/library version mismatch (reboot?)</source>
+        <translation>驱动与库版本不一致（需要重启？）</translation>
+    </message>
+    <message>
+        <source>no GPU found</source>
+        <translation>未找到 GPU</translation>
+    </message>
+    <message>
+        <source>no NVIDIA driver found (NVML library missing)</source>
+        <translation>未找到 NVIDIA 驱动（缺少 NVML 库）</translation>
+    </message>
+    <message>
+        <source>no permission to read the GPU</source>
+        <translation>没有读取 GPU 的权限</translation>
+    </message>
+    <message>
+        <source>not supported by this GPU</source>
+        <translation>此 GPU 不支持</translation>
+    </message>
+    <message>
+        <source>reading the GPUs failed (see the log)</source>
+        <translation>读取 GPU 失败（见日志）</translation>
+    </message>
+    <message>
+        <source>the GPU fell off the bus</source>
+        <translation>GPU 已从总线上掉线</translation>
+    </message>
+    <message>
+        <source>the NVIDIA driver is not loaded</source>
+        <translation>NVIDIA 驱动未加载</translation>
+    </message>
+</context>
+<context>
     <name>param_panel</name>
     <message>
         <source> of {total}</source>
