@@ -58,6 +58,22 @@ CORE_NAMED: tuple[tuple[str, str, tuple[str, ...], tuple[str, ...]], ...] = (
     # Why the Monitor has no GPU reading: NVML's errors in words, and the telemetry's own two statuses.
     ("nvml", "gui/services/nvml.py", ("words",), ()),
     ("nvml", "gui/services/telemetry.py", ("STATUS_READ_FAILED", "STATUS_NO_GPU"), ()),
+    # The Monitor's alerts, one template each (their figures and reason words are filled in by the window).
+    (
+        "alerts",
+        "gui/core/alerts.py",
+        (
+            "LOST",
+            "LOST_NAMED",
+            "HOT",
+            "THROTTLING",
+            "ECC_UNCORRECTED_ONE",
+            "ECC_UNCORRECTED",
+            "ECC_CORRECTED_ONE",
+            "ECC_CORRECTED",
+        ),
+        (),
+    ),
 )
 
 

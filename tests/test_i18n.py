@@ -324,3 +324,26 @@ def test_the_journey_headers_and_the_export_menu_in_chinese(qtbot, tmp_path: Pat
     finally:
         view.shutdown()
         background.shutdown(wait=True)
+
+
+def test_the_monitors_alerts_read_in_chinese_with_their_figures_and_reasons(chinese: None) -> None:
+    from gui.core import gpu_sample
+    from gui.core.alerts import AlertRules
+    from gui.core.gpu_sample import GpuSample
+    from gui.ui.monitor import alert_text
+
+    rules = AlertRules(83.0)
+    first = GpuSample(index=1, timestamp=0.0, name="Tesla P40", ecc_corrected=2, throttle_reasons=())
+    assert rules.check(first) == []  # the baseline
+    hot = GpuSample(
+        index=1, timestamp=1.0, name="Tesla P40", temperature_c=85.0, ecc_corrected=3,
+        throttle_reasons=(gpu_sample.POWER_CAP, gpu_sample.THERMAL_SLOWDOWN),
+    )  # fmt: skip
+    temperature, throttle, ecc = rules.check(hot)
+    assert temperature.message == "GPU 1 is at 85 °C (alert threshold 83 °C)"  # English where English is read
+    assert alert_text(temperature) == "GPU 1 温度达到 85 °C（告警阈值 83 °C）"
+    assert throttle.message == f"GPU 1 is throttling: {gpu_sample.POWER_CAP}, {gpu_sample.THERMAL_SLOWDOWN}"
+    assert alert_text(throttle).startswith("GPU 1 正在降频：") and english_words(alert_text(throttle)) == []
+    assert alert_text(ecc) == "GPU 1：新增 1 个已纠正的 ECC 显存错误（驱动加载以来共 3 个）"
+    lost = rules.check(GpuSample(index=1, timestamp=2.0, name="Tesla P40", lost=True))
+    assert [alert_text(a) for a in lost] == ["GPU 1（Tesla P40）已从总线上掉线：没有读数"]

@@ -16,6 +16,7 @@ A missing reading (None) never fires and never re-arms: "no value" says nothing 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -44,8 +45,32 @@ THROTTLE_SEVERITY: dict[str, Severity] = {
 class Alert:
     kind: AlertKind
     gpu_index: int
-    message: str
+    message: str  # in English, as the log and the tests read it
     severity: Severity
+    # The message as a template and its figures ({gpu}, {temp} ...), so that the window can show it in the
+    # user's language; ``reasons`` (throttling) are reason words, which the window translates one by one.
+    template: str = field(default="", compare=False)
+    fields: Mapping[str, str] = field(default_factory=dict, compare=False)
+    reasons: tuple[str, ...] = field(default=(), compare=False)
+
+
+def _alert(
+    kind: AlertKind, gpu: int, template: str, severity: Severity, reasons: tuple[str, ...] = (), **fields: str
+) -> Alert:
+    values = {"gpu": str(gpu), **fields}
+    english = template.format(**values, reasons=", ".join(reasons))
+    return Alert(kind, gpu, english, severity, template, values, reasons)
+
+
+# The alerts' words, one template each (the window translates them; bench/i18n_extract.py collects them).
+LOST = "GPU {gpu} fell off the bus: no readings"
+LOST_NAMED = "GPU {gpu} ({name}) fell off the bus: no readings"
+HOT = "GPU {gpu} is at {temp} °C (alert threshold {threshold} °C)"
+THROTTLING = "GPU {gpu} is throttling: {reasons}"
+ECC_UNCORRECTED_ONE = "GPU {gpu}: {added} new uncorrected ECC memory error ({count} since the driver loaded)"
+ECC_UNCORRECTED = "GPU {gpu}: {added} new uncorrected ECC memory errors ({count} since the driver loaded)"
+ECC_CORRECTED_ONE = "GPU {gpu}: {added} new corrected ECC memory error ({count} since the driver loaded)"
+ECC_CORRECTED = "GPU {gpu}: {added} new corrected ECC memory errors ({count} since the driver loaded)"
 
 
 @dataclass
@@ -97,10 +122,11 @@ class AlertRules:
         if sample.lost:
             if not state.lost:
                 state.lost = True
-                name = f" ({sample.name})" if sample.name else ""
-                alerts.append(
-                    Alert("lost", sample.index, f"GPU {sample.index}{name} fell off the bus: no readings", "critical")
-                )
+                if sample.name:
+                    lost = _alert("lost", sample.index, LOST_NAMED, "critical", name=sample.name)
+                else:
+                    lost = _alert("lost", sample.index, LOST, "critical")
+                alerts.append(lost)
             return alerts  # a lost card has no other readings to judge
         state.lost = False
         alerts += self._temperature(sample, state)
@@ -122,14 +148,7 @@ class AlertRules:
         severity: Severity = "warning"
         if sample.slowdown_c is not None and temp >= sample.slowdown_c:
             severity = "critical"
-        return [
-            Alert(
-                "temperature",
-                sample.index,
-                f"GPU {sample.index} is at {temp:g} °C (alert threshold {self._threshold:g} °C)",
-                severity,
-            )
-        ]
+        return [_alert("temperature", sample.index, HOT, severity, temp=f"{temp:g}", threshold=f"{self._threshold:g}")]
 
     def _throttle(self, sample: GpuSample, state: _GpuState) -> list[Alert]:
         if sample.throttle_reasons is None:
@@ -140,7 +159,7 @@ class AlertRules:
         if not new:
             return []
         worst = max((THROTTLE_SEVERITY[w] for w in new), key=_SEVERITY_ORDER.index)
-        return [Alert("throttle", sample.index, f"GPU {sample.index} is throttling: {', '.join(new)}", worst)]
+        return [_alert("throttle", sample.index, THROTTLING, worst, reasons=tuple(new))]
 
     def _ecc(self, sample: GpuSample, state: _GpuState) -> list[Alert]:
         alerts = []
@@ -156,15 +175,13 @@ class AlertRules:
             if before is None or count <= before:
                 continue  # baseline, unchanged, or reset by a driver reload
             added = count - before
-            alerts.append(
-                Alert(
-                    "ecc",
-                    sample.index,
-                    f"GPU {sample.index}: {added} new {name} ECC memory error{'s' if added != 1 else ''} "
-                    f"({count} since the driver loaded)",
-                    severity,
-                )
-            )
+            template = {
+                ("uncorrected", True): ECC_UNCORRECTED_ONE,
+                ("uncorrected", False): ECC_UNCORRECTED,
+                ("corrected", True): ECC_CORRECTED_ONE,
+                ("corrected", False): ECC_CORRECTED,
+            }[name, added == 1]
+            alerts.append(_alert("ecc", sample.index, template, severity, added=str(added), count=str(count)))
         return alerts
 
 

@@ -95,7 +95,7 @@ from gui.ui.journey_view import JourneyView
 from gui.ui.load_session import LoadSession
 from gui.ui.model_picker import ModelPicker, describe_group
 from gui.ui.models_tab import ModelsTab
-from gui.ui.monitor import MonitorView, notify_desktop
+from gui.ui.monitor import MonitorView, alert_text, notify_desktop
 from gui.ui.param_panel import ParamPanel
 from gui.ui.plain import plain_label, plain_tip
 from gui.ui.plan_panel import PlanPanel
@@ -1137,7 +1137,7 @@ class MainWindow(QMainWindow):
 
     def _alert(self, alert: Any) -> None:
         """Once per event (the rules decide): a line in the status bar and a desktop notification."""
-        self.statusBar().showMessage(alert.message, 30000)
+        self.statusBar().showMessage(alert_text(alert), 30000)
         notify_desktop(self.tray, alert)
 
     def _preset_saved(self, name: str, sampling: p.Sampling) -> None:

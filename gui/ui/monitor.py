@@ -170,6 +170,14 @@ def compact_sample(sample: GpuSample | None) -> dict[str, str]:
     }
 
 
+def alert_text(alert: Alert) -> str:
+    """An alert in the window's language: its template translated, the reason words each translated."""
+    if not alert.template:
+        return alert.message
+    words = [tr(_REASON_WORDS[r]) if r in _REASON_WORDS else r for r in alert.reasons]
+    return core_text("alerts", alert.template).format(**alert.fields, reasons=tr(", ").join(words))
+
+
 def notify_desktop(tray: QSystemTrayIcon | None, alert: Alert) -> bool:
     """Show an alert as a desktop notification where the platform has a tray; False where it has none."""
     if tray is None or not QSystemTrayIcon.isSystemTrayAvailable() or not tray.supportsMessages():
@@ -179,7 +187,7 @@ def notify_desktop(tray: QSystemTrayIcon | None, alert: Alert) -> bool:
         "warning": QSystemTrayIcon.MessageIcon.Warning,
         "critical": QSystemTrayIcon.MessageIcon.Critical,
     }[alert.severity]
-    tray.showMessage(tr("Tightfit GPU alert"), alert.message, icon)
+    tray.showMessage(tr("Tightfit GPU alert"), alert_text(alert), icon)
     return True
 
 
@@ -496,7 +504,7 @@ class MonitorView(QWidget):
             labels["name"].setText(f"{mark}<span style='color:{colour}'>━━</span> {_escape(name)}{warn}")
             details = "\n".join(f"{tr(_READOUT_TITLES[key])}: {text}" for key, text in texts.items())
             if alerted is not None:
-                details += f"\n{alerted[0]} — {alerted[1].message}"
+                details += f"\n{alerted[0]} — {alert_text(alerted[1])}"
             tip = plain_tip(f"{name}\n{details}")
             for label in labels.values():
                 label.setToolTip(tip)
@@ -558,7 +566,7 @@ class MonitorView(QWidget):
         stamp = time.strftime("%H:%M:%S")
         self.gpu_alerts[alert.gpu_index] = (stamp, alert)
         self.banner_label.setText(
-            "\n".join(f"{when} — {a.message}" for _index, (when, a) in sorted(self.gpu_alerts.items()))
+            "\n".join(f"{when} — {alert_text(a)}" for _index, (when, a) in sorted(self.gpu_alerts.items()))
         )
         self._banner_severity = alert.severity
         self.banner.setStyleSheet(_banner_style(current_palette(), alert.severity))

@@ -2,6 +2,41 @@
 <!DOCTYPE TS>
 <TS version="2.1" language="zh_CN" sourcelanguage="en">
 <context>
+    <name>alerts</name>
+    <message>
+        <source>GPU {gpu} ({name}) fell off the bus: no readings</source>
+        <translation>GPU {gpu}（{name}）已从总线上掉线：没有读数</translation>
+    </message>
+    <message>
+        <source>GPU {gpu} fell off the bus: no readings</source>
+        <translation>GPU {gpu} 已从总线上掉线：没有读数</translation>
+    </message>
+    <message>
+        <source>GPU {gpu} is at {temp} °C (alert threshold {threshold} °C)</source>
+        <translation>GPU {gpu} 温度达到 {temp} °C（告警阈值 {threshold} °C）</translation>
+    </message>
+    <message>
+        <source>GPU {gpu} is throttling: {reasons}</source>
+        <translation>GPU {gpu} 正在降频：{reasons}</translation>
+    </message>
+    <message>
+        <source>GPU {gpu}: {added} new corrected ECC memory error ({count} since the driver loaded)</source>
+        <translation>GPU {gpu}：新增 {added} 个已纠正的 ECC 显存错误（驱动加载以来共 {count} 个）</translation>
+    </message>
+    <message>
+        <source>GPU {gpu}: {added} new corrected ECC memory errors ({count} since the driver loaded)</source>
+        <translation>GPU {gpu}：新增 {added} 个已纠正的 ECC 显存错误（驱动加载以来共 {count} 个）</translation>
+    </message>
+    <message>
+        <source>GPU {gpu}: {added} new uncorrected ECC memory error ({count} since the driver loaded)</source>
+        <translation>GPU {gpu}：新增 {added} 个不可纠正的 ECC 显存错误（驱动加载以来共 {count} 个）</translation>
+    </message>
+    <message>
+        <source>GPU {gpu}: {added} new uncorrected ECC memory errors ({count} since the driver loaded)</source>
+        <translation>GPU {gpu}：新增 {added} 个不可纠正的 ECC 显存错误（驱动加载以来共 {count} 个）</translation>
+    </message>
+</context>
+<context>
     <name>charts</name>
     <message>
         <source>1 h</source>
@@ -2128,6 +2163,10 @@ Source: {source}</source>
 </context>
 <context>
     <name>monitor</name>
+    <message>
+        <source>, </source>
+        <translation>、</translation>
+    </message>
     <message>
         <source>Alert at</source>
         <translation>告警温度</translation>
