@@ -591,11 +591,20 @@ class MainWindow(QMainWindow):
         self.tune.say(plan_summary(len(jobs), loads_for(jobs), len(tests), len(jobs) - runs, estimate))
         self.tune.start_button.setEnabled(runs > 0)
 
+    def _sweep_kind(self) -> str:
+        """Which sweep holds the engine: "benchmark sweep", "power-cap sweep", or '' when none does."""
+        if self.tune_runner is not None and self.tune_runner.running:
+            return "benchmark sweep"
+        if self.power_runner is not None and self.power_sweep.running:
+            return "power-cap sweep"
+        return ""
+
     def _sweeping(self) -> str:
         """What holds the engine for a sweep, in words ('' when none does)."""
-        if self.tune_runner is not None and self.tune_runner.running:
+        kind = self._sweep_kind()
+        if kind == "benchmark sweep":
             return tr("A benchmark sweep is using the engine (Tune tab)")
-        if self.power_runner is not None and self.power_sweep.running:
+        if kind == "power-cap sweep":
             return tr("A power-cap sweep is using the engine (Tune tab, Power caps)")
         return ""
 
@@ -796,10 +805,8 @@ class MainWindow(QMainWindow):
             use = "a chat reply"
         elif self.session.state.busy:
             use = "a load"
-        elif self.tune_runner is not None and self.tune_runner.running:
-            use = "a benchmark sweep"
-        elif self.power_runner is not None and self.power_sweep.running:
-            use = "a power-cap sweep"
+        elif kind := self._sweep_kind():
+            use = f"a {kind}"  # said by the API's /health, in English as the API speaks
         if use and server.held != use:
             server.hold(use)
         elif not use and server.held:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
+from dataclasses import dataclass
 from typing import Any
 
 import pyqtgraph as pg
@@ -69,13 +70,13 @@ MAX_PHASE_S = 3600.0  # a warm-up or measurement longer than an hour per cap is 
 PHASES = {"capping": tr.mark("applying the cap"), "warm-up": tr.mark("warming up"), "measuring": tr.mark("measuring")}
 
 
+@dataclass(frozen=True)
 class SweepPlan:
     """What the controls describe: the caps (ascending), the allowed loss and the workload at each cap."""
 
-    def __init__(self, caps: tuple[int, ...], loss_pct: float, workload: Workload) -> None:
-        self.caps = caps
-        self.loss_pct = loss_pct
-        self.workload = workload
+    caps: tuple[int, ...]
+    loss_pct: float
+    workload: Workload
 
 
 class PowerSweepRunner(QObject):

@@ -106,6 +106,8 @@ class ServePanel(QWidget):
         self.requests.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         self.requests.horizontalHeader().setStretchLastSection(True)
         self.serving = False
+        self._address: tuple[str, int] | None = None  # where it listens, while serving
+        self._model: str | None = None  # the model it answers for
         self.slots = 1
         self.running = 0
         self.queued = 0
@@ -232,9 +234,6 @@ class ServePanel(QWidget):
             self.requests.setItem(0, column, QTableWidgetItem(text))  # plain text: an error can say anything
         while self.requests.rowCount() > KEEP_REQUESTS:
             self.requests.removeRow(self.requests.rowCount() - 1)
-
-    _address: tuple[str, int] | None = None
-    _model: str | None = None
 
 
 def _base_url(host: str, port: int) -> str:
