@@ -10,7 +10,8 @@ Two kinds of sources, both read as Python syntax trees (no import, no Qt):
   ``tr("text", "disambiguation")``, ``tr("%n model(s)", n=count)`` (a plural form: it has ``n``) and
   ``tr.mark("text")`` (a constant translated where it is used) — and ``core_text("context", "text")``;
 - strings of the Qt-free layers shown in the window and translated there with ``core_text(context, …)``:
-  the ``label=`` and ``help=`` of every setting declaration, and the fixed words listed in CORE below.
+  the ``label=`` and ``help=`` of every setting declaration, the fixed words listed in CORE below, and the
+  template of every ``words("...", field=...)`` call in gui/core and gui/services (gui/core/words.py).
 
 tightfit_zh_CN.ts holds every string; tightfit_en.ts only the plural ones (English needs its forms:
 "1 model", "2 models"). A call with an f-string or a variable in it is reported: a translatable text
@@ -30,6 +31,7 @@ from xml.sax.saxutils import escape
 ROOT = Path(__file__).resolve().parents[1]
 HERE = ROOT / "resources" / "i18n"
 LANGUAGES = {"zh_CN": False, "en": True}  # language -> only plural strings
+WORDS_CONTEXT = "words"  # gui/core/words.py's (this script imports nothing of the project)
 
 # Setting declarations (gui/core/specs.py kinds): their label and help, context "params".
 SPEC_SOURCES = (
@@ -216,6 +218,19 @@ def _named_messages(context: str, path: Path, names: tuple[str, ...], calls: tup
             yield Message(context, text, where=f"{rel}:{value.lineno}")
 
 
+def _words_messages(path: Path) -> Iterator[Message]:
+    """The template of every ``words("...", ...)`` call (gui/core/words.py), in its one context."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    rel = _where(path)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "words" and node.args:
+            where = f"{rel}:{node.lineno}"
+            if isinstance(node.args[0], ast.JoinedStr):
+                raise Problem(f"{where}: an f-string cannot be translated: give words() a template and fields")
+            if text := _text(node.args[0]):
+                yield Message(WORDS_CONTEXT, text, where=where)
+
+
 def collect(root: Path = ROOT) -> dict[tuple[str, str, str], Message]:
     """Every translatable string of the window, by (context, source, disambiguation)."""
     found: dict[tuple[str, str, str], Message] = {}
@@ -223,6 +238,8 @@ def collect(root: Path = ROOT) -> dict[tuple[str, str, str], Message]:
     sources += [_spec_messages(root / name) for name in SPEC_SOURCES]
     sources += [_core_messages(context, root / name, owner) for context, name, owner in CORE]
     sources += [_named_messages(context, root / name, names, calls) for context, name, names, calls in CORE_NAMED]
+    layers = [*(root / "gui" / "core").glob("*.py"), *(root / "gui" / "services").glob("*.py")]
+    sources += [_words_messages(p) for p in sorted(layers)]
     for messages in sources:
         for message in messages:
             old = found.get(message.key)

@@ -24,6 +24,7 @@ from PySide6.QtCore import QCoreApplication, QLibraryInfo, QLocale, QTranslator
 from PySide6.QtWidgets import QComboBox, QMainWindow, QWidget
 
 from gui.core.preferences import LANGUAGE
+from gui.core.words import WORDS_CONTEXT, Words
 from gui.services.desktop import resources_dir
 from gui.services.settings_store import SettingsStore
 
@@ -57,7 +58,16 @@ class Tr:
 
 def core_text(context: str, text: str) -> str:
     """A string from gui/core or gui/services, translated where the window shows it (bench/i18n_extract.py
-    collects these sources: a new core string is in the .ts without anyone listing it)."""
+    collects these sources: a new core string is in the .ts without anyone listing it). A sentence composed
+    from figures (gui/core/words.py ``Words``) is translated by its template, in its own context, with its
+    fields translated the same way."""
+    if isinstance(text, Words):
+        fields = {name: core_text(context, value) for name, value in text.fields.items()}
+        try:
+            return QCoreApplication.translate(WORDS_CONTEXT, text.template).format(**fields)
+        except (KeyError, IndexError, ValueError):  # a translation that names other fields: the English
+            log.warning("the translation of %r does not fit its fields", text.template)
+            return str.__str__(text)
     return QCoreApplication.translate(context, text) if text else text
 
 
