@@ -59,3 +59,13 @@ def test_the_extraction_collects_templates_and_refuses_an_f_string(tmp_path: Pat
     core.write_text('n = 3\nwords(f"Put {n} layers")\n')
     with pytest.raises(extract.Problem, match="f-string"):
         list(extract._words_messages(core))
+
+
+def test_an_error_raised_with_a_sentence_shows_it_translated_and_any_other_as_written(english: None) -> None:
+    from gui.ui.i18n import error_text
+
+    said = words("context {n} is past the trained {trained}", n=8192, trained=4096)
+    error = ValueError(said)
+    assert str(error) == "context 8192 is past the trained 4096" and type(str(error)) is str
+    assert isinstance(error.args[0], Words) and error_text(error) == "context 8192 is past the trained 4096"
+    assert error_text(OSError(2, "No such file")) == "[Errno 2] No such file"

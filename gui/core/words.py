@@ -7,7 +7,9 @@ are themselves ``Words`` are translated the same way before they are put in. ben
 the template of every ``words(...)`` call in gui/core and gui/services, so a new sentence is in the .ts without
 anyone listing it; a template must be a literal (an f-string cannot be translated whole).
 
-Text made from a ``Words`` by concatenation or an f-string is a plain ``str`` again: compose with ``words``.
+Text made from a ``Words`` by concatenation, an f-string or ``str()`` is a plain ``str`` again: compose with
+``words``. An error raised with one (``raise ValueError(words(...))``) keeps it as its argument; the window shows
+it with ``error_text(exc)`` (``str(exc)`` is the English).
 """
 
 from __future__ import annotations

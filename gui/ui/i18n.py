@@ -71,6 +71,13 @@ def core_text(context: str, text: str) -> str:
     return QCoreApplication.translate(context, text) if text else text
 
 
+def error_text(exc: BaseException, context: str = "errors") -> str:
+    """An error's message in the window's language: a ``Words`` it was raised with is translated (``str(exc)``
+    would give its English), any other message as the code wrote it."""
+    first = exc.args[0] if len(exc.args) == 1 else None
+    return core_text(context, first) if isinstance(first, Words) else str(exc)
+
+
 tr = Tr("language")
 
 
