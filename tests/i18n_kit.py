@@ -74,7 +74,7 @@ ALLOWED = re.compile(
          OpenAI|Hugging\s?Face|HF|SmolLM2[\w.-]*|Tesla|V100|P40|P100|SXM2|PCIe|PCI|NUMA|JSON|CSV|Markdown|SQLite|HTTP|
          koboldcpp|kcpps|Ollama|Jinja|ChatML|BOS|EOS|PID|OOM|ID|OK|Flash\sAttention|PyPI|SHA-256|README|Gemma|GeForce|RTX|Quadro|Ctrl\+\w+|Esc|Apache-2\.0|MIT|nvidia-smi|BPW|
          Llama|Phi|Mistral|Tekken|                  # chat formats, by the model family that uses them
-         ECC|BIOS|AMX|AVX-512|Xeon|Python|pynvml|root|sudo|pkexec|lspci|LnkCap|LnkSta|rope\sscaling|  # system words
+         ECC|BIOS|AMX|IPv4|IPv6|TCP|AVX-512|Xeon|Python|pynvml|root|sudo|pkexec|lspci|LnkCap|LnkSta|rope\sscaling|  # system words
          English)\b                                  # English: the language named in its own words
     | \b(MiB|GiB|GB|MB|KiB|TiB|W|s|ms|tok/s|t/s|GB/s|Mbit/s|°C|MHz|K|M|B|x)\b
     | \([^()]*\b(by|license)\b[^()]*\)            # a licence as its authors name it

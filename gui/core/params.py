@@ -13,7 +13,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, replace
 from typing import Any, cast
 
-from gui.core.specs import BoolSpec, ChoiceSpec, FloatSpec, IntSpec, Spec, parse_fields, specs_of
+from gui.core.specs import BoolSpec, ChoiceSpec, FloatSpec, IntSpec, Spec, parse_fields, shown_value, specs_of
+from gui.core.words import Words, fixed, joined, words
 
 # Any value at or past the model's layer count + 1 means "all layers" (llama.cpp's -1); the window
 # shows it as that count.
@@ -44,26 +45,40 @@ def split_proportions(text: str) -> tuple[float, ...]:
     Untrusted text: at most MAX_DEVICES finite numbers from 0 up, not all zero; anything else is a ValueError
     of one line."""
     if not isinstance(text, str):
-        raise ValueError(f"Tensor split must be text such as 3,1 (got {text!r})")
+        raise ValueError(words("Tensor split must be text such as 3,1 (got {value})", value=shown_value(text)))
     if not text.strip():
         return ()
     if len(text) > _SPLIT_MAX_CHARS:
-        raise ValueError(f"Tensor split is longer than {_SPLIT_MAX_CHARS} characters")
+        raise ValueError(words("Tensor split is longer than {n} characters", n=_SPLIT_MAX_CHARS))
     items = [item.strip() for item in _SPLIT_SEPARATORS.split(text)]
     if len(items) > MAX_DEVICES:
-        raise ValueError(f"Tensor split has {len(items)} proportions; llama.cpp takes at most {MAX_DEVICES} devices")
+        raise ValueError(
+            words(
+                "Tensor split has {n} proportions; llama.cpp takes at most {most} devices",
+                n=len(items),
+                most=MAX_DEVICES,
+            )
+        )
     values: list[float] = []
     for item in items:
         try:
             value = float(item)
         except ValueError:
-            shown = repr(item[:20]) if item else "an empty item"
-            raise ValueError(f"Tensor split: {shown} is not a number (write proportions such as 3,1)") from None
+            shown = repr(item[:20]) if item else words("an empty item")
+            raise ValueError(
+                words("Tensor split: {item} is not a number (write proportions such as 3,1)", item=shown)
+            ) from None
         if not math.isfinite(value) or not 0 <= value <= _SPLIT_MAX_VALUE:
-            raise ValueError(f"Tensor split: each proportion must be from 0 to {_SPLIT_MAX_VALUE:g} (got {item[:20]})")
+            raise ValueError(
+                words(
+                    "Tensor split: each proportion must be from 0 to {most} (got {item})",
+                    most=f"{_SPLIT_MAX_VALUE:g}",
+                    item=item[:20],
+                )
+            )
         values.append(value)
     if not any(values):
-        raise ValueError("Tensor split: the proportions are all zero (leave it empty to split by free memory)")
+        raise ValueError(words("Tensor split: the proportions are all zero (leave it empty to split by free memory)"))
     return tuple(values)
 
 
@@ -76,7 +91,11 @@ class TensorSplitSpec(Spec[str]):
 
     def parse(self, value: object) -> str:
         if not isinstance(value, str):
-            raise ValueError(f"{self.label} must be text such as 3,1 (got {value!r})")
+            raise ValueError(
+                words(
+                    "{label} must be text such as 3,1 (got {value})", label=self.shown_label(), value=shown_value(value)
+                )
+            )
         return ",".join(f"{v:.9g}" for v in split_proportions(value))
 
 
@@ -92,16 +111,16 @@ _HOST_LABEL = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?$")
 def _rpc_host(host: str) -> str:
     """``host`` when it is a well-formed host name or IPv4 address; a ValueError in words otherwise."""
     if not host:
-        return "no host before the colon"
+        return words("no host before the colon")
     if len(host) > 253:
-        return "the host name is longer than 253 characters"
+        return words("the host name is longer than 253 characters")
     labels = host.split(".")
     if all(label.isascii() and label.isdigit() for label in labels):
         if len(labels) != 4 or any(len(label) > 3 or int(label) > 255 for label in labels):
-            return f"{host[:40]!r} is not an IPv4 address"
+            return words("{host} is not an IPv4 address", host=repr(host[:40]))
         return ""
     if not all(_HOST_LABEL.match(label) for label in labels):
-        return f"{host[:40]!r} is not a host name or an IPv4 address"
+        return words("{host} is not a host name or an IPv4 address", host=repr(host[:40]))
     return ""
 
 
@@ -111,33 +130,42 @@ def rpc_endpoints(text: str) -> tuple[tuple[str, int], ...]:
     Untrusted text: at most MAX_RPC_SERVERS distinct host:port pairs, each a host name or IPv4 address and a
     port from 1 to 65535; anything else is a ValueError of one line."""
     if not isinstance(text, str):
-        raise ValueError(f"RPC servers must be text such as 10.0.0.5:50052 (got {text!r})")
+        raise ValueError(
+            words("RPC servers must be text such as 10.0.0.5:50052 (got {value})", value=shown_value(text))
+        )
     if not text.strip():
         return ()
     if len(text) > _RPC_MAX_CHARS:
-        raise ValueError(f"RPC servers: longer than {_RPC_MAX_CHARS} characters")
+        raise ValueError(words("RPC servers: longer than {n} characters", n=_RPC_MAX_CHARS))
     items = [item.strip() for item in text.split(",")]
     if len(items) > MAX_RPC_SERVERS:
-        raise ValueError(f"RPC servers: {len(items)} given; llama.cpp takes at most {MAX_RPC_SERVERS}")
+        raise ValueError(
+            words("RPC servers: {n} given; llama.cpp takes at most {most}", n=len(items), most=MAX_RPC_SERVERS)
+        )
     found: list[tuple[str, int]] = []
     for item in items:
-        shown = repr(item[:60]) if item else "an empty item"
+        shown = repr(item[:60]) if item else words("an empty item")
         host, colon, port_text = item.rpartition(":")
         if not colon:
-            raise ValueError(f"RPC servers: {shown} has no port (write host:port, e.g. 10.0.0.5:50052)")
+            raise ValueError(
+                words("RPC servers: {item} has no port (write host:port, e.g. 10.0.0.5:50052)", item=shown)
+            )
         if ":" in host or host.startswith("["):
             raise ValueError(
-                f"RPC servers: {shown} looks like an IPv6 address, which llama.cpp's RPC client cannot parse "
-                "(it splits host:port at the first colon): use an IPv4 address or a host name"
+                words(
+                    "RPC servers: {item} looks like an IPv6 address, which llama.cpp's RPC client cannot parse "
+                    "(it splits host:port at the first colon): use an IPv4 address or a host name",
+                    item=shown,
+                )
             )
         why = _rpc_host(host)
         if why:
-            raise ValueError(f"RPC servers: {shown}: {why}")
+            raise ValueError(words("RPC servers: {item}: {why}", item=shown, why=why))
         if not (port_text.isascii() and port_text.isdigit()) or len(port_text) > 5 or not 1 <= int(port_text) <= 65535:
-            raise ValueError(f"RPC servers: {shown}: the port must be a number from 1 to 65535")
+            raise ValueError(words("RPC servers: {item}: the port must be a number from 1 to 65535", item=shown))
         endpoint = (host.lower(), int(port_text))
         if endpoint in found:
-            raise ValueError(f"RPC servers: {host}:{int(port_text)} is named twice")
+            raise ValueError(words("RPC servers: {endpoint} is named twice", endpoint=f"{host}:{int(port_text)}"))
         found.append(endpoint)
     return tuple(found)
 
@@ -156,7 +184,13 @@ class RpcServersSpec(Spec[str]):
 
     def parse(self, value: object) -> str:
         if not isinstance(value, str):
-            raise ValueError(f"{self.label} must be text such as 10.0.0.5:50052 (got {value!r})")
+            raise ValueError(
+                words(
+                    "{label} must be text such as 10.0.0.5:50052 (got {value})",
+                    label=self.shown_label(),
+                    value=shown_value(value),
+                )
+            )
         return join_endpoints(rpc_endpoints(value))
 
 
@@ -206,8 +240,8 @@ class NetworkLink:
 
     def words(self) -> str:
         mbit, rtt = RPC_LINKS.get(self.preset, (self.mbit_s, self.rtt_ms))
-        name = {"1gbe": "1 GbE", "10gbe": "10 GbE"}.get(self.preset, "custom link")
-        return f"{name}, {mbit:,.0f} Mbit/s, {rtt:g} ms round trip"
+        name = {"1gbe": "1 GbE", "10gbe": "10 GbE"}.get(self.preset) or words("custom link")
+        return words("{name}, {mbit} Mbit/s, {rtt} ms round trip", name=name, mbit=f"{mbit:,.0f}", rtt=f"{rtt:g}")
 
     def validated(self) -> NetworkLink:
         for spec in specs_of(NetworkLink):
@@ -400,13 +434,21 @@ class LoadSettings:
         for spec in LOAD_SPECS:
             spec.check(getattr(self, spec.key))
         if self.n_ubatch > self.n_batch:
-            raise ValueError(f"Micro-batch ({self.n_ubatch}) cannot exceed batch ({self.n_batch})")
+            raise ValueError(
+                words("Micro-batch ({ubatch}) cannot exceed batch ({batch})", ubatch=self.n_ubatch, batch=self.n_batch)
+            )
         if self.cache_type_v not in FLOAT_CACHE_TYPES and self.flash_attn == "off":
-            raise ValueError(f"a {self.cache_type_v} V cache needs flash attention: set it to on or auto")
+            raise ValueError(
+                words("a {type} V cache needs flash attention: set it to on or auto", type=self.cache_type_v)
+            )
         if 0 < self.n_outputs_max < self.n_parallel:
             # llama.cpp reserves one output per sequence and aborts if that is past n_outputs_max.
             raise ValueError(
-                f"Outputs reserved ({self.n_outputs_max}) must be at least the parallel slots ({self.n_parallel})"
+                words(
+                    "Outputs reserved ({outputs}) must be at least the parallel slots ({slots})",
+                    outputs=self.n_outputs_max,
+                    slots=self.n_parallel,
+                )
             )
         return self
 
@@ -483,18 +525,30 @@ def llama_gpu_layers(n_gpu_layers: int, n_layer: int | None) -> int:
     return n_gpu_layers
 
 
+def _named(spec: Spec[Any], lower: bool = False) -> Words:
+    """A setting as a list of changes names it: its label in lower case unless it is a name ("GPU layers" stays)."""
+    english = spec.label.lower() if lower or spec.label[1:].islower() else spec.label
+    return fixed(spec.label, "params", english)
+
+
 def changes(before: LoadSettings, after: LoadSettings) -> str:
     """What differs between two sets of settings, in words ("GPU layers 65 → 56, context 8192 → 4096")."""
     moved = [
-        f"{spec.label.lower() if spec.label[1:].islower() else spec.label} {getattr(before, spec.key)} → "
-        f"{getattr(after, spec.key)}"
+        words(
+            "{setting} {before} → {after}",
+            setting=_named(spec),
+            before=getattr(before, spec.key),
+            after=getattr(after, spec.key),
+        )
         for spec in LOAD_SPECS
         if getattr(before, spec.key) != getattr(after, spec.key)
     ]
-    return ", ".join(moved) if moved else "nothing to change, these settings already fit"
+    return joined(", ", moved) if moved else words("nothing to change, these settings already fit")
 
 
 def describe(settings: LoadSettings, specs: Iterable[IntSpec] = SIZING_PARAMS) -> str:
     # An option that is off by default (no experts on the CPU) is named only when it is on.
     shown = (s for s in specs if s.default != 0 or getattr(settings, s.key))
-    return ", ".join(f"{s.label.lower()} {getattr(settings, s.key)}" for s in shown)
+    return joined(
+        ", ", (words("{setting} {value}", setting=_named(s, lower=True), value=getattr(settings, s.key)) for s in shown)
+    )

@@ -13,6 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar, cast
 
+from gui.core.words import Words, fixed, words
+
 __all__ = ["BoolSpec", "ChoiceSpec", "FloatSpec", "IntSpec", "Spec", "specs_of"]
 
 T = TypeVar("T")
@@ -37,6 +39,10 @@ class Spec(Generic[T]):
     def check(self, value: T) -> None:
         """Raise ValueError, in words a user understands, if ``value`` is not allowed."""
 
+    def shown_label(self) -> Words:
+        """The label as a message names the setting, translated in the window as the label is."""
+        return fixed(self.label, "params")
+
     def parse(self, value: object) -> T:
         """A value from outside (a settings file, a message, a form): checked and of the right type."""
         raise NotImplementedError
@@ -59,7 +65,15 @@ class IntSpec(Spec[int]):
     def check(self, value: int, maximum: int | None = None) -> None:
         top = self.top(maximum)
         if not self.minimum <= value <= top:
-            raise ValueError(f"{self.label} must be between {self.minimum} and {top} (got {value})")
+            raise ValueError(
+                words(
+                    "{label} must be between {minimum} and {top} (got {value})",
+                    label=self.shown_label(),
+                    minimum=self.minimum,
+                    top=top,
+                    value=value,
+                )
+            )
 
     def parse(self, value: object) -> int:
         # int() of an infinity raises OverflowError and of a NaN a ValueError of its own wording: test first.
@@ -68,7 +82,11 @@ class IntSpec(Spec[int]):
             or not isinstance(value, int | float)
             or (isinstance(value, float) and not value.is_integer())
         ):
-            raise ValueError(f"{self.label} must be a whole number (got {value!r})")
+            raise ValueError(
+                words(
+                    "{label} must be a whole number (got {value})", label=self.shown_label(), value=shown_value(value)
+                )
+            )
         self.check(int(value))
         return int(value)
 
@@ -83,11 +101,21 @@ class FloatSpec(Spec[float]):
 
     def check(self, value: float) -> None:
         if not (math.isfinite(value) and self.minimum <= value <= self.maximum):
-            raise ValueError(f"{self.label} must be between {self.minimum:g} and {self.maximum:g} (got {value})")
+            raise ValueError(
+                words(
+                    "{label} must be between {minimum} and {top} (got {value})",
+                    label=self.shown_label(),
+                    minimum=f"{self.minimum:g}",
+                    top=f"{self.maximum:g}",
+                    value=value,
+                )
+            )
 
     def parse(self, value: object) -> float:
         if isinstance(value, bool) or not isinstance(value, int | float):
-            raise ValueError(f"{self.label} must be a number (got {value!r})")
+            raise ValueError(
+                words("{label} must be a number (got {value})", label=self.shown_label(), value=shown_value(value))
+            )
         try:
             number = float(value)
         except OverflowError:  # an int past float's range (JSON allows any number of digits): check() refuses it
@@ -100,13 +128,21 @@ class FloatSpec(Spec[float]):
 class ChoiceSpec(Spec[str]):
     choices: tuple[str, ...]
 
+    def _not_a_choice(self, value: object) -> Words:
+        return words(
+            "{label} must be one of {choices} (got {value})",
+            label=self.shown_label(),
+            choices=", ".join(self.choices),
+            value=shown_value(value),
+        )
+
     def check(self, value: str) -> None:
         if value not in self.choices:
-            raise ValueError(f"{self.label} must be one of {', '.join(self.choices)} (got {value!r})")
+            raise ValueError(self._not_a_choice(value))
 
     def parse(self, value: object) -> str:
         if not isinstance(value, str):
-            raise ValueError(f"{self.label} must be one of {', '.join(self.choices)} (got {value!r})")
+            raise ValueError(self._not_a_choice(value))
         self.check(value)
         return value
 
@@ -115,8 +151,16 @@ class ChoiceSpec(Spec[str]):
 class BoolSpec(Spec[bool]):
     def parse(self, value: object) -> bool:
         if not isinstance(value, bool):
-            raise ValueError(f"{self.label} must be true or false (got {value!r})")
+            raise ValueError(
+                words("{label} must be true or false (got {value})", label=self.shown_label(), value=shown_value(value))
+            )
         return value
+
+
+def shown_value(value: object) -> str:
+    """A refused value as a message quotes it: its repr, cut short (it may be a whole pasted file)."""
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 _declared: dict[type, tuple[Spec[Any], ...]] = {}
@@ -149,15 +193,17 @@ def parse_value_list(spec: Spec[Any], text: str) -> list[Any]:
     ValueError that names the flag and the bad item."""
     items = [item.strip() for item in text.split(",")]
     if not any(items):
-        raise ValueError(f"{spec.flag}: no value given")
+        raise ValueError(words("{flag}: no value given", flag=spec.flag))
     values: list[Any] = []
     for item in items:
         if not item:
-            raise ValueError(f"{spec.flag}: an empty item in {text!r}")
+            raise ValueError(words("{flag}: an empty item in {text}", flag=spec.flag, text=shown_value(text)))
         try:
             value = _parse_item(spec, item)
         except ValueError as exc:
-            raise ValueError(f"{spec.flag}: {exc}") from None
+            raise ValueError(
+                words("{flag}: {why}", flag=spec.flag, why=exc.args[0] if len(exc.args) == 1 else str(exc))
+            ) from None
         if value not in values:
             values.append(value)
     return values
@@ -169,15 +215,15 @@ def _parse_item(spec: Spec[Any], item: str) -> Any:
         try:
             value = int(item)
         except ValueError:
-            raise ValueError(f"{item!r} is not a whole number") from None
+            raise ValueError(words("{item} is not a whole number", item=shown_value(item))) from None
     elif isinstance(spec, FloatSpec):
         try:
             value = float(item)
         except ValueError:
-            raise ValueError(f"{item!r} is not a number") from None
+            raise ValueError(words("{item} is not a number", item=shown_value(item))) from None
     elif isinstance(spec, BoolSpec):
         if item.lower() not in BOOL_WORDS:
-            raise ValueError(f"{item!r} is not on or off")
+            raise ValueError(words("{item} is not on or off", item=shown_value(item)))
         value = BOOL_WORDS[item.lower()]
     else:
         value = item

@@ -17,22 +17,29 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 WORDS_CONTEXT = "words"
+JOINED_CONTEXT = "words:joined"  # a list: the template is its separator
 
 
 class Words(str):
-    """An English sentence that remembers the template and fields it was made from."""
+    """An English sentence that remembers the template and fields it was made from, and the context its
+    template is translated in (``WORDS_CONTEXT``, or the one a fixed text already has: a setting's label is
+    in "params")."""
 
     template: str
     fields: Mapping[str, str]
+    context: str
 
-    def __new__(cls, template: str, fields: Mapping[str, str]) -> Words:
-        made = super().__new__(cls, template.format(**fields))
+    def __new__(
+        cls, template: str, fields: Mapping[str, str], english: str | None = None, context: str = WORDS_CONTEXT
+    ) -> Words:
+        made = super().__new__(cls, template.format(**fields) if english is None else english)
         made.template = template
         made.fields = fields
+        made.context = context
         return made
 
     def __reduce__(self) -> tuple[object, ...]:  # pickles (and copies) as the sentence it is
-        return (Words, (self.template, dict(self.fields)))
+        return (Words, (self.template, dict(self.fields), str(self), self.context))
 
 
 def words(template: str, **fields: object) -> Words:
@@ -41,9 +48,25 @@ def words(template: str, **fields: object) -> Words:
     return Words(template, {name: value if isinstance(value, str) else str(value) for name, value in fields.items()})
 
 
+def fixed(text: str, context: str, english: str | None = None) -> Words:
+    """A fixed text the window already translates in ``context`` (a setting's label in "params"), as a field of
+    a sentence; ``english`` when the sentence writes it otherwise ("context" for the label "Context")."""
+    return Words(text, {}, english if english is not None else text, context)
+
+
 def joined(separator: str, parts: Iterable[str]) -> Words:
-    """Sentences joined by a separator (``"; "``), each translated on its own in the window."""
+    """Sentences joined by a separator (``"; "``), each translated on its own in the window and the separator
+    too (one of ``SEPARATORS``: "，" in Chinese)."""
     items = list(parts)
-    names = [f"p{i}" for i in range(len(items))]
-    template = separator.replace("{", "{{").replace("}", "}}").join("{" + n + "}" for n in names)
-    return Words(template, dict(zip(names, items, strict=True)))
+    fields = {f"p{i}": item for i, item in enumerate(items)}
+    return Words(separator, fields, separator.join(items), JOINED_CONTEXT)
+
+
+def message_of(exc: BaseException) -> str:
+    """An error's message: the ``Words`` it was raised with (translatable), else ``str(exc)``."""
+    first = exc.args[0] if len(exc.args) == 1 else None
+    return first if isinstance(first, Words) else str(exc)
+
+
+# The separators a joined list may have, each translated like a template.
+SEPARATORS = (words(", "), words("; "), words(" · "))

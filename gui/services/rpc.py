@@ -35,6 +35,7 @@ from pathlib import Path
 
 from gui.core.openai_api import is_loopback
 from gui.core.params import MAX_RPC_SERVERS, join_endpoints, rpc_endpoints
+from gui.core.words import joined, message_of, words
 
 __all__ = [
     "DEFAULT_PORT",
@@ -97,18 +98,38 @@ def probe(endpoints: Sequence[tuple[str, int]], timeout_s: float = PROBE_TIMEOUT
             with socket.create_connection((host, port), timeout=timeout_s):
                 pass
         except socket.gaierror as exc:
-            problems.append(f"RPC server {host}:{port}: the host name does not resolve ({exc.strerror or exc})")
+            problems.append(
+                words(
+                    "RPC server {endpoint}: the host name does not resolve ({why})",
+                    endpoint=f"{host}:{port}",
+                    why=exc.strerror or str(exc),
+                )
+            )
         except TimeoutError:
             problems.append(
-                f"RPC server {host}:{port} did not answer within {timeout_s:g} s (a firewall, or the machine is off)"
+                words(
+                    "RPC server {endpoint} did not answer within {seconds} s (a firewall, or the machine is off)",
+                    endpoint=f"{host}:{port}",
+                    seconds=f"{timeout_s:g}",
+                )
             )
         except ConnectionRefusedError:
             problems.append(
-                f"RPC server {host}:{port} refused the connection: nothing listens there (start `tightfit "
-                f"rpc-worker --host ADDR --port {port}` on that machine)"
+                words(
+                    "RPC server {endpoint} refused the connection: nothing listens there (start `tightfit "
+                    "rpc-worker --host ADDR --port {port}` on that machine)",
+                    endpoint=f"{host}:{port}",
+                    port=port,
+                )
             )
         except OSError as exc:
-            problems.append(f"RPC server {host}:{port} cannot be reached: {exc.strerror or exc}")
+            problems.append(
+                words(
+                    "RPC server {endpoint} cannot be reached: {why}",
+                    endpoint=f"{host}:{port}",
+                    why=exc.strerror or str(exc),
+                )
+            )
     return problems
 
 
@@ -117,9 +138,9 @@ def unreachable(rpc_servers: str, timeout_s: float = PROBE_TIMEOUT_S) -> str:
     try:
         endpoints = rpc_endpoints(rpc_servers)
     except ValueError as exc:
-        return str(exc)
+        return message_of(exc)
     problems = probe(endpoints, timeout_s)
-    return "; ".join(problems)
+    return joined("; ", problems) if problems else ""
 
 
 # ---- the engine's libraries -------------------------------------------------------------------------
@@ -129,7 +150,7 @@ def library_dir() -> Path:
     """The installed llama-cpp-python's lib folder, found without importing the bindings."""
     spec = importlib.util.find_spec("llama_cpp")
     if spec is None or not spec.submodule_search_locations:
-        raise RpcUnavailable("the engine (llama-cpp-python) is not installed: run make engine")
+        raise RpcUnavailable(words("the engine (llama-cpp-python) is not installed: run make engine"))
     return Path(next(iter(spec.submodule_search_locations))) / "lib"
 
 
@@ -138,17 +159,20 @@ def _load_ggml() -> ctypes.CDLL:
     folder = library_dir()
     path = folder / "libggml.so"
     if not path.is_file():
-        raise RpcUnavailable(f"the engine's libggml.so is missing from {folder}")
+        raise RpcUnavailable(words("the engine's libggml.so is missing from {folder}", folder=str(folder)))
     try:
         lib = ctypes.CDLL(str(path), mode=ctypes.RTLD_GLOBAL)
     except OSError as exc:
-        raise RpcUnavailable(f"the engine's libggml.so cannot be loaded: {exc}") from exc
+        raise RpcUnavailable(words("the engine's libggml.so cannot be loaded: {why}", why=str(exc))) from exc
     try:
         lib.ggml_backend_rpc_start_server  # noqa: B018 - only whether the symbol is there
     except AttributeError:
         raise RpcUnavailable(
-            "this engine was built without llama.cpp's RPC backend (no ggml_backend_rpc_start_server in "
-            f"{folder}): rebuild it with make engine, which builds with GGML_RPC=ON"
+            words(
+                "this engine was built without llama.cpp's RPC backend (no ggml_backend_rpc_start_server in "
+                "{folder}): rebuild it with make engine, which builds with GGML_RPC=ON",
+                folder=str(folder),
+            )
         ) from None
     vp, sz = ctypes.c_void_p, ctypes.c_size_t
     signatures: dict[str, tuple[list[type], type | None]] = {
@@ -331,7 +355,7 @@ def _print_devices(rpc_servers: str) -> int:
         endpoint = f"{host}:{port}"
         reg = lib.ggml_backend_rpc_add_server(endpoint.encode())
         if not reg:
-            raise RpcUnavailable(f"RPC server {endpoint} reports no devices")
+            raise RpcUnavailable(words("RPC server {endpoint} reports no devices", endpoint=endpoint))
         count = min(int(lib.ggml_backend_reg_dev_count(reg)), _MAX_DEVICES_PER_SERVER)
         for i in range(count):
             dev = lib.ggml_backend_reg_dev_get(reg, i)

@@ -24,7 +24,7 @@ from PySide6.QtCore import QCoreApplication, QLibraryInfo, QLocale, QTranslator
 from PySide6.QtWidgets import QComboBox, QMainWindow, QWidget
 
 from gui.core.preferences import LANGUAGE
-from gui.core.words import WORDS_CONTEXT, Words
+from gui.core.words import JOINED_CONTEXT, WORDS_CONTEXT, Words, message_of
 from gui.services.desktop import resources_dir
 from gui.services.settings_store import SettingsStore
 
@@ -60,11 +60,13 @@ def core_text(context: str, text: str) -> str:
     """A string from gui/core or gui/services, translated where the window shows it (bench/i18n_extract.py
     collects these sources: a new core string is in the .ts without anyone listing it). A sentence composed
     from figures (gui/core/words.py ``Words``) is translated by its template, in its own context, with its
-    fields translated the same way."""
+    fields translated the same way (a plain field in ``context``: a figure has no translation and stays)."""
     if isinstance(text, Words):
         fields = {name: core_text(context, value) for name, value in text.fields.items()}
+        if text.context == JOINED_CONTEXT:
+            return QCoreApplication.translate(WORDS_CONTEXT, text.template).join(fields.values())
         try:
-            return QCoreApplication.translate(WORDS_CONTEXT, text.template).format(**fields)
+            return QCoreApplication.translate(text.context, text.template).format(**fields)
         except (KeyError, IndexError, ValueError):  # a translation that names other fields: the English
             log.warning("the translation of %r does not fit its fields", text.template)
             return str.__str__(text)
@@ -74,8 +76,7 @@ def core_text(context: str, text: str) -> str:
 def error_text(exc: BaseException, context: str = "errors") -> str:
     """An error's message in the window's language: a ``Words`` it was raised with is translated (``str(exc)``
     would give its English), any other message as the code wrote it."""
-    first = exc.args[0] if len(exc.args) == 1 else None
-    return core_text(context, first) if isinstance(first, Words) else str(exc)
+    return core_text(context, message_of(exc))
 
 
 tr = Tr("language")

@@ -23,10 +23,11 @@ from PySide6.QtWidgets import (
 from gui.core.params import MAX_RPC_SERVERS, SPECS_BY_KEY, NetworkLink, join_endpoints, rpc_endpoints
 from gui.core.planner import Device
 from gui.core.specs import ChoiceSpec, FloatSpec, Spec, specs_of
+from gui.core.words import message_of, words
 from gui.services.devices import device_from_remote
 from gui.services.rpc import RemoteDevice, RpcUnavailable, ask_devices, probe
 from gui.ui.background import Background
-from gui.ui.i18n import Tr, number
+from gui.ui.i18n import Tr, core_text, error_text, number
 from gui.ui.plain import plain_label
 from gui.ui.spec_widgets import choice_box, float_box, help_text, label
 from gui.ui.theme import themed_style
@@ -63,16 +64,16 @@ def ask_worker(
     try:
         (host_port,) = rpc_endpoints(endpoint)
     except ValueError as exc:
-        return WorkerAnswer(endpoint, problem=str(exc), unreachable=True)
+        return WorkerAnswer(endpoint, problem=message_of(exc), unreachable=True)
     problems = probe([host_port], timeout_s)
     if problems:
         return WorkerAnswer(endpoint, problem=problems[0], unreachable=True)
     try:
         found = ask(endpoint)
     except RpcUnavailable as exc:
-        return WorkerAnswer(endpoint, problem=str(exc))
+        return WorkerAnswer(endpoint, problem=message_of(exc))
     if not found:
-        return WorkerAnswer(endpoint, problem=f"RPC server {endpoint} reports no devices")
+        return WorkerAnswer(endpoint, problem=words("RPC server {endpoint} reports no devices", endpoint=endpoint))
     return WorkerAnswer(endpoint, tuple(device_from_remote(d) for d in found))
 
 
@@ -161,7 +162,7 @@ class RpcPanel(QWidget):
         try:
             endpoints = [join_endpoints([e]) for e in rpc_endpoints(text)]
         except ValueError as exc:  # checked where the settings came from; said, never raised, here
-            self.say(" ".join(str(exc).split()))
+            self.say(" ".join(error_text(exc, "params").split()))
             return
         self.list.clear()
         for endpoint in endpoints:
@@ -176,7 +177,7 @@ class RpcPanel(QWidget):
             # Checked as the whole setting is: a bad address, a repeat, or one past the 16 llama.cpp takes.
             value = RPC_SERVERS.parse(",".join([*self.endpoints(), typed]))
         except ValueError as exc:
-            self.say(tr("Not added: {why}").format(why=" ".join(str(exc).split())))
+            self.say(tr("Not added: {why}").format(why=" ".join(error_text(exc, "params").split())))
             return
         endpoint = value.split(",")[-1]
         self._append(endpoint)
@@ -230,7 +231,7 @@ class RpcPanel(QWidget):
             endpoint,
             lambda: ask(endpoint),
             self._answered,
-            lambda exc: self._answered(WorkerAnswer(endpoint, problem=str(exc) or type(exc).__name__)),
+            lambda exc: self._answered(WorkerAnswer(endpoint, problem=message_of(exc) or type(exc).__name__)),
         )
 
     def _answered(self, answer: WorkerAnswer) -> None:
@@ -251,14 +252,19 @@ class RpcPanel(QWidget):
         return tuple(found)
 
     def problems(self) -> list[str]:
-        return [a.problem for e in self.endpoints() if (a := self.answers.get(e)) is not None and a.problem]
+        """Each listed worker's problem, in the window's language."""
+        return [
+            core_text("rpc", a.problem)
+            for e in self.endpoints()
+            if (a := self.answers.get(e)) is not None and a.problem
+        ]
 
     def refusal(self) -> str:
         """Why a load must wait or cannot go, in words; '' when every listed worker answered."""
         problems = self.problems()
         if problems:
             return tr("an RPC worker cannot be used: {problems}. Start it, or remove it from the list").format(
-                problems="; ".join(problems)
+                problems=tr("; ").join(problems)
             )
         if self.pending:
             return tr("the RPC workers are still being asked for their devices: load once they answered")
@@ -274,7 +280,11 @@ class RpcPanel(QWidget):
             if answer is None:
                 lines.append(tr("{worker}: asking for its devices…").format(worker=endpoint))
             elif answer.problem:
-                lines.append(tr("{worker} cannot be used: {problem}").format(worker=endpoint, problem=answer.problem))
+                lines.append(
+                    tr("{worker} cannot be used: {problem}").format(
+                        worker=endpoint, problem=core_text("rpc", answer.problem)
+                    )
+                )
         known = self.devices()
         if known:
             free = sum(d.free_mib for d in known)
@@ -299,7 +309,7 @@ class RpcPanel(QWidget):
                 free = sum(d.free_mib for d in answer.devices)
                 state = tr("%n device(s), {free} MiB free", n=len(answer.devices)).format(free=number(free))
             item.setText(f"{endpoint} — {state}")
-            item.setToolTip(answer.problem if answer is not None and answer.problem else "")
+            item.setToolTip(core_text("rpc", answer.problem) if answer is not None and answer.problem else "")
         listed = self.list.count() > 0
         custom = self.link.currentData() == "custom"
         self.link_label.setVisible(listed)

@@ -12,7 +12,7 @@ from PySide6.QtGui import QValidator
 from PySide6.QtWidgets import QCheckBox, QComboBox, QDoubleSpinBox, QLineEdit, QSpinBox, QWidget
 
 from gui.core.specs import BoolSpec, ChoiceSpec, FloatSpec, IntSpec, Spec
-from gui.ui.i18n import Tr, core_text
+from gui.ui.i18n import Tr, core_text, error_text
 
 tr = Tr("spec_widgets")
 
@@ -117,7 +117,7 @@ class TextBox(QLineEdit):
             value = self.spec.parse(typed)
         except ValueError as exc:
             self.setText(self._value)
-            why = " ".join(str(exc).split())  # one line, whatever the declaration said
+            why = " ".join(error_text(exc, "params").split())  # one line, whatever the declaration said
             kept = self._value or tr("empty")
             self.refused.emit(
                 tr("{setting}: not changed, {kept} kept. {why}").format(setting=label(self.spec), kept=kept, why=why)
