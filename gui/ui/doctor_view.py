@@ -62,8 +62,8 @@ def action_label(action: str) -> str:
 
 
 def doctor_words(text: str) -> str:
-    """A check's title, evidence, why or fix in the window's language (what gui/core/doctor.py composes with an
-    f-string, mostly evidence from figures, versions and names, stays English)."""
+    """A check's title, evidence, why or fix in the window's language: a constant by its text, a sentence
+    gui/core/doctor.py composes from figures, versions and names (a ``Words``) by its template."""
     return core_text("doctor", text)
 
 
