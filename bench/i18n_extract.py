@@ -58,7 +58,7 @@ CORE_NAMED: tuple[tuple[str, str, tuple[str, ...], tuple[str, ...]], ...] = (
     ("power_sweep", "gui/core/power_sweep.py", ("SIMULATED_NOTE",), ()),
     ("journey", "gui/core/journey.py", ("STAGE_COLUMNS",), ()),
     # Why the Monitor has no GPU reading: NVML's errors in words, and the telemetry's own two statuses.
-    ("nvml", "gui/services/nvml.py", ("words",), ()),
+    ("nvml", "gui/services/nvml.py", ("said",), ()),
     ("nvml", "gui/services/telemetry.py", ("STATUS_READ_FAILED", "STATUS_NO_GPU"), ()),
     # The Monitor's alerts, one template each (their figures and reason words are filled in by the window).
     (

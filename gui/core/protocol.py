@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gui.core.specs import FloatSpec, IntSpec, specs_of
+from gui.core.words import words
 
 PROTOCOL_VERSION = 9
 
@@ -102,7 +103,9 @@ class Sampling:
         minimum=0,
         maximum=RANDOM_SEED,
         default=RANDOM_SEED,
-        help=f"Same seed, same settings, same prompt: the same reply ({RANDOM_SEED} picks one at random).",
+        help=words(
+            "Same seed, same settings, same prompt: the same reply ({seed} picks one at random).", seed=RANDOM_SEED
+        ),
     ).field()
 
     def validated(self) -> Sampling:
@@ -221,12 +224,22 @@ class EngineBuild:
     ggml_version: str = ""  # "0.25.3 (0c1e570)": the llama.cpp (ggml) the package was built from
 
     def describe(self) -> str:
-        offload = "GPU offload supported" if self.gpu_offload else "no GPU offload"
-        text = f"llama.cpp {self.backend} build (llama-cpp-python {self.llama_cpp_python}), {offload}"
-        if self.cuda_archs:
-            archs = ", ".join(f"{a // 10}.{a % 10}" for a in self.cuda_archs)
-            text += f", for compute capability {archs}"
-        return text
+        offload = words("GPU offload supported") if self.gpu_offload else words("no GPU offload")
+        version = self.llama_cpp_python
+        if not self.cuda_archs:
+            return words(
+                "llama.cpp {backend} build (llama-cpp-python {version}), {offload}",
+                backend=self.backend,
+                version=version,
+                offload=offload,
+            )
+        return words(
+            "llama.cpp {backend} build (llama-cpp-python {version}), {offload}, for compute capability {archs}",
+            backend=self.backend,
+            version=version,
+            offload=offload,
+            archs=", ".join(f"{a // 10}.{a % 10}" for a in self.cuda_archs),
+        )
 
 
 @dataclass(frozen=True)

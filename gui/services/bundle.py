@@ -88,6 +88,7 @@ def doctor_checks(request: DoctorRequest, simulated: Card | None = None, nvml: N
     """Every check of the Doctor for what the window knows, from this machine (or the simulated card):
     the set-up's own plan for the rebuild command, NVML, sysfs, the power helper. Blocking."""
     from gui.core.doctor import run_checks
+    from gui.core.words import words
     from gui.services.doctor_facts import gather_facts, rebuild_route
 
     route_command, route_help = rebuild_route(simulated)
@@ -97,7 +98,7 @@ def doctor_checks(request: DoctorRequest, simulated: Card | None = None, nvml: N
         host_weights_mib=request.host_weights_mib,
         attn_heads=request.attn_heads,
         build=request.build,
-        build_error="" if request.build is not None else "the engine has not started",
+        build_error="" if request.build is not None else words("the engine has not started"),
         route_command=route_command,
         route_help=route_help,
         engine_pid=request.engine_pid,

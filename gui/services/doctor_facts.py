@@ -28,6 +28,7 @@ from gui.core.gpu_sample import GpuSample
 from gui.core.params import LoadSettings
 from gui.core.protocol import EngineBuild
 from gui.core.simulated_gpu import SimulatedGpu
+from gui.core.words import message_of, words
 from gui.services.engine_facts import read_cpu_flags, shown_python
 from gui.services.numa import node_cpus, parse_cpu_list
 from gui.services.nvml import Nvml
@@ -117,7 +118,7 @@ def rebuild_route(card: Card | None = None) -> tuple[str | None, str]:
     try:
         plan = plan_here(card)
     except (ValueError, LookupError, OSError) as exc:  # an override it cannot honour, no project metadata
-        return None, f"(The set-up cannot plan here: {exc})"
+        return None, words("(The set-up cannot plan here: {why})", why=message_of(exc))
     if plan.route == "cuda":
         return plan.command, ""
     return None, plan.install_help
@@ -243,10 +244,10 @@ def _gpu_numa_node(root: Path, bus_id: str | None) -> int | None:
 def _cpu_facts(m: Machine, engine_pid: int | None) -> dict[str, Any]:
     performance, efficiency = _cpu_kinds(m.root)
     affinity = m.affinity(engine_pid) if engine_pid is not None else None
-    whose = "engine"
+    whose = words("engine")
     if affinity is None:
         affinity = m.affinity(None)
-        whose = "this process (the engine inherits its CPUs)"
+        whose = words("this process (the engine inherits its CPUs)")
     return {
         "physical_cores": m.physical_cores(),
         "performance_cpus": performance,

@@ -17,6 +17,7 @@ from typing import Any
 
 from gui.core import gpu_sample as reasons
 from gui.core.gpu_sample import GpuProcess, GpuSample
+from gui.core.words import fixed, words
 
 __all__ = [
     "DriverInfo",
@@ -527,8 +528,9 @@ def _compute_capability(nvml: Any, handle: Any) -> str | None:
 
 
 def describe_nvml_error(nvml: Any, exc: Exception) -> str:
+    """NVML's error in words, translated in the window (context "nvml")."""
     code = getattr(exc, "value", None)
-    words = {
+    said = {
         getattr(nvml, "NVML_ERROR_LIBRARY_NOT_FOUND", -1): "no NVIDIA driver found (NVML library missing)",
         getattr(nvml, "NVML_ERROR_DRIVER_NOT_LOADED", -2): "the NVIDIA driver is not loaded",
         getattr(nvml, "NVML_ERROR_NO_PERMISSION", -3): "no permission to read the GPU",
@@ -536,4 +538,5 @@ def describe_nvml_error(nvml: Any, exc: Exception) -> str:
         getattr(nvml, "NVML_ERROR_GPU_IS_LOST", -5): "the GPU fell off the bus",
         getattr(nvml, "NVML_ERROR_LIB_RM_VERSION_MISMATCH", -6): "driver/library version mismatch (reboot?)",
     }
-    return words.get(code, f"NVML error: {exc}")
+    known = said.get(code)
+    return fixed(known, "nvml") if known is not None else words("NVML error: {error}", error=str(exc))
