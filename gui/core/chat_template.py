@@ -44,6 +44,7 @@ from gui.core.template_sandbox import (
     compile_template,
     spending,
 )
+from gui.core.words import Words, words
 
 __all__ = [
     "ChatTemplateError",
@@ -57,11 +58,14 @@ __all__ = [
 
 
 class ChatTemplateError(Exception):
-    """The chat template could not format the conversation. ``str()`` is one line for the user."""
+    """The chat template could not format the conversation. ``str()`` is one line for the user; the message
+    is a sentence composed with gui/core/words.py (the reason too, unless it is the template's own text)."""
 
     def __init__(self, reason: str) -> None:
-        self.reason = " ".join(reason.split()) or "unknown error"
-        super().__init__(f"the model's chat template failed: {self.reason}")
+        one_line = " ".join(reason.split())
+        self.reason: str = reason if isinstance(reason, Words) and one_line == reason else one_line
+        self.reason = self.reason or words("unknown error")
+        super().__init__(words("the model's chat template failed: {reason}", reason=self.reason))
 
 
 @dataclass(frozen=True)
@@ -100,23 +104,28 @@ def choose_template(
     text = header_template if isinstance(header_template, str) and header_template.strip() else None
     if text is None:
         if isinstance(tool_use, str) and tool_use.strip() and _compiles(tool_use) is None:
-            why = "This file has no general chat template: formatting with its tool-use template, as llama.cpp does."
+            why = words(
+                "This file has no general chat template: formatting with its tool-use template, as llama.cpp does."
+            )
             return _own(tool_use, why)
-        return stand_in("No chat template in this file", vocab_format)
+        return stand_in(words("No chat template in this file"), vocab_format)
     name = text.strip()
     if name in FORMATS:
         chat_format = FORMATS[name]
-        why = (
-            f"This file has no chat template of its own: formatting as {chat_format.label}, "
-            "the format llama.cpp picks for this model."
+        why = words(
+            "This file has no chat template of its own: formatting as {format}, the format llama.cpp picks for "
+            "this model.",
+            format=chat_format.label,
         )
         return _from_format(chat_format, why)
     if name in builtin_names:
-        why = f"This file names llama.cpp's built-in chat format '{name}', which Tightfit does not have"
+        why = words(
+            "This file names llama.cpp's built-in chat format '{name}', which Tightfit does not have", name=name
+        )
         return stand_in(why, vocab_format)
     error = _compiles(text)
     if error is not None:
-        return stand_in(f"The model's chat template cannot be used ({error.reason})", vocab_format)
+        return stand_in(words("The model's chat template cannot be used ({reason})", reason=error.reason), vocab_format)
     return _own(text, "")
 
 
@@ -125,11 +134,15 @@ def stand_in(why: str, vocab_format: ChatFormat | None) -> ChosenTemplate:
     the format and what it was chosen by (the vocabulary's turn markers, or nothing better than ChatML)."""
     if vocab_format is not None:
         label = vocab_format.label
-        return _from_format(vocab_format, f"{why}: formatting as {label} (the vocabulary has {label}'s turn markers).")
-    reason = (
-        f"{why}: formatting as ChatML, the most common format (the vocabulary has none of the turn markers "
+        return _from_format(
+            vocab_format,
+            words("{why}: formatting as {format} (the vocabulary has {format}'s turn markers).", why=why, format=label),
+        )
+    reason = words(
+        "{why}: formatting as ChatML, the most common format (the vocabulary has none of the turn markers "
         "Tightfit knows). A model trained on another format may answer poorly or not stop: pick its format "
-        "under Chat format."
+        "under Chat format.",
+        why=why,
     )
     return _from_format(CHATML, reason)
 
@@ -185,7 +198,9 @@ def render_chat(
             for chunk in compiled.generate(context):
                 size += len(chunk)
                 if size > limits.max_output_chars:
-                    raise BudgetExceeded(f"its output passed the limit of {limits.max_output_chars:,} characters")
+                    raise BudgetExceeded(
+                        words("its output passed the limit of {n} characters", n=f"{limits.max_output_chars:,}")
+                    )
                 budget.check_time()
                 out.append(chunk)
             return "".join(out)
@@ -198,21 +213,22 @@ def _template_error(e: BaseException) -> ChatTemplateError:
     if isinstance(e, ChatTemplateError):
         return e
     if isinstance(e, BudgetExceeded):
-        return ChatTemplateError(str(e))
-    if isinstance(e, RaisedByTemplate):
-        return ChatTemplateError(str(e.message or "the template raised an error"))
+        first = e.args[0] if len(e.args) == 1 else None
+        return ChatTemplateError(first if isinstance(first, Words) else str(e))
+    if isinstance(e, RaisedByTemplate):  # the template's own words
+        return ChatTemplateError(str(e.message) if e.message else words("the template raised an error"))
     if isinstance(e, jinja2.TemplateSyntaxError):
-        return ChatTemplateError(f"syntax error on line {e.lineno}: {e.message}")
+        return ChatTemplateError(words("syntax error on line {line}: {message}", line=e.lineno, message=str(e.message)))
     if isinstance(e, jinja2.exceptions.SecurityError):
-        return ChatTemplateError(f"it tried something the sandbox forbids: {e}")
+        return ChatTemplateError(words("it tried something the sandbox forbids: {what}", what=str(e)))
     if isinstance(e, jinja2.TemplateError):
         return ChatTemplateError(str(e))
     if isinstance(e, RecursionError):
-        return ChatTemplateError("it recursed too deeply")
+        return ChatTemplateError(words("it recursed too deeply"))
     if isinstance(e, SyntaxError):  # Python refuses code nested deeper than it allows
-        return ChatTemplateError("it is nested too deeply to compile")
+        return ChatTemplateError(words("it is nested too deeply to compile"))
     if isinstance(e, MemoryError):
-        return ChatTemplateError("it ran out of memory")
+        return ChatTemplateError(words("it ran out of memory"))
     # A template can raise anything Python can (TypeError on bad operands, OverflowError...).
     return ChatTemplateError(f"{type(e).__name__}: {e}")
 

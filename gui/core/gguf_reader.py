@@ -41,6 +41,7 @@ from gui.core.ggml_types import (
     n_elements,
     tensor_nbytes,
 )
+from gui.core.words import Words, words
 
 __all__ = [
     "DEFAULT_LIMITS",
@@ -86,7 +87,8 @@ _MIN_RETRY = 64 * 1024
 class GGUFError(Exception):
     """The file is not a readable GGUF header. ``str(e)`` is a one-line message for the user.
 
-    ``source`` is the file name or label the message starts with.
+    ``source`` is the file name or label the message starts with. The message is a sentence composed with
+    gui/core/words.py (``str(e)`` gives it as it is, ``Words`` included), so the window can translate it.
     """
 
     def __init__(self, message: str, *, source: str | None = None) -> None:
@@ -239,14 +241,14 @@ class TensorInfo:
         try:
             return n_elements(self.shape)
         except GGMLTypeError as e:
-            raise GGUFError(f"tensor {self.name!r}: {e}") from e
+            raise GGUFError(words("tensor {name}: {problem}", name=repr(self.name), problem=_problem(e))) from e
 
     @property
     def nbytes(self) -> int:
         try:
             return tensor_nbytes(self.ggml_type, self.shape)
         except GGMLTypeError as e:
-            raise GGUFError(f"tensor {self.name!r}: {e}") from e
+            raise GGUFError(words("tensor {name}: {problem}", name=repr(self.name), problem=_problem(e))) from e
 
     @property
     def type_name(self) -> str:
@@ -422,18 +424,19 @@ _MAX_CONTEXT = 1 << 30
 class _Bound:
     most: int
     per_block: bool = False  # one number, or an array of one per block (llama.cpp's get_key_or_arr)
-    source: str = ""  # where the bound comes from, when it is llama.cpp's
+    source: str = ""  # where the bound comes from, when it is llama.cpp's (words)
 
 
+_MAX_EXPERTS_SOURCE = words("llama.cpp's LLAMA_MAX_EXPERTS")
 # "{arch}." + key -> its bound; block_count first, as the arrays are checked against it.
 _HPARAMS: dict[str, _Bound] = {
-    "block_count": _Bound(LLAMA_MAX_LAYERS, source="llama.cpp's LLAMA_MAX_LAYERS"),
+    "block_count": _Bound(LLAMA_MAX_LAYERS, source=words("llama.cpp's LLAMA_MAX_LAYERS")),
     "context_length": _Bound(_MAX_CONTEXT),
     "embedding_length": _Bound(_MAX_WIDTH),
     "feed_forward_length": _Bound(_MAX_WIDTH, per_block=True),
     "expert_feed_forward_length": _Bound(_MAX_WIDTH),
-    "expert_count": _Bound(LLAMA_MAX_EXPERTS, source="llama.cpp's LLAMA_MAX_EXPERTS"),
-    "expert_used_count": _Bound(LLAMA_MAX_EXPERTS, source="llama.cpp's LLAMA_MAX_EXPERTS"),
+    "expert_count": _Bound(LLAMA_MAX_EXPERTS, source=_MAX_EXPERTS_SOURCE),
+    "expert_used_count": _Bound(LLAMA_MAX_EXPERTS, source=_MAX_EXPERTS_SOURCE),
     "attention.head_count": _Bound(_MAX_HEADS, per_block=True),
     "attention.head_count_kv": _Bound(_MAX_HEADS, per_block=True),
     "attention.key_length": _Bound(_MAX_WIDTH),
@@ -471,35 +474,54 @@ def check_hparams(metadata: Mapping[str, Any], label: str) -> None:
         value, most = found.get(name), found.get(most_name)
         if value is not None and most and value > most:
             key = f"{arch}.{name}"
-            raise HeaderValueError(
-                f"{label}: {key} is {value}, more than {arch}.{most_name} ({most})", key=key, source=label
+            message = words(
+                "{file}: {key} is {value}, more than {most_key} ({most})",
+                file=label,
+                key=key,
+                value=value,
+                most_key=f"{arch}.{most_name}",
+                most=most,
             )
+            raise HeaderValueError(message, key=key, source=label)
 
 
 def _checked_hparam(label: str, key: str, value: Any, bound: _Bound, blocks: tuple[int, str] | None) -> int:
     """``value`` checked against ``bound`` (and the block count, for an array); for an array, its largest value."""
-    allowed = f"a whole number from 0 to {bound.most:,}" + (f" ({bound.source})" if bound.source else "")
+    most = f"{bound.most:,}"
+    if bound.source:
+        allowed = words("a whole number from 0 to {most} ({source})", most=most, source=bound.source)
+    else:
+        allowed = words("a whole number from 0 to {most}", most=most)
 
     def fail(shown: str, reason: str) -> HeaderValueError:
-        return HeaderValueError(f"{label}: {key} is {shown}; {reason}", key=key, source=label)
+        message = words("{file}: {key} is {value}; {reason}", file=label, key=key, value=shown, reason=reason)
+        return HeaderValueError(message, key=key, source=label)
 
     if bound.per_block and isinstance(value, list | ArraySummary):
         if isinstance(value, ArraySummary):
-            raise fail(_shown(value), "too long to be one value per block")
+            raise fail(_shown(value), words("too long to be one value per block"))
         if blocks is not None and len(value) != blocks[0]:
-            raise fail(_shown(value), f"it needs one value for each of the {blocks[0]} blocks ({blocks[1]})")
+            raise fail(
+                _shown(value),
+                words("it needs one value for each of the {n} blocks ({key})", n=blocks[0], key=blocks[1]),
+            )
         for item in value:
             if not isinstance(item, int) or not 0 <= item <= bound.most:  # bools are flags, 0 or 1
-                raise fail(f"an array holding {_shown(item)}", f"each value must be {allowed}")
+                raise fail(
+                    words("an array holding {value}", value=_shown(item)),
+                    words("each value must be {allowed}", allowed=allowed),
+                )
         return max(value, default=0)
     if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= bound.most:
-        raise fail(_shown(value), f"it must be {allowed}")
+        raise fail(_shown(value), words("it must be {allowed}", allowed=allowed))
     return value
 
 
 def _shown(value: Any) -> str:
     if isinstance(value, list | ArraySummary):
-        return f"an array of {len(value)} value{'' if len(value) == 1 else 's'}"
+        if len(value) == 1:
+            return words("an array of 1 value")
+        return words("an array of {n} values", n=len(value))
     text = repr(value)
     return text if len(text) <= 40 else text[:37] + "..."
 
@@ -509,7 +531,19 @@ def _fmt_bytes(n: int) -> str:
         return f"{n // _MiB} MiB"
     if n >= 1024 and n % 1024 == 0:
         return f"{n // 1024} KiB"
-    return f"{n} bytes"
+    return words("{n} bytes", n=n)
+
+
+def _problem(exc: BaseException) -> str:
+    """An error's message as a field of another sentence: its ``Words`` when it was raised with one."""
+    first = exc.args[0] if len(exc.args) == 1 else None
+    return first if isinstance(first, Words) else str(exc)
+
+
+# What the cursor is reading, for its messages: a fixed part of the header, or the i-th metadata key or tensor
+# info (with its name once read). Kept as figures and put into words only for a message: a header has
+# thousands of keys and tensors.
+_KEY, _TENSOR = 1, 2
 
 
 class _Cursor:
@@ -533,7 +567,8 @@ class _Cursor:
         self.limits = limits
         self.fp = fp
         self.pos = 0
-        self.what = "the header"  # what is being read, for error messages
+        self._fixed: str = words("the header")  # what is being read, for error messages
+        self._at: tuple[int, int, str | None] | None = None  # or the i-th key or tensor info (see reading())
         self.kept_budget = limits.max_kept_items
         self.buf: bytes | bytearray | memoryview
         if data is not None:
@@ -556,27 +591,65 @@ class _Cursor:
             end = min(end, file_size)
         self.hard_end = end
 
+    # -- what is being read --------------------------------------------------------------------
+
+    @property
+    def what(self) -> str:
+        """What is being read, in words: "metadata key 3 'general.name'", "the version"."""
+        if self._at is None:
+            return self._fixed
+        kind, index, name = self._at
+        if kind == _KEY:
+            if name is None:
+                return words("metadata key {i}", i=index)
+            return words("metadata key {i} {key}", i=index, key=repr(name))
+        if name is None:
+            return words("tensor info {i}", i=index)
+        return words("tensor info {i} {name}", i=index, name=repr(name))
+
+    @what.setter
+    def what(self, value: str) -> None:
+        self._fixed, self._at = value, None
+
+    def reading(self, kind: int, index: int, name: str | None = None) -> None:
+        """Reading the ``index``-th metadata key (``_KEY``) or tensor info (``_TENSOR``), named once known."""
+        self._at = (kind, index, name)
+
     # -- bounds --------------------------------------------------------------------------------
 
     def error(self, message: str) -> GGUFError:
-        return GGUFError(f"{self.label}: {message}", source=self.label)
+        return GGUFError(words("{file}: {problem}", file=self.label, problem=message), source=self.label)
 
     def check_room(self, n: int, detail: str = "") -> None:
         """Raise unless ``n`` bytes from ``pos`` can exist: the one place claims meet reality."""
         end = self.pos + n
         if end <= self.buf_end and end <= self.hard_end:
             return
-        suffix = f": {detail}" if detail else ""
         if end > self.limits.max_header_bytes:
             raise self.error(
-                f"header is larger than the {_fmt_bytes(self.limits.max_header_bytes)} allowed "
-                f"(at byte {self.pos} reading {self.what}{suffix})"
+                words(
+                    "header is larger than the {most} allowed (at byte {pos} reading {what})",
+                    most=_fmt_bytes(self.limits.max_header_bytes),
+                    pos=self.pos,
+                    what=words("{what}: {detail}", what=self.what, detail=detail) if detail else self.what,
+                )
             )
         if self.file_size is not None and end > self.file_size:
-            left = max(self.file_size - self.pos, 0)
+            figures = {"pos": self.pos, "what": self.what, "n": n, "left": max(self.file_size - self.pos, 0)}
+            if detail:
+                raise self.error(
+                    words(
+                        "file ends inside the header (at byte {pos} reading {what}; needs {n} bytes, {left} left: "
+                        "{detail})",
+                        detail=detail,
+                        **figures,
+                    )
+                )
             raise self.error(
-                f"file ends inside the header (at byte {self.pos} reading {self.what}; "
-                f"needs {n} bytes, {left} left{suffix})"
+                words(
+                    "file ends inside the header (at byte {pos} reading {what}; needs {n} bytes, {left} left)",
+                    **figures,
+                )
             )
         if self.fp is None and self.is_prefix and end > self.buf_end:
             have = self.buf_end
@@ -585,8 +658,15 @@ class _Cursor:
             if self.file_size is not None:
                 needed = min(needed, self.file_size)
             raise HeaderIncomplete(
-                f"{self.label}: header continues past the {have} bytes read "
-                f"(at byte {self.pos} reading {self.what}); retry with {needed} bytes",
+                words(
+                    "{file}: header continues past the {have} bytes read (at byte {pos} reading {what}); "
+                    "retry with {needed} bytes",
+                    file=self.label,
+                    have=have,
+                    pos=self.pos,
+                    what=self.what,
+                    needed=needed,
+                ),
                 needed=needed,
                 have=have,
                 source=self.label,
@@ -604,13 +684,17 @@ class _Cursor:
             self.fp.seek(self.pos)
             chunk = self.fp.read(want)
         except OSError as e:
-            raise self.error(f"read failed at byte {self.pos} ({e.strerror or e})") from e
+            raise self.error(
+                words("read failed at byte {pos} ({reason})", pos=self.pos, reason=e.strerror or str(e))
+            ) from e
         self.buf = chunk
         self.buf_start = self.pos
         self.buf_end = self.pos + len(chunk)
         if len(chunk) < n:
             # The file shrank after it was measured (still being copied or written).
-            raise self.error(f"file ends inside the header (at byte {self.buf_end} reading {self.what})")
+            raise self.error(
+                words("file ends inside the header (at byte {pos} reading {what})", pos=self.buf_end, what=self.what)
+            )
 
     def skip(self, n: int) -> None:
         if self.pos + n <= self.buf_end:
@@ -646,8 +730,13 @@ class _Cursor:
         n = self.u64()
         if n > self.limits.max_string_bytes:
             raise self.error(
-                f"string at byte {start} claims {n} bytes, more than the "
-                f"{_fmt_bytes(self.limits.max_string_bytes)} allowed (reading {self.what})"
+                words(
+                    "string at byte {pos} claims {n} bytes, more than the {most} allowed (reading {what})",
+                    pos=start,
+                    n=n,
+                    most=_fmt_bytes(self.limits.max_string_bytes),
+                    what=self.what,
+                )
             )
         return n
 
@@ -656,7 +745,15 @@ class _Cursor:
         start = self.pos
         n = self.string_length()
         if most is not None and n > most:
-            raise self.error(f"string at byte {start} is {n} bytes, more than the {most} allowed (reading {self.what})")
+            raise self.error(
+                words(
+                    "string at byte {pos} is {n} bytes, more than the {most} allowed (reading {what})",
+                    pos=start,
+                    n=n,
+                    most=most,
+                    what=self.what,
+                )
+            )
         self.require(n)
         off = self.pos - self.buf_start
         # Invalid UTF-8 happens in the wild (byte-level tokens); it must not abort the read.
@@ -703,33 +800,37 @@ class _Cursor:
 def _parse(cur: _Cursor, source: str) -> GGUFHeader:
     limits = cur.limits
 
-    cur.what = "the file magic"
+    cur.what = words("the file magic")
     _check_magic(cur)
     cur.pos = 4
-    cur.what = "the version"
+    cur.what = words("the version")
     version = cur.u32()
     _check_version(cur, version)
 
-    cur.what = "the tensor and metadata counts"
+    cur.what = words("the tensor and metadata counts")
     n_tensors = cur.u64()
     n_kv = cur.u64()
     if n_tensors > limits.max_tensors:
-        raise cur.error(f"header claims {n_tensors} tensors, more than the {limits.max_tensors} allowed")
+        raise cur.error(
+            words("header claims {n} tensors, more than the {most} allowed", n=n_tensors, most=limits.max_tensors)
+        )
     if n_kv > limits.max_kv:
-        raise cur.error(f"header claims {n_kv} metadata keys, more than the {limits.max_kv} allowed")
+        raise cur.error(
+            words("header claims {n} metadata keys, more than the {most} allowed", n=n_kv, most=limits.max_kv)
+        )
     cur.check_room(
         n_kv * _MIN_KV_BYTES + n_tensors * _MIN_TENSOR_INFO_BYTES,
-        f"{n_kv} metadata keys and {n_tensors} tensor infos cannot fit",
+        words("{keys} metadata keys and {tensors} tensor infos cannot fit", keys=n_kv, tensors=n_tensors),
     )
 
     metadata: dict[str, Any] = {}
     for i in range(n_kv):
-        cur.what = f"metadata key {i}"
+        cur.reading(_KEY, i)
         key = cur.string()
-        cur.what = f"metadata key {i} {key!r}"
+        cur.reading(_KEY, i, key)
         vtype = cur.u32()
         if key in metadata:
-            raise cur.error(f"duplicate metadata key {key!r}")
+            raise cur.error(words("duplicate metadata key {key}", key=repr(key)))
         metadata[key] = _read_value(cur, vtype, 0)
 
     check_hparams(metadata, cur.label)
@@ -738,10 +839,10 @@ def _parse(cur: _Cursor, source: str) -> GGUFHeader:
     tensors: list[TensorInfo] = []
     seen: set[str] = set()
     for i in range(n_tensors):
-        cur.what = f"tensor info {i}"
-        info = _read_tensor_info(cur, alignment)
+        cur.reading(_TENSOR, i)
+        info = _read_tensor_info(cur, alignment, i)
         if info.name in seen:
-            raise cur.error(f"duplicate tensor name {info.name!r}")
+            raise cur.error(words("duplicate tensor name {name}", name=repr(info.name)))
         seen.add(info.name)
         tensors.append(info)
 
@@ -759,16 +860,17 @@ def _parse(cur: _Cursor, source: str) -> GGUFHeader:
     )
 
 
+_HTML_PAGE = words("an HTML page (a login or error page saved instead of the model?)")
 _FOREIGN_MAGICS: tuple[tuple[bytes, str], ...] = (
-    (b"PK\x03\x04", "a ZIP archive (a PyTorch checkpoint?)"),
-    (b"tjgg", "a legacy GGJT file; re-convert it to GGUF"),
-    (b"fmgg", "a legacy GGMF file; re-convert it to GGUF"),
-    (b"lmgg", "a legacy GGML file; re-convert it to GGUF"),
-    (b"vers", "a Git LFS pointer, not the model itself"),
-    (b"<!DO", "an HTML page (a login or error page saved instead of the model?)"),
-    (b"<htm", "an HTML page (a login or error page saved instead of the model?)"),
-    (b"\x1f\x8b", "a gzip archive"),
-    (b"\x89HDF", "an HDF5 (Keras) file"),
+    (b"PK\x03\x04", words("a ZIP archive (a PyTorch checkpoint?)")),
+    (b"tjgg", words("a legacy GGJT file; re-convert it to GGUF")),
+    (b"fmgg", words("a legacy GGMF file; re-convert it to GGUF")),
+    (b"lmgg", words("a legacy GGML file; re-convert it to GGUF")),
+    (b"vers", words("a Git LFS pointer, not the model itself")),
+    (b"<!DO", _HTML_PAGE),
+    (b"<htm", _HTML_PAGE),
+    (b"\x1f\x8b", words("a gzip archive")),
+    (b"\x89HDF", words("an HDF5 (Keras) file")),
 )
 
 
@@ -784,14 +886,18 @@ def _check_magic(cur: _Cursor) -> None:
     if head == GGUF_MAGIC:
         return
     if not head and not cur.is_prefix:
-        raise cur.error("empty file (0 bytes), not a GGUF file")
+        raise cur.error(words("empty file (0 bytes), not a GGUF file"))
     if GGUF_MAGIC.startswith(head):
         # Right so far but too short to tell: ask for more if there is more, else say so.
         if cur.is_prefix:
             cur.check_room(4)
-        raise cur.error(f"file is only {len(head)} bytes, too short to be a GGUF file")
+        raise cur.error(words("file is only {n} bytes, too short to be a GGUF file", n=len(head)))
     hint = next((h for m, h in _FOREIGN_MAGICS if head.startswith(m)), None)
-    raise cur.error(f"not a GGUF file (it starts with {_shown_bytes(head)}{'; looks like ' + hint if hint else ''})")
+    if hint:
+        raise cur.error(
+            words("not a GGUF file (it starts with {start}; looks like {hint})", start=_shown_bytes(head), hint=hint)
+        )
+    raise cur.error(words("not a GGUF file (it starts with {start})", start=_shown_bytes(head)))
 
 
 def _shown_bytes(data: bytes) -> str:
@@ -807,10 +913,14 @@ def _check_version(cur: _Cursor, version: int) -> None:
     if swapped in (1, 2, 3):
         # The magic is always written little-endian, so a big-endian file shows a byte-swapped
         # version right after it.
-        raise cur.error(f"big-endian GGUF file (version {swapped}); only little-endian files are supported")
+        raise cur.error(
+            words("big-endian GGUF file (version {version}); only little-endian files are supported", version=swapped)
+        )
     if version == 1:
-        raise cur.error("GGUF version 1 is not supported (too old: re-convert the model)")
-    raise cur.error(f"unsupported GGUF version {version} (this reader understands versions 2 and 3)")
+        raise cur.error(words("GGUF version 1 is not supported (too old: re-convert the model)"))
+    raise cur.error(
+        words("unsupported GGUF version {version} (this reader understands versions 2 and 3)", version=version)
+    )
 
 
 def _read_value(cur: _Cursor, vtype: int, depth: int) -> Any:
@@ -820,23 +930,21 @@ def _read_value(cur: _Cursor, vtype: int, depth: int) -> Any:
         return cur.string()
     if vtype == ValueType.ARRAY:
         return _read_array(cur, depth + 1)
-    raise cur.error(f"unknown metadata value type {vtype} (reading {cur.what})")
+    raise cur.error(words("unknown metadata value type {type} (reading {what})", type=vtype, what=cur.what))
 
 
 def _read_array(cur: _Cursor, depth: int) -> list[Any] | ArraySummary:
     limits = cur.limits
     if depth > limits.max_nesting:
-        raise cur.error(f"arrays nested more than {limits.max_nesting} deep (reading {cur.what})")
+        raise cur.error(_too_nested(cur))
     item_type = cur.u32()
     if item_type not in _MIN_ITEM_BYTES:
-        raise cur.error(f"unknown array item type {item_type} (reading {cur.what})")
+        raise cur.error(_unknown_item_type(cur, item_type))
     length = cur.u64()
     if length > limits.max_array_len:
-        raise cur.error(
-            f"array claims {length} items, more than the {limits.max_array_len} allowed (reading {cur.what})"
-        )
+        raise cur.error(_too_long(cur, length))
     item_name = ValueType.NAMES[item_type]
-    cur.check_room(length * _MIN_ITEM_BYTES[item_type], f"array of {length} {item_name} items")
+    cur.check_room(length * _MIN_ITEM_BYTES[item_type], words("array of {n} {type} items", n=length, type=item_name))
 
     if length > limits.max_array_keep or length > cur.kept_budget:
         _skip_array_items(cur, item_type, length, depth)
@@ -861,19 +969,33 @@ def _skip_array_items(cur: _Cursor, item_type: int, length: int, depth: int) -> 
         cur.skip_strings(length)
     else:
         if depth + 1 > cur.limits.max_nesting:
-            raise cur.error(f"arrays nested more than {cur.limits.max_nesting} deep (reading {cur.what})")
+            raise cur.error(_too_nested(cur))
         for _ in range(length):
             inner_type = cur.u32()
             if inner_type not in _MIN_ITEM_BYTES:
-                raise cur.error(f"unknown array item type {inner_type} (reading {cur.what})")
+                raise cur.error(_unknown_item_type(cur, inner_type))
             inner_len = cur.u64()
             if inner_len > cur.limits.max_array_len:
-                raise cur.error(
-                    f"array claims {inner_len} items, more than the {cur.limits.max_array_len} allowed "
-                    f"(reading {cur.what})"
-                )
+                raise cur.error(_too_long(cur, inner_len))
             cur.check_room(inner_len * _MIN_ITEM_BYTES[inner_type])
             _skip_array_items(cur, inner_type, inner_len, depth + 1)
+
+
+def _too_nested(cur: _Cursor) -> str:
+    return words("arrays nested more than {most} deep (reading {what})", most=cur.limits.max_nesting, what=cur.what)
+
+
+def _unknown_item_type(cur: _Cursor, item_type: int) -> str:
+    return words("unknown array item type {type} (reading {what})", type=item_type, what=cur.what)
+
+
+def _too_long(cur: _Cursor, length: int) -> str:
+    return words(
+        "array claims {n} items, more than the {most} allowed (reading {what})",
+        n=length,
+        most=cur.limits.max_array_len,
+        what=cur.what,
+    )
 
 
 def _alignment(cur: _Cursor, metadata: dict[str, Any]) -> int:
@@ -881,18 +1003,24 @@ def _alignment(cur: _Cursor, metadata: dict[str, Any]) -> int:
         return GGUF_DEFAULT_ALIGNMENT
     value = metadata["general.alignment"]
     if _as_int(value) is None or value <= 0 or value & (value - 1):
-        raise cur.error(f"general.alignment is {value!r}; it must be a power of two")
+        raise cur.error(words("general.alignment is {value}; it must be a power of two", value=repr(value)))
     return int(value)
 
 
-def _read_tensor_info(cur: _Cursor, alignment: int) -> TensorInfo:
+def _read_tensor_info(cur: _Cursor, alignment: int, index: int) -> TensorInfo:
     limits = cur.limits
-    index_what = cur.what
     name = cur.string(most=GGML_MAX_NAME - 1)
-    cur.what = f"{index_what} {name!r}"
+    cur.reading(_TENSOR, index, name)
     n_dims = cur.u32()
     if n_dims > limits.max_dims:
-        raise cur.error(f"tensor {name!r} claims {n_dims} dimensions, more than the {limits.max_dims} allowed")
+        raise cur.error(
+            words(
+                "tensor {name} claims {n} dimensions, more than the {most} allowed",
+                name=repr(name),
+                n=n_dims,
+                most=limits.max_dims,
+            )
+        )
     cur.require(8 * n_dims)
     shape = struct.unpack_from(f"<{n_dims}Q", cur.buf, cur.pos - cur.buf_start)
     cur.pos += 8 * n_dims
@@ -902,11 +1030,20 @@ def _read_tensor_info(cur: _Cursor, alignment: int) -> TensorInfo:
         # Validates the type id, every dimension, overflow, and whole blocks per row.
         nbytes = tensor_nbytes(type_id, shape)
     except GGMLTypeError as e:
-        raise cur.error(f"tensor {name!r}: {e}") from e
+        raise cur.error(words("tensor {name}: {problem}", name=repr(name), problem=_problem(e))) from e
     if offset % alignment:
-        raise cur.error(f"tensor {name!r} has offset {offset}, not a multiple of the alignment {alignment}")
+        raise cur.error(
+            words(
+                "tensor {name} has offset {offset}, not a multiple of the alignment {alignment}",
+                name=repr(name),
+                offset=offset,
+                alignment=alignment,
+            )
+        )
     if offset + nbytes > _INT64_MAX:
-        raise cur.error(f"tensor {name!r} has offset {offset}, beyond any possible file")
+        raise cur.error(
+            words("tensor {name} has offset {offset}, beyond any possible file", name=repr(name), offset=offset)
+        )
     return TensorInfo(name=name, shape=shape, ggml_type=type_id, offset=offset)
 
 
@@ -921,14 +1058,18 @@ def read_header(path: str | os.PathLike[str], *, limits: Limits = DEFAULT_LIMITS
     try:
         f = open(p, "rb")  # noqa: SIM115 - closed below; opening is separate to word its error
     except OSError as e:
-        raise GGUFError(f"{label}: cannot open ({e.strerror or e})", source=label) from e
+        raise GGUFError(
+            words("{file}: cannot open ({reason})", file=label, reason=e.strerror or str(e)), source=label
+        ) from e
     with f:
         try:
             st = os.fstat(f.fileno())
         except OSError as e:
-            raise GGUFError(f"{label}: cannot read ({e.strerror or e})", source=label) from e
+            raise GGUFError(
+                words("{file}: cannot read ({reason})", file=label, reason=e.strerror or str(e)), source=label
+            ) from e
         if not stat.S_ISREG(st.st_mode):
-            raise GGUFError(f"{label}: not a regular file", source=label)
+            raise GGUFError(words("{file}: not a regular file", file=label), source=label)
         cur = _Cursor(label, limits, fp=f, file_size=st.st_size)
         return _parse(cur, p)
 
@@ -989,13 +1130,30 @@ def split_parts(path: str | os.PathLike[str]) -> list[Path]:
         return [p]
     no, count = split.part, split.count
     if count < 1 or no < 1 or no > count:
-        raise GGUFError(f"{p.name}: part number {no} of {count} is not a valid split name", source=p.name)
+        raise GGUFError(
+            words("{file}: part number {no} of {count} is not a valid split name", file=p.name, no=no, count=count),
+            source=p.name,
+        )
     parts = [p.with_name(split.part_name(i)) for i in range(1, count + 1)]
     missing = [q for q in parts if not q.is_file()]
     if missing:
         shown = ", ".join(q.name for q in missing[:5]) + (", ..." if len(missing) > 5 else "")
-        noun = "part is" if len(missing) == 1 else f"{len(missing)} parts are"
-        raise GGUFError(f"{p.name}: split model {noun} missing: {shown} (looked in {p.parent})", source=p.name)
+        if len(missing) == 1:
+            message = words(
+                "{file}: split model part is missing: {parts} (looked in {folder})",
+                file=p.name,
+                parts=shown,
+                folder=str(p.parent),
+            )
+        else:
+            message = words(
+                "{file}: split model {n} parts are missing: {parts} (looked in {folder})",
+                file=p.name,
+                n=len(missing),
+                parts=shown,
+                folder=str(p.parent),
+            )
+        raise GGUFError(message, source=p.name)
     return parts
 
 
@@ -1021,24 +1179,42 @@ def combine_split(headers: list[GGUFHeader], names: list[str]) -> GGUFHeader:
     label = names[0]
     declared = first.metadata.get("split.count")
     if _as_int(declared) is not None and declared != len(headers):
-        raise GGUFError(f"{label}: says it has {declared} parts, but its name says {len(headers)}", source=label)
+        raise GGUFError(
+            words(
+                "{file}: says it has {declared} parts, but its name says {named}",
+                file=label,
+                declared=declared,
+                named=len(headers),
+            ),
+            source=label,
+        )
     for i, h in enumerate(headers):
         no = _as_int(h.metadata.get("split.no"))
         if no is not None and no != i:
-            raise GGUFError(f"{names[i]}: is split part {no + 1}, expected part {i + 1}", source=label)
+            raise GGUFError(
+                words("{file}: is split part {no}, expected part {expected}", file=names[i], no=no + 1, expected=i + 1),
+                source=label,
+            )
 
     tensors: list[TensorInfo] = []
     seen: set[str] = set()
     for i, h in enumerate(headers):
         for t in h.tensors:
             if t.name in seen:
-                raise GGUFError(f"{names[i]}: tensor {t.name!r} appears in two parts", source=label)
+                raise GGUFError(
+                    words("{file}: tensor {name} appears in two parts", file=names[i], name=repr(t.name)), source=label
+                )
             seen.add(t.name)
             tensors.append(replace(t, part=i))
     declared_tensors = _as_int(first.metadata.get("split.tensors.count"))
     if declared_tensors is not None and declared_tensors != len(tensors):
         raise GGUFError(
-            f"{label}: split model declares {declared_tensors} tensors but its parts hold {len(tensors)}",
+            words(
+                "{file}: split model declares {declared} tensors but its parts hold {held}",
+                file=label,
+                declared=declared_tensors,
+                held=len(tensors),
+            ),
             source=label,
         )
     sizes = [h.file_size for h in headers]

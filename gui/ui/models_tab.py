@@ -35,12 +35,13 @@ from PySide6.QtWidgets import (
 from gui.core.params import LoadSettings
 from gui.core.planner import Device, Verdict
 from gui.core.quant_quality import SOURCE as QUALITY_SOURCE
+from gui.services.bounded_http import words_of
 from gui.services.download import Download, DownloadProgress, pending_downloads
 from gui.services.hub import HubClient, HubListing, parse_repo_id
 from gui.services.quant_table import QuantRow, QuantSource, quant_rows
 from gui.services.remote_file import HubError, RemoteFile
 from gui.ui.background import Background
-from gui.ui.i18n import Tr, core_text
+from gui.ui.i18n import Tr, core_text, error_text
 from gui.ui.model_picker import human_size
 from gui.ui.plain import plain_label, plain_tip
 from gui.ui.scrolling import vertical_scroll
@@ -111,7 +112,7 @@ class QuantTable(QTableWidget):
         self.setRowCount(len(rows))
         for r, row in enumerate(rows):
             if row.error:
-                cells = [row.label, tr("error"), "", "", "", "", "", "", row.error]
+                cells = [row.label, tr("error"), "", "", "", "", "", "", core_text("models_tab", row.error)]
             else:
                 cells = [
                     row.label,
@@ -130,7 +131,7 @@ class QuantTable(QTableWidget):
                         else "—"
                     ),
                     f"{row.tok_s:.0f}" if row.tok_s else tr("n/a"),
-                    f"{row.quality_level}" if row.quality_level else "?",
+                    core_text("quant_quality", row.quality_level) if row.quality_level else "?",
                 ]
             for c, text in enumerate(cells):
                 item = QTableWidgetItem(text)
@@ -141,7 +142,12 @@ class QuantTable(QTableWidget):
                         item.setForeground(QColor(VERDICT_COLOURS[shown]))
                 if c == 8:
                     item.setToolTip(
-                        plain_tip(tr("{hint}\n\nSource: {source}").format(hint=row.quality_hint, source=QUALITY_SOURCE))
+                        plain_tip(
+                            tr("{hint}\n\nSource: {source}").format(
+                                hint=core_text("quant_quality", row.quality_hint),
+                                source=core_text("quant_quality", QUALITY_SOURCE),
+                            )
+                        )
                     )
                 if c == 0:
                     item.setToolTip(plain_tip(str(row.path or row.url or row.label)))
@@ -346,7 +352,7 @@ class ModelsTab(QWidget):
     def _show_token(self, words: Any) -> None:
         if isinstance(words, Exception):
             words = tr("The token could not be set up ({error})").format(error=type(words).__name__)
-        self.token_status.setText(str(words))
+        self.token_status.setText(core_text("hub", words) if isinstance(words, str) else str(words))
         self.token_checked.emit()
 
     def focus_repository(self) -> None:
@@ -358,21 +364,21 @@ class ModelsTab(QWidget):
         try:
             repo_id = parse_repo_id(self.repo.text())
         except (HubError, ValueError) as exc:
-            self.hub_status.setText(str(exc))
+            self.hub_status.setText(error_text(exc))
             self.listed.emit()
             return
         self.hub_status.setText(tr("Listing {repo} and reading each file's header…").format(repo=repo_id))
         self.list_button.setEnabled(False)
 
-        def job() -> tuple[list[tuple[RemoteFile, Any]], list[str]]:
+        def job() -> tuple[list[tuple[RemoteFile, Any]], list[str], list[tuple[str, str]]]:
             listing: HubListing = self.client.list_repo(repo_id)
-            found, problems = [], list(listing.notes)
+            found, unread = [], []
             for remote in listing.files:
                 try:
                     found.append((remote, self.client.read_header(remote)))
                 except Exception as exc:  # one unreadable file must not hide the others
-                    problems.append(f"{remote.name}: {exc}")
-            return found, problems
+                    unread.append((remote.name, words_of(exc)))
+            return found, listing.notes, unread
 
         self._run(job, self._listed)
         self._run(self.client.token_words, self._show_token)
@@ -381,12 +387,16 @@ class ModelsTab(QWidget):
         self.list_button.setEnabled(True)
         if isinstance(result, Exception):
             self._remote = []
-            self.hub_status.setText(str(result))
+            self.hub_status.setText(error_text(result))
         else:
-            self._remote, problems = result
+            self._remote, notes, unread = result
+            problems = [core_text("hub", note) for note in notes]
+            problems += [
+                tr("{file}: {problem}").format(file=name, problem=core_text("hub", problem)) for name, problem in unread
+            ]
             text = tr("{n} GGUF file(s); sizes and fit from their headers.").format(n=len(self._remote))
             if problems:
-                text += tr(" Could not read: ") + "; ".join(problems)
+                text += tr(" Could not read: ") + tr("; ").join(problems)
             self.hub_status.setText(text)
         self._refresh_remote(then=self.listed.emit)
 
@@ -447,16 +457,22 @@ class ModelsTab(QWidget):
         self.download_bar.setValue(round(progress.fraction * 100))
         if progress.state == "cancelled":
             self.download_bar.setValue(0)
-            self.download_status.setText(progress.message or tr("Download cancelled."))
+            self.download_status.setText(core_text("hub", progress.message) or tr("Download cancelled."))
         else:
             rate = tr(" at {rate} MB/s").format(rate=f"{progress.rate_bps / 1e6:.1f}") if progress.rate_bps else ""
-            states = {"paused": tr("paused"), "verifying": tr("checking SHA-256"), "done": tr("done, verified")}
+            states = {
+                "running": tr("running"),
+                "paused": tr("paused"),
+                "verifying": tr("checking SHA-256"),
+                "done": tr("done, verified"),
+                "failed": tr("failed"),
+            }
             state = states.get(progress.state, progress.state)
             text = tr("{done} of {total}{rate} — {state}").format(
                 done=human_size(progress.done), total=human_size(progress.total), rate=rate, state=state
             )
             if progress.message:
-                text += f". {progress.message}"
+                text += tr(". {message}").format(message=core_text("hub", progress.message))
             self.download_status.setText(text)
         if progress.state == "paused":
             self.pause_button.setText(tr("Resume"))
