@@ -9,9 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from gui.core.words import WORDS_CONTEXT, Words, joined, words
+from gui.core.chat import format_stats
+from gui.core.protocol import ReplyStats
+from gui.core.words import Words, joined, words
 from gui.ui.i18n import core_text
-from tests.i18n_kit import chinese, english, extract
+from tests.i18n_kit import chinese, english, english_words, extract
 
 __all__ = ["chinese", "english"]  # fixtures, used by name
 
@@ -28,18 +30,38 @@ def test_a_sentence_is_its_english_text_everywhere_a_str_goes() -> None:
     assert joined("; ", []) == ""
 
 
+def _reply_stats(finish_reason: str) -> ReplyStats:
+    # 80 of 100 prompt tokens computed in 0.2 s, 51 tokens generated, 50 intervals in 1 s.
+    return ReplyStats(
+        n_prompt=100, n_prompt_evaluated=80, n_gen=51, ttft_ms=250.0, prompt_ms=200.0, gen_ms=1000.0,
+        engine_decode_tok_s=50.0, finish_reason=finish_reason,
+    )  # fmt: skip
+
+
 def test_the_window_translates_the_template_and_the_fields_that_are_sentences(chinese: None) -> None:
-    """Uses a template the .ts holds; a field that is itself a sentence is translated too, a figure is not."""
-    entries = {m.source for m in extract.collect().values() if m.context == WORDS_CONTEXT}
-    assert entries, "no words() template in gui/core or gui/services"
-    template = sorted(entries)[0]
-    names = [part.split("}")[0].split(":")[0] for part in template.split("{")[1:] if not part.startswith("{")]
-    said = words(template, **dict.fromkeys(names, "7"))
-    shown = core_text("anything", said)
-    assert shown != str(said) or not any(c.isalpha() for c in template.format(**dict.fromkeys(names, "")))
-    inner = words(template, **dict.fromkeys(names, "7"))
-    outer = joined("; ", [inner])
-    assert core_text("anything", outer) == shown
+    """A reply's stats line: each part's template in Chinese, its figures as they are, the word chosen by code
+    (why the reply ended) translated as a field, the list's separator kept."""
+    line = format_stats(_reply_stats("length"))
+    assert line == (
+        "51 tokens · first token 250 ms · prompt 400.0 tok/s (80 of 100 computed) · generation 50.0 tok/s · "
+        "hit max tokens"
+    )  # the English, unchanged for the CLI
+    shown = core_text("chat", line)
+    for chinese_words in (
+        "51 个词元",
+        "首个词元 250 ms",
+        "提示词 400.0 tok/s",
+        "80 / 100",
+        "生成 50.0 tok/s",
+        "达到最大词元数",
+    ):
+        assert chinese_words in shown, (chinese_words, shown)
+    assert english_words(shown) == [], shown
+
+
+def test_the_english_window_shows_the_stats_line_as_composed(english: None) -> None:
+    line = format_stats(_reply_stats("cancelled"))
+    assert core_text("chat", line) == line and line.endswith(" · stopped")
 
 
 def test_a_translation_that_does_not_fit_its_fields_shows_the_english(chinese: None) -> None:

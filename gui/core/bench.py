@@ -22,6 +22,7 @@ from gui.core.gguf_reader import GGUFHeader
 from gui.core.params import LOAD_SPECS, LoadSettings
 from gui.core.planner import Device, Plan, Verdict, plan
 from gui.core.specs import IntSpec, parse_value_list
+from gui.core.words import joined, words
 
 # What a test measures, with llama-bench's defaults (its -p, -n, -d and -r).
 PROMPT_TOKENS = IntSpec(
@@ -82,7 +83,7 @@ def bench_tests(pp: Sequence[int], tg: Sequence[int], depths: Sequence[int] = (0
         tests += [BenchTest(n, 0, depth) for n in pp if n > 0]
         tests += [BenchTest(0, n, depth) for n in tg if n > 0]
     if not tests:
-        raise ValueError("nothing to measure: --pp and --tg are both 0")
+        raise ValueError(words("nothing to measure: --pp and --tg are both 0"))
     return tests
 
 
@@ -173,11 +174,16 @@ def plan_jobs(
         skip = ""
         if result.verdict is Verdict.WONT_FIT and not anyway:
             short = [
-                f"{d.name} needs {d.needed_mib:,.0f} MiB, {d.free_mib:,.0f} MiB free"
+                words(
+                    "{device} needs {needed} MiB, {free} MiB free",
+                    device=d.name,
+                    needed=f"{d.needed_mib:,.0f}",
+                    free=f"{d.free_mib:,.0f}",
+                )
                 for d in result.devices
                 if d.verdict is Verdict.WONT_FIT
             ]
-            skip = f"will not fit: {'; '.join(short)} (--anyway runs it)"
+            skip = words("will not fit: {devices} (--anyway runs it)", devices=joined("; ", short))
         jobs.append(Job(config, result.predicted_tg_tok_s, skip))
     return jobs
 
@@ -208,14 +214,14 @@ def parse_grid(text: str) -> tuple[dict[str, list[Any]], list[int]]:
         name, sep, values = part.partition("=")
         name = name.strip().lower()
         if not sep:
-            raise ValueError(f"{part.strip()!r}: write a setting and its values, e.g. threads=1,2")
+            raise ValueError(words("{part}: write a setting and its values, e.g. threads=1,2", part=repr(part.strip())))
         if name in ("depth", "n_depth"):
             depths = parse_value_list(DEPTH, values)
             continue
         found = by_name.get(name)
         if found is None:
             known = ", ".join(sorted(s.flag.lstrip("-") for s in LOAD_SPECS if s.flag))
-            raise ValueError(f"no setting called {name!r} (known: {known}, depth)")
+            raise ValueError(words("no setting called {name} (known: {known}, depth)", name=repr(name), known=known))
         lists[found.key] = parse_value_list(found, values)
     return lists, depths or [0]
 
@@ -416,9 +422,20 @@ def time_summary(rows: Sequence[BenchRow], wall_s: float) -> str:
     measured = [r for r in rows if not r.skipped]
     timed_s = sum(sum(r.samples_ns) for r in measured) / 1e9
     configs = len({r.settings for r in measured})
-    tests = f"{len(measured)} test{'s' if len(measured) != 1 else ''}"
-    text = f"{tests} measured in {wall_s:,.1f} s, {timed_s:,.1f} s of it in the timed repetitions"
-    if configs:
-        per = max(wall_s - timed_s, 0.0) / configs
-        text += f"; the rest (warm-ups, depths, loads) {per:,.1f} s per configuration"
-    return text
+    figures = {"n": len(measured), "wall": f"{wall_s:,.1f}", "timed": f"{timed_s:,.1f}"}
+    if not configs:  # nothing measured
+        return words("{n} tests measured in {wall} s, {timed} s of it in the timed repetitions", **figures)
+    per = f"{max(wall_s - timed_s, 0.0) / configs:,.1f}"
+    if len(measured) == 1:
+        return words(
+            "{n} test measured in {wall} s, {timed} s of it in the timed repetitions; "
+            "the rest (warm-ups, depths, loads) {per} s per configuration",
+            per=per,
+            **figures,
+        )
+    return words(
+        "{n} tests measured in {wall} s, {timed} s of it in the timed repetitions; "
+        "the rest (warm-ups, depths, loads) {per} s per configuration",
+        per=per,
+        **figures,
+    )

@@ -6,6 +6,7 @@ import uuid
 from dataclasses import dataclass, field
 
 from gui.core.protocol import ChatMessage, ReplyStats
+from gui.core.words import joined, words
 
 
 @dataclass
@@ -54,17 +55,26 @@ class Conversation:
 
 
 def format_stats(stats: ReplyStats) -> str:
-    """One line of per-reply figures, the way the chat pane and the CLI print them."""
-    parts = [f"{stats.n_gen} tokens"]
+    """One line of per-reply figures, the way the chat pane and the CLI print them (a sentence the window
+    shows in its language: gui/core/words.py)."""
+    parts: list[str] = [words("{n} tokens", n=stats.n_gen)]
     if stats.n_gen:  # a reply stopped before its first token has no first-token time
-        parts.append(f"first token {stats.ttft_ms:.0f} ms")
-    parts.append(f"prompt {stats.prompt_tok_s:.1f} tok/s ({stats.n_prompt_evaluated} of {stats.n_prompt} computed)")
-    if stats.n_gen > 1:
-        parts.append(f"generation {stats.gen_tok_s:.1f} tok/s")
-    if stats.finish_reason not in ("stop",):
-        parts.append(
-            {"length": "hit max tokens", "context": "context full", "cancelled": "stopped"}.get(
-                stats.finish_reason, stats.finish_reason
-            )
+        parts.append(words("first token {ms} ms", ms=f"{stats.ttft_ms:.0f}"))
+    parts.append(
+        words(
+            "prompt {rate} tok/s ({evaluated} of {total} computed)",
+            rate=f"{stats.prompt_tok_s:.1f}",
+            evaluated=stats.n_prompt_evaluated,
+            total=stats.n_prompt,
         )
-    return " · ".join(parts)
+    )
+    if stats.n_gen > 1:
+        parts.append(words("generation {rate} tok/s", rate=f"{stats.gen_tok_s:.1f}"))
+    if stats.finish_reason not in ("stop",):
+        ended: dict[str, str] = {
+            "length": words("hit max tokens"),
+            "context": words("context full"),
+            "cancelled": words("stopped"),
+        }
+        parts.append(ended.get(stats.finish_reason, stats.finish_reason))
+    return joined(" · ", parts)

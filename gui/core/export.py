@@ -35,6 +35,7 @@ from typing import Any
 
 from gui.core.params import ALL_LAYERS, LOAD_SPECS, SPECS_BY_KEY, LoadSettings
 from gui.core.specs import BoolSpec, Spec
+from gui.core.words import words
 
 __all__ = [
     "FORMATS",
@@ -110,11 +111,25 @@ def llama_args(settings: LoadSettings, program: str = "llama-server") -> tuple[l
         flag = llama_flag(spec)
         if not flag:
             if value != spec.default:
-                notes.append(f"{spec.label} ({value}) has no llama.cpp flag: {program} uses its own")
+                notes.append(
+                    words(
+                        "{setting} ({value}) has no llama.cpp flag: {program} uses its own",
+                        setting=spec.shown_label(),
+                        value=value,
+                        program=program,
+                    )
+                )
             continue
         if program != "llama-server" and spec.key in _SERVER_ONLY:
             if value != spec.default:
-                notes.append(f"{spec.label}: {program} has no {flag} (llama-server only)")
+                notes.append(
+                    words(
+                        "{setting}: {program} has no {flag} (llama-server only)",
+                        setting=spec.shown_label(),
+                        program=program,
+                        flag=flag,
+                    )
+                )
             continue
         if spec.key == "use_mmap":
             pairs.append((flag, "mmap" if value else "none"))
@@ -223,31 +238,53 @@ def kcpps(model: str | PurePath, settings: LoadSettings, numa_node: int | None =
     s = settings.validated()
     if s.cache_type_k != s.cache_type_v or s.cache_type_k not in _KOBOLD_KV:
         raise ValueError(
-            f"koboldcpp takes one KV cache type for K and V, of {', '.join(_KOBOLD_KV)} "
-            f"(these settings: K {s.cache_type_k}, V {s.cache_type_v})"
+            words(
+                "koboldcpp takes one KV cache type for K and V, of {types} (these settings: K {k}, V {v})",
+                types=", ".join(_KOBOLD_KV),
+                k=s.cache_type_k,
+                v=s.cache_type_v,
+            )
         )
     if s.n_batch not in _KOBOLD_BATCHES:
-        raise ValueError(f"koboldcpp's batch size is one of {', '.join(map(str, _KOBOLD_BATCHES))} (got {s.n_batch})")
+        raise ValueError(
+            words(
+                "koboldcpp's batch size is one of {sizes} (got {batch})",
+                sizes=", ".join(map(str, _KOBOLD_BATCHES)),
+                batch=s.n_batch,
+            )
+        )
     if s.n_ctx > _KOBOLD_MAX_CTX:
-        raise ValueError(f"koboldcpp's context is at most {_KOBOLD_MAX_CTX} (got {s.n_ctx})")
+        raise ValueError(words("koboldcpp's context is at most {most} (got {ctx})", most=_KOBOLD_MAX_CTX, ctx=s.n_ctx))
     notes: list[str] = []
     if s.n_ubatch != s.n_batch:
-        notes.append(f"koboldcpp has no micro-batch: it computes the batch ({s.n_batch}) at once, not {s.n_ubatch}")
+        notes.append(
+            words(
+                "koboldcpp has no micro-batch: it computes the batch ({batch}) at once, not {ubatch}",
+                batch=s.n_batch,
+                ubatch=s.n_ubatch,
+            )
+        )
     if s.flash_attn == "auto":
-        notes.append("koboldcpp's flash attention is on or off: written as on (auto turns it on where it can)")
+        notes.append(words("koboldcpp's flash attention is on or off: written as on (auto turns it on where it can)"))
     if s.n_parallel > 1:
-        notes.append(f"koboldcpp serves one request at a time: {s.n_parallel} parallel slots not written")
+        notes.append(words("koboldcpp serves one request at a time: {n} parallel slots not written", n=s.n_parallel))
     for key in ("kv_unified", "op_offload", "n_outputs_max"):
         spec = SPECS_BY_KEY[key]
         if getattr(s, key) != spec.default:
-            notes.append(f"{spec.label}: koboldcpp has no such setting")
+            notes.append(words("{setting}: koboldcpp has no such setting", setting=spec.shown_label()))
     for key in ("split_mode", "tensor_split", "main_gpu", "rpc_servers"):  # koboldcpp's own way for these
         spec = SPECS_BY_KEY[key]
         if getattr(s, key) != spec.default:
-            notes.append(f"{spec.label} ({getattr(s, key)}) not written: set it in koboldcpp's own GPU settings")
+            notes.append(
+                words(
+                    "{setting} ({value}) not written: set it in koboldcpp's own GPU settings",
+                    setting=spec.shown_label(),
+                    value=getattr(s, key),
+                )
+            )
     if numa_node is not None:
         prefix = " ".join(numactl_prefix(numa_node))
-        notes.append(f"a settings file cannot pin: start koboldcpp as {prefix} koboldcpp …")
+        notes.append(words("a settings file cannot pin: start koboldcpp as {prefix} koboldcpp …", prefix=prefix))
     data: dict[str, Any] = {
         "model": [path],
         "model_param": path,

@@ -38,6 +38,7 @@ from gui.core import protocol as p
 from gui.core.load_state import LoadState
 from gui.core.params import LOAD_SPECS, SPECS_BY_KEY, LoadSettings, llama_gpu_layers
 from gui.core.planner import Plan
+from gui.core.words import Words, fixed, joined, words
 
 __all__ = [
     "CSV_COLUMNS",
@@ -143,12 +144,16 @@ class BuildInfo:
 
     def describe(self) -> str:
         """ "CUDA build 0.3.16 for 7.0", "CPU build 0.3.16": short enough for a table cell."""
-        text = f"{self.backend} build"
-        if self.llama_cpp_python:
-            text += f" {self.llama_cpp_python}"
-        if self.cuda_archs:
-            text += " for " + ", ".join(f"{a // 10}.{a % 10}" for a in self.cuda_archs)
-        return text
+        backend = words("unknown") if self.backend == "unknown" else self.backend
+        archs = ", ".join(f"{a // 10}.{a % 10}" for a in self.cuda_archs)
+        version = self.llama_cpp_python
+        if version and archs:
+            return words("{backend} build {version} for {archs}", backend=backend, version=version, archs=archs)
+        if version:
+            return words("{backend} build {version}", backend=backend, version=version)
+        if archs:
+            return words("{backend} build for {archs}", backend=backend, archs=archs)
+        return words("{backend} build", backend=backend)
 
 
 @dataclass(frozen=True)
@@ -538,19 +543,19 @@ def stages(data: JourneyData) -> list[Stage]:
     return out
 
 
-def _label(key: str) -> str:
+def _label(key: str) -> Words:
     """The setting's label inside a sentence: "flash attention", "experts on the CPU", but "GPU layers"
-    and "K cache type" (a first word in capitals is a name)."""
+    and "K cache type" (a first word in capitals is a name); the window shows the label's translation."""
     label = SPECS_BY_KEY[key].label
-    return label if label.split()[0].isupper() else label[0].lower() + label[1:]
+    return fixed(label, "params", label if label.split()[0].isupper() else label[0].lower() + label[1:])
 
 
 def _value(configuration: Configuration, key: str) -> str:
     value = configuration.settings.get(key)
     if isinstance(value, bool):
-        return "on" if value else "off"
+        return words("on") if value else words("off")
     if key == "n_gpu_layers" and configuration.n_layer is not None and value == configuration.n_layer + 1:
-        return f"{value} (all)"
+        return words("{n} (all)", n=value)
     return str(value)
 
 
@@ -560,33 +565,33 @@ def describe_configuration(configuration: Configuration) -> str:
     parts: list[str] = []
     for key in SPEED_SETTINGS:
         if key in _BASELINE_SETTINGS or configuration.settings.get(key) != getattr(_DEFAULTS, key):
-            parts.append(f"{_label(key)} {_value(configuration, key)}")
-    parts.append(f"on {configuration.card}")
+            parts.append(words("{setting} {value}", setting=_label(key), value=_value(configuration, key)))
+    parts.append(words("on {card}", card=configuration.card))
     parts.append(configuration.build.describe())
-    return ", ".join(parts)
+    return joined(", ", parts)
 
 
 def what_changed(before: Configuration | None, after: Configuration) -> str:
     """What differs from the previous stage, in words ("GPU layers 40 → 57; flash attention off → on");
     for the first stage, "baseline: " and its description."""
     if before is None:
-        return f"baseline: {describe_configuration(after)}"
+        return words("baseline: {description}", description=describe_configuration(after))
     moved: list[str] = []
     if before.model_path != after.model_path:
         if before.model_name != after.model_name:
-            moved.append(f"model {before.model_name} → {after.model_name}")
+            moved.append(words("model {before} → {after}", before=before.model_name, after=after.model_name))
         else:
-            moved.append(f"model file {before.model_path} → {after.model_path}")
+            moved.append(words("model file {before} → {after}", before=before.model_path, after=after.model_path))
     moved += [
-        f"{_label(key)} {_value(before, key)} → {_value(after, key)}"
+        words("{setting} {before} → {after}", setting=_label(key), before=_value(before, key), after=_value(after, key))
         for key in SPEED_SETTINGS
         if before.settings.get(key) != after.settings.get(key)
     ]
     if before.card != after.card:
-        moved.append(f"card {before.card} → {after.card}")
+        moved.append(words("card {before} → {after}", before=before.card, after=after.card))
     if before.build != after.build:
-        moved.append(f"engine {before.build.describe()} → {after.build.describe()}")
-    return "; ".join(moved) or "no change in the settings that matter for speed"
+        moved.append(words("engine {before} → {after}", before=before.build.describe(), after=after.build.describe()))
+    return joined("; ", moved) if moved else words("no change in the settings that matter for speed")
 
 
 # ---- the table and its exports --------------------------------------------------------------------

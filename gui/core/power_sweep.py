@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gui.core.gpu_sample import GpuSample
+from gui.core.words import words
 
 __all__ = [
     "DEFAULT_LOSS_PCT",
@@ -44,7 +45,7 @@ DEFAULT_STEPS = 5  # the default list: 4-6 caps from the card's minimum to its d
 MIN_STEPS, MAX_STEPS = 4, 6
 MAX_CAPS = 12  # each cap takes minutes on a real card; more than this is a typing mistake, not a sweep
 DEFAULT_LOSS_PCT = 5.0
-LIST_EXAMPLE = "150,175,200 or 150-250/25"
+LIST_EXAMPLE = words("{caps} or {range}", caps="150,175,200", range="150-250/25")
 
 
 @dataclass(frozen=True)
@@ -59,18 +60,24 @@ class CapLimits:
     def from_sample(cls, sample: GpuSample) -> CapLimits:
         """From a reading of the card; ValueError (one line) where it cannot be capped."""
         if sample.lost:
-            raise ValueError("the GPU fell off the bus; its power limit cannot be set now")
+            raise ValueError(words("the GPU fell off the bus; its power limit cannot be set now"))
         if sample.power_min_w is None or sample.power_max_w is None:
-            why = sample.errors.get("power_min_w") or "the driver reports no power-limit range"
-            raise ValueError(f"this GPU's power limit cannot be changed ({why})")
+            why = sample.errors.get("power_min_w") or words("the driver reports no power-limit range")
+            raise ValueError(words("this GPU's power limit cannot be changed ({why})", why=why))
         low, high = math.ceil(sample.power_min_w), math.floor(sample.power_max_w)
         if low > high or low <= 0:
-            raise ValueError(f"this GPU reports an unusable power-limit range ({sample.power_min_w:g}-{high} W)")
+            raise ValueError(
+                words(
+                    "this GPU reports an unusable power-limit range ({low}-{high} W)",
+                    low=f"{sample.power_min_w:g}",
+                    high=high,
+                )
+            )
         default = sample.power_default_w if sample.power_default_w is not None else sample.power_max_w
         return cls(low, high, min(max(_half_up(default), low), high))
 
     def describe(self) -> str:
-        return f"{self.min_w}-{self.max_w} W, default {self.default_w} W"
+        return words("{low}-{high} W, default {default} W", low=self.min_w, high=self.max_w, default=self.default_w)
 
 
 def _half_up(value: float) -> int:
@@ -83,7 +90,9 @@ def default_caps(limits: CapLimits, steps: int = DEFAULT_STEPS) -> tuple[int, ..
     Inner steps are rounded to 5 W where they are at least 10 W apart (150, 190, 225, 265, 300 for a V100
     SXM2), else to 1 W; a range narrower than the steps gives one cap per watt."""
     if not MIN_STEPS <= steps <= MAX_STEPS:
-        raise ValueError(f"a default sweep has {MIN_STEPS} to {MAX_STEPS} steps (got {steps})")
+        raise ValueError(
+            words("a default sweep has {low} to {high} steps (got {steps})", low=MIN_STEPS, high=MAX_STEPS, steps=steps)
+        )
     low = limits.min_w
     high = min(max(limits.default_w, low), limits.max_w)
     span = high - low
@@ -102,12 +111,18 @@ def parse_caps(text: str, limits: CapLimits, max_caps: int = MAX_CAPS) -> tuple[
     a step lands on it), e.g. "150,175,200" or "150-250/25". Ascending, without repeats, each within the
     card's constraints; otherwise a ValueError of one line that says what is wrong."""
     if not text.strip():
-        raise ValueError(f"no caps given: list whole watts, e.g. {LIST_EXAMPLE}")
+        raise ValueError(_NO_CAPS)
     caps: set[int] = set()
     for item in text.split(","):
         item = item.strip()
         if not item:
-            raise ValueError(f"an empty item in the cap list {text.strip()!r}: list whole watts, e.g. {LIST_EXAMPLE}")
+            raise ValueError(
+                words(
+                    "an empty item in the cap list {text}: list whole watts, e.g. {example}",
+                    text=repr(text.strip()),
+                    example=LIST_EXAMPLE,
+                )
+            )
         if "/" in item or "-" in item.lstrip("-"):
             caps.update(_parse_range(item, max_caps))
         else:
@@ -121,19 +136,30 @@ def check_caps(caps: Iterable[int], limits: CapLimits, max_caps: int = MAX_CAPS)
     """Caps against the card's constraints: ascending and distinct, or a ValueError of one line."""
     chosen = sorted(set(caps))
     if not chosen:
-        raise ValueError(f"no caps given: list whole watts, e.g. {LIST_EXAMPLE}")
+        raise ValueError(_NO_CAPS)
     if len(chosen) > max_caps:
-        raise ValueError(f"{len(chosen)} caps is too many for one sweep (at most {max_caps}); use a larger step")
+        raise ValueError(
+            words(
+                "{count} caps is too many for one sweep (at most {most}); use a larger step",
+                count=len(chosen),
+                most=max_caps,
+            )
+        )
     for cap in chosen:
         if isinstance(cap, bool) or not isinstance(cap, int):
-            raise ValueError(f"caps are whole watts (got {cap!r})")
+            raise ValueError(words("caps are whole watts (got {cap})", cap=repr(cap)))
         if cap < limits.min_w:
-            raise ValueError(f"{cap} W is below this card's minimum power limit ({limits.describe()})")
+            raise ValueError(
+                words("{cap} W is below this card's minimum power limit ({limits})", cap=cap, limits=limits.describe())
+            )
         if cap > limits.max_w:
-            raise ValueError(f"{cap} W is above this card's maximum power limit ({limits.describe()})")
+            raise ValueError(
+                words("{cap} W is above this card's maximum power limit ({limits})", cap=cap, limits=limits.describe())
+            )
     return tuple(chosen)
 
 
+_NO_CAPS = words("no caps given: list whole watts, e.g. {example}", example=LIST_EXAMPLE)
 _WATTS = re.compile(r"([0-9]+)\s*[wW]?")
 _NUMBER = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?\s*[wW]?")
 
@@ -145,34 +171,53 @@ def _parse_watts(text: str) -> int:
         return int(match.group(1))
     if _NUMBER.fullmatch(text):
         if text.startswith("-"):
-            raise ValueError(f"{text}: a power cap is a positive number of watts")
-        raise ValueError(f"{text}: caps are whole watts (the driver takes no fractions), e.g. {LIST_EXAMPLE}")
-    raise ValueError(f"{text!r} is not a number of watts: list whole watts, e.g. {LIST_EXAMPLE}")
+            raise ValueError(words("{text}: a power cap is a positive number of watts", text=text))
+        raise ValueError(
+            words(
+                "{text}: caps are whole watts (the driver takes no fractions), e.g. {example}",
+                text=text,
+                example=LIST_EXAMPLE,
+            )
+        )
+    raise ValueError(
+        words(
+            "{text} is not a number of watts: list whole watts, e.g. {example}", text=repr(text), example=LIST_EXAMPLE
+        )
+    )
 
 
 def _parse_range(item: str, max_caps: int) -> range:
     bounds, slash, step_text = item.partition("/")
     if not slash:
-        raise ValueError(f"the range {item!r} needs a step in watts, e.g. 150-250/25")
+        raise ValueError(words("the range {item} needs a step in watts, e.g. 150-250/25", item=repr(item)))
     parts = bounds.split("-")
     if len(parts) != 2 or not parts[0].strip() or not parts[1].strip():
-        raise ValueError(f"{item!r} is not a range of watts: write START-END/STEP, e.g. 150-250/25")
+        raise ValueError(
+            words("{item} is not a range of watts: write START-END/STEP, e.g. 150-250/25", item=repr(item))
+        )
     start, end, step = _parse_watts(parts[0]), _parse_watts(parts[1]), _parse_watts(step_text)
     if step <= 0:
-        raise ValueError(f"the step of {item!r} must be at least 1 W")
+        raise ValueError(words("the step of {item} must be at least 1 W", item=repr(item)))
     low, high = min(start, end), max(start, end)
     if (high - low) // step + 1 > max_caps:
         count = (high - low) // step + 1
-        raise ValueError(f"{item!r} is {count} caps, too many for one sweep (at most {max_caps}); use a larger step")
+        raise ValueError(
+            words(
+                "{item} is {count} caps, too many for one sweep (at most {most}); use a larger step",
+                item=repr(item),
+                count=count,
+                most=max_caps,
+            )
+        )
     return range(low, high + 1, step)
 
 
 def check_loss(loss_pct: float) -> float:
     """The speed a cap may cost against the best, in percent: from 0 up to (not including) 100."""
     if isinstance(loss_pct, bool) or not isinstance(loss_pct, int | float) or not math.isfinite(loss_pct):
-        raise ValueError(f"the allowed loss must be a percentage (got {loss_pct!r})")
+        raise ValueError(words("the allowed loss must be a percentage (got {loss})", loss=repr(loss_pct)))
     if not 0 <= loss_pct < 100:
-        raise ValueError(f"the allowed loss must be from 0 to under 100% (got {loss_pct:g}%)")
+        raise ValueError(words("the allowed loss must be from 0 to under 100% (got {loss}%)", loss=f"{loss_pct:g}"))
     return float(loss_pct)
 
 
@@ -290,7 +335,7 @@ class Recommendation:
     loss_pct: float  # this cap's speed below the best's, in percent
     allowed_loss_pct: float
     power_saved_pct: float | None  # its mean power below the best row's, in percent
-    message: str
+    message: str  # a sentence (gui/core/words.py)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -318,14 +363,30 @@ def recommend(rows: Sequence[SweepRow], loss_pct: float = DEFAULT_LOSS_PCT) -> R
     saved = None
     if chosen.mean_power_w is not None and best.mean_power_w:
         saved = 100 * (1 - chosen.mean_power_w / best.mean_power_w)
+    message: str
     if chosen is best:
-        message = f"{chosen.cap_w} W: the fastest cap ({chosen.tok_s:.1f} tok/s); no lower cap is within {allowed:g}%"
-    else:
-        power = f", {saved:.0f}% less power" if saved is not None else ""
-        message = (
-            f"{chosen.cap_w} W: {chosen.tok_s:.1f} tok/s, {max(loss, 0.0):.1f}% below the best "
-            f"({best.tok_s:.1f} tok/s at {best.cap_w} W){power}"
+        message = words(
+            "{cap} W: the fastest cap ({speed} tok/s); no lower cap is within {allowed}%",
+            cap=chosen.cap_w,
+            speed=f"{chosen.tok_s:.1f}",
+            allowed=f"{allowed:g}",
         )
+    else:
+        figures = {
+            "cap": chosen.cap_w,
+            "speed": f"{chosen.tok_s:.1f}",
+            "loss": f"{max(loss, 0.0):.1f}",
+            "best": f"{best.tok_s:.1f}",
+            "best_cap": best.cap_w,
+        }
+        if saved is None:
+            message = words("{cap} W: {speed} tok/s, {loss}% below the best ({best} tok/s at {best_cap} W)", **figures)
+        else:
+            message = words(
+                "{cap} W: {speed} tok/s, {loss}% below the best ({best} tok/s at {best_cap} W), {saved}% less power",
+                saved=f"{saved:.0f}",
+                **figures,
+            )
     return Recommendation(chosen.cap_w, chosen.tok_s, best.cap_w, best.tok_s, loss, allowed, saved, message)
 
 
@@ -348,10 +409,11 @@ def table_header(simulated: bool) -> list[str]:
 
 def row_cells(row: SweepRow, best_tok_s: float, simulated: bool) -> list[str]:
     """One row's cells under table_header(simulated); `best_tok_s`: the fastest row's speed so far."""
+    versus: str
     if row.tok_s == best_tok_s:
-        versus = "best"
+        versus = words("best")
     else:
-        versus = f"{100 * (row.tok_s / best_tok_s - 1):+.1f}%" if best_tok_s > 0 else "n/a"
+        versus = f"{100 * (row.tok_s / best_tok_s - 1):+.1f}%" if best_tok_s > 0 else _NOT_KNOWN
     cells = [str(row.cap_w), f"{row.tok_s:.1f}", versus]
     if simulated:
         cells += [f"{row.engine_tok_s:.1f}", f"{row.speed_factor:.3f}"]
@@ -367,13 +429,16 @@ def row_cells(row: SweepRow, best_tok_s: float, simulated: bool) -> list[str]:
 
 def _throttled(row: SweepRow) -> str:
     if not row.reasons_known:
-        return "n/a"
+        return _NOT_KNOWN
     shares = [f"{reason} {share:.0%}" for reason, share in row.throttle.items() if share > 0]
-    return ", ".join(shares) or "none"
+    return ", ".join(shares) or words("none")
+
+
+_NOT_KNOWN = words("n/a")
 
 
 def _number(value: float | None, spec: str) -> str:
-    return "n/a" if value is None else format(value, spec)
+    return _NOT_KNOWN if value is None else format(value, spec)
 
 
 # --- a whole sweep ----------------------------------------------------------------------------------------

@@ -36,7 +36,7 @@ from gui.core.theme import Palette
 from gui.services.engine_client import EngineUnavailable
 from gui.ui.background import Background
 from gui.ui.engine_bridge import ACK_S, FINISH_S, EngineBridge
-from gui.ui.i18n import Tr
+from gui.ui.i18n import Tr, core_text
 from gui.ui.load_session import LoadSession
 from gui.ui.plain import open_link, plain_label, plain_tip
 from gui.ui.spec_widgets import float_box, int_box
@@ -668,7 +668,7 @@ class ChatPane(QWidget):
                     self._reply.note = tr("cut off: the context is full")
             self.tokens_used = event.stats.n_prompt + event.stats.n_gen
             self._update_meter()
-            self.stats_label.setText(_unbroken(format_stats(event.stats)))
+            self.stats_label.setText(_unbroken(core_text("chat", format_stats(event.stats))))
             self._end_reply()
             if event.stats.finish_reason == "context":
                 self.show_notice(
@@ -755,7 +755,7 @@ class ChatPane(QWidget):
             if turn.note:
                 extra.append(f'<i style="color:{palette.warn}">[{html.escape(turn.note)}]</i>')
             if turn.stats is not None:
-                figures = html.escape(_unbroken(format_stats(turn.stats)))
+                figures = html.escape(_unbroken(core_text("chat", format_stats(turn.stats))))
                 extra.append(f'<span style="color:{palette.muted}; font-size:small">{figures}</span>')
             footer = (f'<p style="margin-top:0">{"<br>".join(extra)}</p>',) if extra else ()
             key = (turn.role, turn.text, turn.note, turn.stats, rendered, palette.name)

@@ -22,9 +22,10 @@ from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox, QToolButton, QWid
 from gui.core.export import Export, kcpps, llama_cli_command, llama_server_command, preset_section
 from gui.core.params import LoadSettings
 from gui.core.tuning_card import CardFacts, CardMismatch, TuningCard
+from gui.core.words import joined
 from gui.services.tuning_card import HashCancelled, make_card, open_card, read_card, write_card
 from gui.ui.background import Background
-from gui.ui.i18n import Tr
+from gui.ui.i18n import Tr, core_text, error_text
 
 __all__ = ["ExportMenu"]
 
@@ -101,7 +102,9 @@ class ExportMenu(QToolButton):
         return model, self._settings()
 
     def _say(self, done: str, result: Export) -> None:
-        notes = tr(" Note: {notes}.").format(notes="; ".join(result.notes)) if result.notes else ""
+        notes = ""
+        if result.notes:  # sentences of gui/core/export.py, in the window's language
+            notes = tr(" Note: {notes}.").format(notes=core_text("export", joined("; ", result.notes)))
         self.message.emit(done + notes)
 
     # ---- copy to the clipboard --------------------------------------------------------------
@@ -119,7 +122,7 @@ class ExportMenu(QToolButton):
             else:
                 result = preset_section(model, settings, self._numa_node())
         except ValueError as exc:
-            self.message.emit(tr("Could not export: {error}").format(error=exc))
+            self.message.emit(tr("Could not export: {error}").format(error=error_text(exc, "export")))
             return
         QGuiApplication.clipboard().setText(result.text)
         if what == "llama-server":
@@ -140,7 +143,7 @@ class ExportMenu(QToolButton):
         try:
             result = kcpps(model, settings, self._numa_node())
         except ValueError as exc:
-            self.message.emit(tr("Could not export for koboldcpp: {error}").format(error=exc))
+            self.message.emit(tr("Could not export for koboldcpp: {error}").format(error=error_text(exc, "export")))
             return
         path = self.ask_save_path(tr("Save koboldcpp settings"), f"{model.stem}.kcpps", tr(KCPPS_FILTER))
         if not path:

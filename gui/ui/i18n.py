@@ -65,8 +65,11 @@ def core_text(context: str, text: str) -> str:
         fields = {name: core_text(context, value) for name, value in text.fields.items()}
         if text.context == JOINED_CONTEXT:
             return QCoreApplication.translate(WORDS_CONTEXT, text.template).join(fields.values())
+        translated = QCoreApplication.translate(text.context, text.template)
+        if not text.fields and translated == text.template:  # untranslated (English): as the sentence writes it
+            return str.__str__(text)  # a label named in lower case ("threads" for "Threads") stays so
         try:
-            return QCoreApplication.translate(text.context, text.template).format(**fields)
+            return translated.format(**fields)
         except (KeyError, IndexError, ValueError):  # a translation that names other fields: the English
             log.warning("the translation of %r does not fit its fields", text.template)
             return str.__str__(text)

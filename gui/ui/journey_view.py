@@ -177,8 +177,10 @@ class JourneyView(QWidget):
         self._filling = True
         try:
             self.table.setRowCount(len(staged))
+            changed_column = STAGE_COLUMNS.index("what changed")
             for row, stage in enumerate(staged):
-                cells = stage_cells(stage)
+                changed = core_text("journey", stage.changed)  # composed by gui/core/journey.py in English
+                cells = tuple(changed if i == changed_column else cell for i, cell in enumerate(stage_cells(stage)))
                 for column, text in enumerate(cells):
                     item = QTableWidgetItem(text)
                     item.setData(Qt.ItemDataRole.UserRole, stage.key)
@@ -191,8 +193,9 @@ class JourneyView(QWidget):
                     self.table.setItem(row, column, item)
                 configuration = stage.configuration
                 tips = {
-                    "model": f"{configuration.model_path}\n{configuration.card}, {configuration.build.describe()}",
-                    "what changed": stage.changed,
+                    "model": f"{configuration.model_path}\n{configuration.card}, "
+                    + core_text("journey", configuration.build.describe()),
+                    "what changed": changed,
                     "note": stage.note,
                 }
                 for name, tip in tips.items():

@@ -57,7 +57,7 @@ from gui.services.power_sweep import (
     Workload,
 )
 from gui.ui.charts import colour_curve, colour_plot
-from gui.ui.i18n import Tr, core_text
+from gui.ui.i18n import Tr, core_text, error_text
 from gui.ui.plain import plain_label
 from gui.ui.theme import follow_theme, themed_style
 
@@ -153,7 +153,7 @@ class PowerSweepView(QWidget):
         self.caps.setAccessibleName(tr("Power caps to sweep"))
         self.caps.setToolTip(
             tr("Whole watts, e.g. {example}; empty: 5 steps from the card's minimum to its default").format(
-                example=LIST_EXAMPLE
+                example=core_text("power_sweep", LIST_EXAMPLE)
             )
         )
         # Created in the order they are laid out, which is the order Tab visits them.
@@ -182,6 +182,7 @@ class PowerSweepView(QWidget):
         themed_style(self.simulated_note, lambda palette: f"color: {palette.simulated}")
         self.simulated_note.setVisible(False)
         self.recommendation = plain_label("", self, wrap=True)
+        self._recommended = ""  # the recommendation as shown, before what applying it did
         self.recommendation.setAccessibleName(tr("Recommended cap"))
         self.apply_button = QPushButton(tr("Cap at the recommended"), self)
         self.apply_button.setToolTip(tr("Set the card's power limit to the recommended cap (the Monitor's Cap button)"))
@@ -262,7 +263,7 @@ class PowerSweepView(QWidget):
             try:
                 limits = CapLimits.from_sample(sample)
             except ValueError as exc:
-                why = tr("This card cannot be swept: {reason}.").format(reason=exc)
+                why = tr("This card cannot be swept: {reason}.").format(reason=error_text(exc, "power_sweep"))
         card = (sample.index, sample.name or f"GPU {sample.index}", sample.simulated) if sample is not None else None
         if (card, limits, why) == self._card:
             return
@@ -301,13 +302,13 @@ class PowerSweepView(QWidget):
         try:
             plan = self.plan()
         except ValueError as exc:
-            self.summary.setText(str(exc))
+            self.summary.setText(error_text(exc, "power_sweep"))
             self.start_button.setEnabled(False)
             return False
         order = ", ".join(map(str, sorted(plan.caps, reverse=True)))
         estimate = plan.workload.estimate_s(len(plan.caps)) or 0.0
         card = tr("{card} (SIMULATED)").format(card=self.card_name) if self.simulated else self.card_name
-        # The card's limits and the workload are described by gui/core and gui/services, in English.
+        # The card's limits are a sentence of gui/core; the workload is described by gui/services, in English.
         self.summary.setText(
             tr(
                 "{count} caps on {card}: {caps} W ({limits}); {workload}; about {time} in all. "
@@ -316,7 +317,7 @@ class PowerSweepView(QWidget):
                 count=len(plan.caps),
                 card=card,
                 caps=order,
-                limits=self.limits.describe(),
+                limits=core_text("power_sweep", self.limits.describe()),
                 workload=plan.workload.describe(),
                 time=_minutes(estimate),
             )
@@ -343,7 +344,7 @@ class PowerSweepView(QWidget):
         self._speed.setData([], [])
         self._efficiency.setData([], [])
         self._chosen.setVisible(False)
-        self.recommendation.setText("")
+        self._say_recommended("")
         self.apply_button.setEnabled(False)
         self.progress.setRange(0, max(count, 1))
         self.progress.setValue(0)
@@ -384,7 +385,14 @@ class PowerSweepView(QWidget):
         self.summary.setText(text)
 
     def say_applied(self, text: str) -> None:
-        self.recommendation.setText(f"{self.recommendation.text().split(' — ')[0]} — {text}")
+        """What applying the recommended cap did, after the recommendation."""
+        self.recommendation.setText(
+            tr("{recommendation} — {applied}").format(recommendation=self._recommended, applied=text)
+        )
+
+    def _say_recommended(self, text: str) -> None:
+        self._recommended = text
+        self.recommendation.setText(text)
 
     # ---- looks -----------------------------------------------------------------------------------
 
@@ -399,7 +407,7 @@ class PowerSweepView(QWidget):
         self.table.setRowCount(len(self.rows))
         for index, row in enumerate(self.rows):
             for column, text in enumerate(row_cells(row, best, self.simulated)):
-                self.table.setItem(index, column, QTableWidgetItem(text))  # plain text
+                self.table.setItem(index, column, QTableWidgetItem(core_text("power_sweep", text)))  # plain text
         ordered = sorted(self.rows, key=lambda r: r.cap_w)
         xs = [float(r.cap_w) for r in ordered]
         self._speed.setData(xs, _percent_of_best([r.tok_s for r in ordered]))
@@ -413,19 +421,18 @@ class PowerSweepView(QWidget):
         try:
             chosen = recommend(self.rows, self.loss.value())
         except ValueError as exc:
-            self.recommendation.setText(str(exc))
+            self._say_recommended(error_text(exc, "power_sweep"))
             chosen = None
         if chosen is None:
             self._chosen.setVisible(False)
             self.apply_button.setEnabled(False)
             if not self.rows:
-                self.recommendation.setText("")
+                self._say_recommended("")
             return
         self._chosen.setPos(chosen.cap_w)
         self._chosen.setVisible(True)
-        # The recommendation's words are gui/core/power_sweep.py's (figures composed in English).
         said = tr("Recommended: {message}.") if not self.running else tr("So far: {message}.")
-        self.recommendation.setText(said.format(message=chosen.message))
+        self._say_recommended(said.format(message=core_text("power_sweep", chosen.message)))
         self.apply_button.setText(tr("Cap at {watts} W").format(watts=chosen.cap_w))
         self.apply_button.setEnabled(not self.running)
 

@@ -53,7 +53,7 @@ from gui.core.params import LoadSettings
 from gui.core.theme import Palette
 from gui.services.bench_meter import PeakMeter
 from gui.ui.charts import colour_curve, colour_plot
-from gui.ui.i18n import Tr
+from gui.ui.i18n import Tr, core_text, error_text
 from gui.ui.plain import plain_label
 from gui.ui.theme import follow_theme
 
@@ -179,7 +179,8 @@ class TuneRunner(QObject):
                 meter.__exit__(None, None, None)
             test = self.tests[current.test_index]
             current.request_id = None
-            self._emit(self._row(current.job, test, skipped=True, reason=f"the engine stopped: {state.error}"))
+            reason = tr("the engine stopped: {error}").format(error=core_text("engine", state.error))
+            self._emit(self._row(current.job, test, skipped=True, reason=reason))
             self._ended_early = True
             self._finish()
             return
@@ -192,7 +193,8 @@ class TuneRunner(QObject):
         elif state.phase in (Phase.FAILED, Phase.ENGINE_DEAD):
             self._waiting_load = None
             assert self._current is not None
-            reason = f"could not load: {state.error or 'the engine stopped'}"
+            error = core_text("engine", state.error) if state.error else tr("the engine stopped")
+            reason = tr("could not load: {error}").format(error=error)
             for test in self.tests:
                 self._emit(self._row(self._current.job, test, skipped=True, reason=reason))
             self._next_job()
@@ -221,7 +223,8 @@ class TuneRunner(QObject):
                     test_time=current.started,
                 )
             else:
-                row = self._row(current.job, test, skipped=True, reason=f"failed: {event.error}")
+                reason = tr("failed: {error}").format(error=core_text("engine", event.error))
+                row = self._row(current.job, test, skipped=True, reason=reason)
             current.request_id = None
             self._emit(row)
             current.test_index += 1
@@ -421,6 +424,19 @@ class TuneView(QWidget):
     def say(self, text: str) -> None:
         self.summary.setText(text)
 
+    def say_error(self, exc: ValueError) -> None:
+        """Why the sweep cannot be planned: a grid or a test gui/core refused, in the window's language."""
+        self.say(error_text(exc, "bench"))
+
+    def say_finished(self, partial: bool, summary: str) -> None:
+        """A sweep ended: ``summary`` (gui/core/bench.py ``time_summary``) says where its time went."""
+        what = tr("Stopped: {summary}.") if partial else tr("Done: {summary}.")
+        self.say(
+            what.format(summary=core_text("bench", summary))
+            + " "
+            + tr("Select a row and Apply to put its settings on the sliders.")
+        )
+
     def set_running(self, running: bool) -> None:
         self.start_button.setEnabled(not running)
         self.stop_button.setEnabled(running)
@@ -455,7 +471,7 @@ class TuneView(QWidget):
             "" if values["pct_of_ceiling"] is None else f"{values['pct_of_ceiling']:.0f}%",
             "" if values["peak_rss_mib"] is None else f"{values['peak_rss_mib']:,.0f}",
             "" if values["peak_gpu_mib"] is None else f"{values['peak_gpu_mib']:,.0f}",
-            row.reason or (tr("partial") if row.partial else ""),
+            core_text("bench", row.reason) if row.reason else (tr("partial") if row.partial else ""),
         )
         index = self.table.rowCount()
         self.table.insertRow(index)
