@@ -580,7 +580,7 @@ class MainWindow(QMainWindow):
         try:
             jobs, _lists, tests, reps = self._tune_plan()
         except ValueError as exc:
-            self.tune.say(str(exc))
+            self.tune.say_error(exc)
             self.tune.start_button.setEnabled(False)
             return
         runs = sum(1 for j in jobs if not j.skip)
@@ -618,7 +618,7 @@ class MainWindow(QMainWindow):
         try:
             jobs, lists, tests, reps = self._tune_plan()
         except ValueError as exc:
-            self.tune.say(str(exc))
+            self.tune.say_error(exc)
             return
         header = entry.header
         runner = TuneRunner(
@@ -669,11 +669,7 @@ class MainWindow(QMainWindow):
         with contextlib.suppress(RuntimeError, TypeError):
             self.session.changed.disconnect(runner.on_state)
             self.bridge.engine_event.disconnect(runner.on_event)
-        what = tr("Stopped: {summary}.") if partial else tr("Done: {summary}.")
-        summary_now = time_summary(runner.rows, time.monotonic() - self._tune_started)
-        self.tune.say(
-            what.format(summary=summary_now) + " " + tr("Select a row and Apply to put its settings on the sliders.")
-        )
+        self.tune.say_finished(partial, time_summary(runner.rows, time.monotonic() - self._tune_started))
         self.sweep_finished.emit(runner.rows)
 
     def _tune_apply(self, settings: LoadSettings) -> None:
