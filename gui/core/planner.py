@@ -45,6 +45,7 @@ from gui.core.params import (
     NetworkLink,
     split_proportions,
 )
+from gui.core.words import Words, words
 
 __all__ = [
     "OLDER_BUILDS",
@@ -615,12 +616,14 @@ def cuda_flash_attn_gaps(
     """What CUDA's flash-attention kernels lack for these attention layers and cache types, in words
     ("head size 192/128 with 4 query heads per KV head", "iq4_nl V cache"); () when every layer has one."""
     missing = [
-        f"{t} {kind} cache" for kind, t in (("K", cache_type_k), ("V", cache_type_v)) if t not in _CUDA_FA_KV_TYPES
+        words("{type} {kind} cache", type=t, kind=kind)
+        for kind, t in (("K", cache_type_k), ("V", cache_type_v))
+        if t not in _CUDA_FA_KV_TYPES
     ]
     for head_k, head_v, gqa in sorted(set(attn_heads)):
         if not _cuda_fa_kernel(head_k, head_v, gqa):
             size = f"{head_k}" if head_k == head_v else f"{head_k}/{head_v}"
-            missing.append(f"head size {size} with {gqa} query heads per KV head")
+            missing.append(words("head size {size} with {gqa} query heads per KV head", size=size, gqa=gqa))
     return tuple(missing)
 
 
@@ -866,7 +869,7 @@ def _f32(x: float) -> float:
 # (llama-model.cpp: make_gpu_buft_list, "does not support split buffers"), and the CUDA backend of the vendored
 # llama.cpp has none (ggml-cuda.cu: ggml_backend_cuda_reg_get_proc_address offers no
 # "ggml_backend_split_buffer_type"; only the SYCL and Hexagon backends do). Neither has the RPC backend.
-ROW_SPLIT_REFUSED = (
+ROW_SPLIT_REFUSED = words(
     "split mode row: the CUDA backend of the bundled llama.cpp has no row-split buffers, so the load fails "
     '("does not support split buffers"); use --split-mode layer'
 )
@@ -878,7 +881,7 @@ class _Split:
 
     used: tuple[bool, ...]  # per device: in llama.cpp's device list (split mode none keeps only the main GPU)
     points: tuple[float, ...]  # cumulative, normalized proportions of the used devices, as C floats
-    note: str = ""
+    note: str = ""  # a Words when there is one
     by_memory: bool = False  # the proportions are the devices' free memory
 
 
@@ -896,10 +899,13 @@ def _split(s: LoadSettings, devices: Sequence[Device]) -> _Split:
         return _Split((), ())
     if s.split_mode == "none":
         if s.main_gpu >= n:
-            raise ValueError(
-                f"main GPU {s.main_gpu} is not one of the {n} GPU{'s' if n > 1 else ''} (0-{n - 1}): "
-                "llama.cpp refuses the load"
+            figures = {"gpu": s.main_gpu, "n": n, "last": n - 1}
+            refused = (
+                words("main GPU {gpu} is not one of the {n} GPUs (0-{last}): llama.cpp refuses the load", **figures)
+                if n > 1
+                else words("main GPU {gpu} is not one of the {n} GPU (0-{last}): llama.cpp refuses the load", **figures)
             )
+            raise ValueError(refused)
         return _Split(tuple(i == s.main_gpu for i in range(n)), (1.0,))
     if s.split_mode == "row":
         raise ValueError(ROW_SPLIT_REFUSED)
@@ -907,13 +913,13 @@ def _split(s: LoadSettings, devices: Sequence[Device]) -> _Split:
     weights = [_f32(v) for v in given[:n]] + [0.0] * max(0, n - len(given))
     note = ""
     if len(given) > n:
-        note = f"the tensor split names {len(given)} devices; llama.cpp reads the first {n}"
+        note = words("the tensor split names {given} devices; llama.cpp reads the first {n}", given=len(given), n=n)
     by_memory = not any(weights)
     if by_memory:
         # By free memory (ggml_backend_dev_memory), in bytes converted to float.
         weights = [_f32(max(d.free_mib, 0.0) * MiB) for d in devices]
         if given:
-            note = f"the tensor split gives these {n} GPUs nothing: llama.cpp splits by free memory instead"
+            note = words("the tensor split gives these {n} GPUs nothing: llama.cpp splits by free memory instead", n=n)
     if not any(weights):
         weights = [1.0] * n
     total = 0.0
@@ -1021,12 +1027,18 @@ def _env(
             target = int(m.group(1))
         else:
             raise ValueError(
-                f"tensor override {pattern}={buffer}: the buffer must be CPU or CUDA0..CUDA{n_devices - 1}"
+                words(
+                    "tensor override {pattern}={buffer}: the buffer must be CPU or CUDA0..CUDA{last}",
+                    pattern=pattern,
+                    buffer=buffer,
+                    last=n_devices - 1,
+                )
             )
         try:
             compiled.append((re.compile(pattern), target))
         except re.error as exc:
-            raise ValueError(f"tensor override {pattern}={buffer}: {exc}") from exc
+            error = words("tensor override {pattern}={buffer}: {error}", pattern=pattern, buffer=buffer, error=exc)
+            raise ValueError(error) from exc
     return _Env(rules, tuple(compiled), link.validated() if link is not None else _ENV.link)
 
 
@@ -1432,38 +1444,54 @@ def _plan(
 def _notes(
     shape: ModelShape, s: LoadSettings, c: _Context, devices: Sequence[Device], gpus: list[_Tally], host: _Tally
 ) -> tuple[str, ...]:
+    """What the figures alone do not say, one sentence each (gui/core/words.py: the window translates them)."""
     notes: list[str] = []
     if shape.rec_layers:
         notes.append(
-            f"{len(shape.kv_layers)} of {shape.n_layer} blocks use attention KV; "
-            f"{len(shape.rec_layers)} keep a fixed recurrent state per sequence"
+            words(
+                "{kv} of {n} blocks use attention KV; {recurrent} keep a fixed recurrent state per sequence",
+                kv=len(shape.kv_layers),
+                n=shape.n_layer,
+                recurrent=len(shape.rec_layers),
+            )
         )
     if shape.has_swa and not s.swa_full:
-        notes.append(f"sliding-window layers keep {c.swa_cells} cells (window {shape.n_swa})")
+        notes.append(
+            words("sliding-window layers keep {cells} cells (window {window})", cells=c.swa_cells, window=shape.n_swa)
+        )
     if c.n_seq > 1 and s.kv_unified:
-        notes.append(f"{c.n_seq} parallel slots share one cache of {c.cells} cells")
+        notes.append(words("{n} parallel slots share one cache of {cells} cells", n=c.n_seq, cells=c.cells))
     elif c.n_seq > 1:
-        notes.append(f"{c.n_seq} parallel slots: each sequence gets {c.cells} cells of context")
+        notes.append(words("{n} parallel slots: each sequence gets {cells} cells of context", n=c.n_seq, cells=c.cells))
     if host.expert_layers:
         notes.append(
-            f"the experts of {host.expert_layers} blocks stay in host memory "
-            f"({host.expert_bytes / (1 << 30):.2f} GiB); their attention is on the GPU"
+            words(
+                "the experts of {blocks} blocks stay in host memory ({gib} GiB); their attention is on the GPU",
+                blocks=host.expert_layers,
+                gib=f"{host.expert_bytes / (1 << 30):.2f}",
+            )
         )
     if shape.tied_output_bytes and any(t.has_output for t in gpus):
-        notes.append("the output layer shares token_embd; the GPU holds its own copy of it")
+        notes.append(words("the output layer shares token_embd; the GPU holds its own copy of it"))
     if not devices:
-        notes.append("CPU-only: everything is in host memory")
+        notes.append(words("CPU-only: everything is in host memory"))
     elif len(devices) > 1:
         split = _split(s, devices)
         if s.split_mode == "none":
-            notes.append(f"split mode none: the model is on GPU {s.main_gpu} ({devices[s.main_gpu].name}) alone")
+            notes.append(
+                words(
+                    "split mode none: the model is on GPU {gpu} ({name}) alone",
+                    gpu=s.main_gpu,
+                    name=devices[s.main_gpu].name,
+                )
+            )
         else:
-            how = "free memory" if split.by_memory else f"the tensor split {s.tensor_split}"
-            notes.append(f"layers split over {len(devices)} GPUs by {how}")
+            how = words("free memory") if split.by_memory else words("the tensor split {split}", split=s.tensor_split)
+            notes.append(words("layers split over {n} GPUs by {how}", n=len(devices), how=how))
         if split.note:
             notes.append(split.note)
     if devices and s.n_ctx > 0 and shape.ctx_train and s.n_ctx > shape.ctx_train:
-        notes.append(f"context {s.n_ctx} is past the trained {shape.ctx_train}")
+        notes.append(words("context {ctx} is past the trained {trained}", ctx=s.n_ctx, trained=shape.ctx_train))
     return tuple(notes)
 
 
@@ -1555,33 +1583,50 @@ def _suggestions(
     experts_now = placed.cpu_expert_layers(shape.n_layer)
 
     def ceiling(alt: LoadSettings) -> str:
+        """The decode ceiling with ``alt``, as the end of a suggestion ('' when it is not known)."""
         p = _plan(shape, alt, tuple(devices), margin, ram_bw, with_suggestions=False, env=env)
-        return f", decode ceiling ~{p.predicted_tg_tok_s:.0f} tok/s" if p.predicted_tg_tok_s else ""
+        return (
+            words(", decode ceiling ~{rate} tok/s", rate=f"{p.predicted_tg_tok_s:.0f}") if p.predicted_tg_tok_s else ""
+        )
 
-    def offer(what: str, alt: LoadSettings) -> None:
+    def offer(what: Words, alt: LoadSettings) -> None:
         free = _evaluate(shape, alt, devices, margin, env)
         freed = free[fullest] - before
         if freed < 1:
             return
+        then: Words | None = None
         if all(f >= margin for f in free):
-            then = "fits" if short else ""
+            then = words("fits") if short else None
             if ngl < n_all:
                 layers = _max_gpu_layers(shape, alt, devices, margin, env)
-                if layers > ngl:
-                    then = f"then {'all' if layers >= n_all else layers} of {n_all} layers fit"
+                if layers >= n_all:
+                    then = words("then all of {n} layers fit", n=n_all)
+                elif layers > ngl:
+                    then = words("then {layers} of {n} layers fit", layers=layers, n=n_all)
             elif movable and current.cpu_expert_layers:
                 fewer = _fit_experts(shape, alt, devices, margin, env).cpu_expert_layers(shape.n_layer)
                 if fewer < experts_now:
-                    then = f"then only {fewer} blocks' experts need host memory"
+                    then = words("then only {blocks} blocks' experts need host memory", blocks=fewer)
+        elif short:
+            then = words("not enough on its own")
+        mib = f"{freed:,.0f}"
+        if then is None:
+            out.append(words("{change}: \u2212{mib} MiB", change=what, mib=mib))
         else:
-            then = "not enough on its own" if short else ""
-        out.append(f"{what}: \u2212{freed:,.0f} MiB" + (f", {then}" if then else ""))
+            out.append(words("{change}: \u2212{mib} MiB, {then}", change=what, mib=mib, then=then))
 
     if short:
         best = _max_gpu_layers(shape, s, devices, margin, env)
         if 0 <= best < ngl:
             fewer = s.with_values(n_gpu_layers=best)
-            out.append(f"Put {best} of {n_all} layers on the GPU (--ngl {best}) to keep the margin{ceiling(fewer)}")
+            out.append(
+                words(
+                    "Put {layers} of {n} layers on the GPU (--ngl {layers}) to keep the margin{ceiling}",
+                    layers=best,
+                    n=n_all,
+                    ceiling=ceiling(fewer),
+                )
+            )
     if (
         movable
         and experts_now != s.cpu_expert_layers(shape.n_layer)
@@ -1591,34 +1636,52 @@ def _suggestions(
         # More experts in host memory to fit, or fewer when there is room (and every layer back on
         # the GPU when some are not).
         flags = f"--n-cpu-moe {experts_now}" + ("" if ngl >= n_all else f" --ngl {n_all}")
-        where = f"the experts of {experts_now} blocks in host memory" if experts_now else "every expert"
-        out.append(f"Every layer on the GPU with {where} ({flags}){ceiling(placed)}")
+        where = (
+            words("the experts of {blocks} blocks in host memory", blocks=experts_now)
+            if experts_now
+            else words("every expert")
+        )
+        out.append(
+            words(
+                "Every layer on the GPU with {where} ({flags}){ceiling}",
+                where=where,
+                flags=flags,
+                ceiling=ceiling(placed),
+            )
+        )
     if short:
         ctx = _max_ctx(shape, s, devices, margin, min(s.n_ctx, shape.ctx_train or s.n_ctx) - 1, env)
     else:
         ctx = s.n_ctx // 2 // CONTEXT.step * CONTEXT.step
     if ctx is not None and CONTEXT.minimum <= ctx < s.n_ctx:
-        offer(f"Context {ctx} (--ctx {ctx})", s.with_values(n_ctx=ctx))
+        offer(words("Context {ctx} (--ctx {ctx})", ctx=ctx), s.with_values(n_ctx=ctx))
     if s.cache_type_k in FLOAT_CACHE_TYPES or s.cache_type_v in FLOAT_CACHE_TYPES:
         fa = " --flash-attn on" if s.flash_attn == "off" else ""
         q8 = s.with_values(cache_type_k="q8_0", cache_type_v="q8_0", flash_attn="on" if fa else s.flash_attn)
-        offer(f"q8_0 KV cache (--cache-type-k q8_0 --cache-type-v q8_0{fa})", q8)
+        offer(words("q8_0 KV cache (--cache-type-k q8_0 --cache-type-v q8_0{flags})", flags=fa), q8)
     if s.outputs_max == 0 or s.outputs_max > s.n_parallel:
         one = s.with_values(n_outputs_max=s.n_parallel)
-        offer(f"Room for one output per slot (--n-outputs-max {s.n_parallel})", one)
+        offer(words("Room for one output per slot (--n-outputs-max {n})", n=s.n_parallel), one)
     if s.n_parallel > 1:
-        offer(f"One sequence instead of {s.n_parallel} (--parallel 1)", s.with_values(n_parallel=1))
+        offer(words("One sequence instead of {n} (--parallel 1)", n=s.n_parallel), s.with_values(n_parallel=1))
     if s.op_offload and current.staged_mib >= 1:
         # The copies of host-resident weights a prompt batch stages on the GPU; the CPU computes with them instead.
-        offer("No staging of host weights (--no-op-offload; slower prompt processing)", s.with_values(op_offload=False))
+        offer(
+            words("No staging of host weights (--no-op-offload; slower prompt processing)"),
+            s.with_values(op_offload=False),
+        )
     worst = min(d.free_after_mib - margin for d in current.devices)
     if short and worst < 0:
         total_gib = shape.total_bytes / (1 << 30)
         target = total_gib + worst / 1024
         if target > 0:
             out.append(
-                f"A smaller quant: this file is {total_gib:.1f} GiB; about {target:.1f} GiB or less would fit "
-                "fully offloaded at these settings"
+                words(
+                    "A smaller quant: this file is {size} GiB; about {target} GiB or less would fit fully offloaded "
+                    "at these settings",
+                    size=f"{total_gib:.1f}",
+                    target=f"{target:.1f}",
+                )
             )
     return tuple(out)
 

@@ -41,6 +41,7 @@ from types import MappingProxyType
 
 from gui.core.ggml_types import GGML_TYPES, GGML_TYPES_BY_NAME, LLAMA_FTYPE_GUESSED, LLAMA_FTYPE_NAMES
 from gui.core.gguf_reader import GGUFHeader, TensorInfo
+from gui.core.words import words
 
 __all__ = ["MIXES", "QuantCheck", "QuantMix", "check_quant"]
 
@@ -191,10 +192,25 @@ def check_quant(header: GGUFHeader) -> QuantCheck:
     wrong_bits = not low * (1 - _SLACK) <= bpw <= high * (1 + _SLACK)
     if not (wrong_type or wrong_bits):
         return found
-    problem = (
-        f"The header says {claimed} (general.file_type {ftype}), but {found.share:.0%} of the weights in "
-        f"its layers are {dominant}, at {bpw:.2f} bits per weight on average. llama.cpp's {claimed} keeps "
-        f"most of them {' or '.join(mix.dominant)}, at {low:.2f} to {high:.2f} bits per weight. "
-        "Sizes and memory plans follow the tensors, not the name."
+    problem = words(
+        "The header says {claimed} (general.file_type {ftype}), but {share} of the weights in its layers are "
+        "{dominant}, at {bpw} bits per weight on average. llama.cpp's {claimed} keeps most of them {kept}, at "
+        "{low} to {high} bits per weight. Sizes and memory plans follow the tensors, not the name.",
+        claimed=claimed,
+        ftype=ftype,
+        share=f"{found.share:.0%}",
+        dominant=dominant,
+        bpw=f"{bpw:.2f}",
+        kept=_either(mix.dominant),
+        low=f"{low:.2f}",
+        high=f"{high:.2f}",
     )
     return replace(found, label=dominant if wrong_type else shown, problem=problem)
+
+
+def _either(names: tuple[str, ...]) -> str:
+    """The names joined by "or", one pair at a time, so that the window translates each "or"."""
+    said: str = names[0]
+    for name in names[1:]:
+        said = words("{first} or {second}", first=said, second=name)
+    return said

@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from gui.core.words import Words, joined, words
+
 __all__ = ["CPU_SLOW_FRACTION", "SLOW_FRACTION", "SpeedFacts", "speed_hint"]
 
 # Below this share of the ceiling, a reply is "far below" it (real runs reach 60-95 %).
@@ -39,42 +41,66 @@ class SpeedFacts:
     throttle_reasons: Sequence[str] = ()  # the GPU's, from the last reading
 
 
-def speed_hint(facts: SpeedFacts) -> str | None:
-    """A sentence on why decoding is slow and what to change, or None when it is not far below the ceiling."""
+def speed_hint(facts: SpeedFacts) -> Words | None:
+    """A sentence on why decoding is slow and what to change, or None when it is not far below the ceiling
+    (gui/core/words.py: the window translates it)."""
     ceiling = facts.ceiling_tok_s
     slow = SLOW_FRACTION if facts.gpu_offload else CPU_SLOW_FRACTION
     if not ceiling or facts.n_gen < MIN_TOKENS or facts.decode_tok_s >= slow * ceiling:
         return None
     rate = facts.decode_tok_s
-    share = f"{rate:.1f} tok/s is {rate / ceiling:.0%} of this load's ceiling ({ceiling:.0f} tok/s)"
-    reasons = []
+    share = words(
+        "{rate} tok/s is {share} of this load's ceiling ({ceiling} tok/s)",
+        rate=f"{rate:.1f}",
+        share=f"{rate / ceiling:.0%}",
+        ceiling=f"{ceiling:.0f}",
+    )
+    reasons: list[Words] = []
     busy = sorted(facts.cpu_busy_pct, reverse=True)
     if facts.logical_cores and facts.threads >= facts.logical_cores:
         fewer = max(1, (facts.physical_cores or facts.logical_cores) - 1)
         reasons.append(
-            f"{facts.threads} threads use every logical core, and llama.cpp's threads spin: one core busy with "
-            f"something else can cut the speed tenfold. Try {_threads(fewer)}"
+            words(
+                "{threads} threads use every logical core, and llama.cpp's threads spin: one core busy with "
+                "something else can cut the speed tenfold. Try {fewer}",
+                threads=facts.threads,
+                fewer=_threads(fewer),
+            )
         )
     elif facts.physical_cores and facts.threads > facts.physical_cores:
         reasons.append(
-            f"{facts.threads} threads is more than the {facts.physical_cores} physical cores; hyper-threads slow "
-            f"llama.cpp down. Try {_threads(facts.physical_cores)}"
+            words(
+                "{threads} threads is more than the {cores} physical cores; hyper-threads slow llama.cpp down. "
+                "Try {fewer}",
+                threads=facts.threads,
+                cores=facts.physical_cores,
+                fewer=_threads(facts.physical_cores),
+            )
         )
     if facts.gpu_offload and facts.n_layers and facts.layers_on_gpu < facts.n_layers:
         on_cpu = facts.n_layers - facts.layers_on_gpu
         reasons.append(
-            f"{on_cpu} of {facts.n_layers} layers run from host memory, read at RAM speed each token. A smaller "
-            "quant or a shorter context lets more of them onto the GPU"
+            words(
+                "{on_cpu} of {n} layers run from host memory, read at RAM speed each token. A smaller quant or a "
+                "shorter context lets more of them onto the GPU",
+                on_cpu=on_cpu,
+                n=facts.n_layers,
+            )
         )
     throttled = [r for r in facts.throttle_reasons if "power" in r or "thermal" in r]
     if throttled:
-        reasons.append(f"the GPU is held back ({', '.join(throttled)}). Check its cooling, or the power cap")
+        reasons.append(
+            words(
+                "the GPU is held back ({reasons}). Check its cooling, or the power cap",
+                reasons=joined(", ", throttled),
+            )
+        )
     if not reasons and busy and busy[0] > 80:
-        reasons.append("other programs keep the CPU busy. Close them, or use fewer threads")
+        reasons.append(words("other programs keep the CPU busy. Close them, or use fewer threads"))
     if not reasons:
         return None
-    return f"{share}: " + "; ".join(reasons) + "."
+    return words("{share}: {reasons}.", share=share, reasons=joined("; ", reasons))
 
 
-def _threads(n: int) -> str:
-    return "1 thread" if n == 1 else f"{n} threads"
+def _threads(n: int) -> Words:
+    return words("1 thread") if n == 1 else words("{n} threads", n=n)

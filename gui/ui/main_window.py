@@ -90,7 +90,7 @@ from gui.ui.doctor_view import DoctorView
 from gui.ui.engine_bridge import EngineBridge
 from gui.ui.export_menu import ExportMenu
 from gui.ui.history_panel import HistoryPanel
-from gui.ui.i18n import Tr, install_language_control
+from gui.ui.i18n import Tr, error_text, install_language_control
 from gui.ui.journey_view import JourneyView
 from gui.ui.load_session import LoadSession
 from gui.ui.model_picker import ModelPicker, describe_group
@@ -98,7 +98,7 @@ from gui.ui.models_tab import ModelsTab
 from gui.ui.monitor import MonitorView, alert_text, notify_desktop
 from gui.ui.param_panel import ParamPanel
 from gui.ui.plain import plain_label, plain_tip
-from gui.ui.plan_panel import PlanPanel
+from gui.ui.plan_panel import PlanPanel, planner_text
 from gui.ui.power_sweep_view import PowerSweepRunner, PowerSweepView
 from gui.ui.scrolling import vertical_scroll
 from gui.ui.serve_panel import ServeChoice, ServePanel
@@ -439,7 +439,7 @@ class MainWindow(QMainWindow):
         )
         if hint:
             self._hinted = state
-            self.chat.show_notice(tr("Slower than it could be: {hint}").format(hint=hint))
+            self.chat.show_notice(tr("Slower than it could be: {hint}").format(hint=planner_text(hint)))
 
     def _find_chats(self) -> None:
         self.tabs.setCurrentIndex(0)
@@ -1290,7 +1290,8 @@ class MainWindow(QMainWindow):
         box = QMessageBox(QMessageBox.Icon.Warning, tr("This load will not fit"), "", parent=self)
         box.setTextFormat(Qt.TextFormat.PlainText)
         box.setText(tr("The plan says this load runs out of memory. {where}.").format(where=where))
-        fixes = "\n".join(f"• {s}" for s in plan.suggestions) or "• " + tr("a smaller quant of this model")
+        fixes = "\n".join(f"• {planner_text(s)}" for s in plan.suggestions)
+        fixes = fixes or "• " + tr("a smaller quant of this model")
         box.setInformativeText(tr("Any of these would make it fit:\n{fixes}").format(fixes=fixes))
         load_anyway = box.addButton(tr("Load anyway"), QMessageBox.ButtonRole.AcceptRole)
         box.addButton(QMessageBox.StandardButton.Cancel)
@@ -1527,7 +1528,7 @@ def _planning(work: Callable[[], T]) -> tuple[T | None, str]:
     except Exception as exc:
         if not isinstance(exc, ValueError):  # a ValueError is the planner's own "this cannot be planned"
             log.exception("planning failed")
-        return None, tr("Cannot plan this file: {error}").format(error=exc)
+        return None, tr("Cannot plan this file: {error}").format(error=error_text(exc, "planner"))
 
 
 def _gpu_ran_out(failure: Failure | None, could_offload: bool) -> bool:

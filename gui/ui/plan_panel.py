@@ -22,6 +22,7 @@ from gui.core.memory_check import Correction
 from gui.core.params import MARGIN
 from gui.core.planner import Device, Plan, Verdict
 from gui.core.theme import Palette
+from gui.core.words import joined
 from gui.services.devices import device_from_card, device_from_gpu
 from gui.services.nvml import GpuInfo
 from gui.ui.i18n import Tr, core_text
@@ -82,6 +83,11 @@ def format_verify(result: p.DryRunResult, plan: Plan | None, note: str = "") -> 
     text = tr("llama.cpp's own dry run ({where}, {ms} ms): ").format(where=where, ms=f"{result.elapsed_ms:.0f}")
     text += "; ".join(parts)
     return f"{text}. {note}" if note else text
+
+
+def planner_text(text: str) -> str:
+    """A sentence of the planner (a suggestion, a note, why a plan cannot be made) in the window's language."""
+    return core_text("planner", text)
 
 
 def describe_host(plan: Plan) -> str:
@@ -399,7 +405,10 @@ class PlanPanel(QWidget):
         if plan.suggestions:
             # Without a fit: what would make one. With part of the model in host memory: what buys room.
             lead = tr("To make it fit") if plan.verdict is not Verdict.FITS else tr("To put more on the GPU")
-            text += f"<br>{lead}: " + html.escape("; ".join(plan.suggestions)) + "."
+            text += "<br>" + tr("{lead}: {suggestions}.").format(lead=lead, suggestions=_sentences(plan.suggestions))
+        if plan.notes:
+            text += f'<br><span style="color:{current_palette().muted}">'
+            text += tr("Notes: {notes}.").format(notes=_sentences(plan.notes)) + "</span>"
         self.verdict_label.setText(text)
 
     def show_verify(
@@ -421,6 +430,11 @@ class PlanPanel(QWidget):
         """The dry run's words; the region takes room only once there is something to read in it."""
         self.verify_label.setText(text)
         self.verify_label.setVisible(bool(text))
+
+
+def _sentences(said: tuple[str, ...]) -> str:
+    """The planner's sentences, each in the window's language, as escaped HTML in one run."""
+    return html.escape(planner_text(joined("; ", said)))
 
 
 def _legend(palette: Palette) -> str:
