@@ -1,6 +1,7 @@
 """What the window measures, said in Chinese: the journey's "what changed" column, the power sweep's recommendation
-and refusals, the Tune tab's rows and where a sweep's time went, and the stats line under a chat reply. Each is a
-sentence composed in gui/core (its English unchanged for the CLI), translated by template where it is shown."""
+and refusals, the Tune tab's rows and where a sweep's time went, the stats line under a chat reply, an export's notes
+and a tuning card for another file. Each is a sentence composed in gui/core (its English unchanged for the CLI),
+translated by template where it is shown."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from window_kit import load, open_window
 
 from gui.core.bench import BenchRow, BenchTest, plan_jobs, sweep_grid, time_summary
 from gui.core.chat import format_stats
+from gui.core.export import kcpps
 from gui.core.gguf_reader import read_model
 from gui.core.gpu_sample import GpuSample
 from gui.core.journey import STAGE_COLUMNS, JourneyData
@@ -22,7 +24,10 @@ from gui.core.params import LoadSettings
 from gui.core.planner import Device
 from gui.core.power_sweep import SweepRow
 from gui.core.protocol import ReplyStats
+from gui.core.tuning_card import CardMismatch, TuningCard, check_model
+from gui.core.words import joined
 from gui.services.journey import JourneyStore
+from gui.ui.i18n import core_text, error_text
 from gui.ui.journey_view import JourneyView
 from gui.ui.power_sweep_view import PowerSweepView
 from gui.ui.tune_view import TuneView
@@ -218,3 +223,34 @@ def test_the_stats_line_under_a_reply_is_in_chinese(qtbot, demo_folder: Path, de
         assert under in transcript  # the same line under the reply in the transcript
     finally:
         win.close()
+
+
+def test_a_grid_the_tune_tab_refuses_is_said_in_chinese(qtbot, chinese: None) -> None:
+    view = TuneView()
+    qtbot.addWidget(view)
+    view.grid.setText("nonsense=1,2")
+    with pytest.raises(ValueError, match="no setting called 'nonsense'") as refused:
+        view.parsed()
+    view.say_error(refused.value)
+    assert view.summary.text().startswith("没有名为 'nonsense' 的设置（可用：")
+
+
+# ---- exports and tuning cards ---------------------------------------------------------------------------
+
+
+def test_export_notes_and_a_card_for_another_file_are_in_chinese(chinese: None) -> None:
+    settings = LoadSettings(n_batch=512, n_ubatch=256, flash_attn="auto", n_parallel=2)
+    notes = kcpps("/models/m.gguf", settings).notes
+    assert "koboldcpp serves one request at a time: 2 parallel slots not written" in notes  # English, as the CLI has it
+    shown = core_text("export", joined("; ", notes))
+    assert "koboldcpp 没有微批：它一次计算整个批（512），而不是 256" in shown
+    assert "koboldcpp 一次只处理一个请求：2 个并行槽位未写入" in shown
+    assert english_words(shown) == [], shown
+    card = TuningCard("m.gguf", "2" * 64, settings, None)
+    with pytest.raises(CardMismatch) as mismatch:
+        check_model(card, "1" * 64, "n.gguf")
+    said = error_text(mismatch.value, "export")
+    assert said == (
+        "模型的 SHA-256 不符：这张卡是给 'm.gguf' 的（SHA-256 2222222222222222…），"
+        "这个文件 'n.gguf' 是 1111111111111111…"
+    )

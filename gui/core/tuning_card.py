@@ -18,6 +18,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from gui.core.params import LoadSettings
+from gui.core.words import Words, message_of, words
 
 __all__ = [
     "CARD_FORMAT",
@@ -97,55 +98,79 @@ def parse_card(data: bytes | str) -> TuningCard:
     """A card from untrusted text: a CardError (one line) for anything but a well-formed card."""
     raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
     if len(raw) > MAX_CARD_BYTES:
-        raise CardError(f"not a tuning card: larger than {MAX_CARD_BYTES // 1024} KiB ({len(raw):,} bytes)")
+        raise CardError(
+            words(
+                "not a tuning card: larger than {most} KiB ({size} bytes)",
+                most=MAX_CARD_BYTES // 1024,
+                size=f"{len(raw):,}",
+            )
+        )
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
-        raise CardError("not a tuning card: not UTF-8 text") from None
+        raise CardError(words("not a tuning card: not UTF-8 text")) from None
     try:
         value = json.loads(text, parse_constant=_no_constant)
     except RecursionError:
-        raise CardError("not a tuning card: nested too deeply") from None
+        raise CardError(words("not a tuning card: nested too deeply")) from None
     except CardError:
         raise
     except ValueError as exc:  # JSONDecodeError, and an integer of more digits than Python converts
-        raise CardError(f"not a tuning card: not JSON ({_one_line(str(exc), 80)})") from None
+        raise CardError(words("not a tuning card: not JSON ({reason})", reason=_one_line(str(exc), 80))) from None
     return parse_object(value)
 
 
 def _no_constant(name: str) -> Any:
-    raise CardError(f"not a tuning card: {name} is not a number JSON allows")
+    raise CardError(words("not a tuning card: {name} is not a number JSON allows", name=name))
 
 
 def parse_object(value: Any) -> TuningCard:
     if not isinstance(value, dict):
-        raise CardError(f"not a tuning card: a JSON {type(value).__name__}, not an object")
+        raise CardError(words("not a tuning card: a JSON {kind}, not an object", kind=type(value).__name__))
     if value.get("format") != CARD_FORMAT:
-        raise CardError(f"not a tuning card: its format is {_show(value.get('format'))}, not {CARD_FORMAT!r}")
+        raise CardError(
+            words(
+                "not a tuning card: its format is {given}, not {format}",
+                given=_show(value.get("format")),
+                format=repr(CARD_FORMAT),
+            )
+        )
     version = value.get("version")
     if isinstance(version, bool) or not isinstance(version, int):
-        raise CardError(f"tuning card: version must be a whole number (got {_show(version)})")
+        raise CardError(words("tuning card: version must be a whole number (got {version})", version=_show(version)))
     if version > CARD_VERSION:
-        raise CardError(f"tuning card version {version} is from a newer Tightfit (this one reads {CARD_VERSION})")
+        raise CardError(
+            words(
+                "tuning card version {version} is from a newer Tightfit (this one reads {reads})",
+                version=version,
+                reads=CARD_VERSION,
+            )
+        )
     if version < 1:
-        raise CardError(f"tuning card: version must be 1 or more (got {version})")
+        raise CardError(words("tuning card: version must be 1 or more (got {version})", version=version))
     model_file = _text(value, "model_file", MAX_FILE_NAME, required=True)
     assert model_file is not None
     if "/" in model_file or "\\" in model_file or model_file in (".", ".."):
-        raise CardError(f"tuning card: model_file must be a file name, not a path (got {_show(model_file)})")
+        raise CardError(
+            words("tuning card: model_file must be a file name, not a path (got {value})", value=_show(model_file))
+        )
     sha = value.get("model_sha256")
     if not isinstance(sha, str) or not _SHA256.fullmatch(sha.lower()):
-        raise CardError(f"tuning card: model_sha256 must be 64 hexadecimal digits (got {_show(sha)})")
+        raise CardError(
+            words("tuning card: model_sha256 must be 64 hexadecimal digits (got {value})", value=_show(sha))
+        )
     settings = value.get("settings")
     if not isinstance(settings, Mapping):
-        raise CardError(f"tuning card: settings must be an object (got {_show(settings)})")
+        raise CardError(words("tuning card: settings must be an object (got {value})", value=_show(settings)))
     try:
         load = LoadSettings.from_dict(settings).validated()
     except (ValueError, TypeError) as exc:
-        raise CardError(f"tuning card: settings: {_one_line(str(exc))}") from None
+        reason = message_of(exc)  # a sentence of the settings' checks, translatable, unless a value makes it long
+        bounded = reason if isinstance(reason, Words) and _one_line(reason) == reason else _one_line(reason)
+        raise CardError(words("tuning card: settings: {reason}", reason=bounded)) from None
     size = value.get("model_bytes")
     if size is not None and (isinstance(size, bool) or not isinstance(size, int) or not 0 < size < 1 << 50):
-        raise CardError(f"tuning card: model_bytes must be a file size in bytes (got {_show(size)})")
+        raise CardError(words("tuning card: model_bytes must be a file size in bytes (got {value})", value=_show(size)))
     return TuningCard(
         model_file,
         sha.lower(),
@@ -166,11 +191,11 @@ def _text(data: Mapping[str, Any], key: str, limit: int, required: bool = False)
     if value is None and not required:
         return None
     if not isinstance(value, str) or not value.strip():
-        raise CardError(f"tuning card: {key} must be text (got {_show(value)})")
+        raise CardError(words("tuning card: {key} must be text (got {value})", key=key, value=_show(value)))
     if len(value) > limit:
-        raise CardError(f"tuning card: {key} is longer than {limit} characters")
+        raise CardError(words("tuning card: {key} is longer than {limit} characters", key=key, limit=limit))
     if not value.isprintable():
-        raise CardError(f"tuning card: {key} has a control character in it")
+        raise CardError(words("tuning card: {key} has a control character in it", key=key))
     return value
 
 
@@ -179,13 +204,20 @@ def _measure(data: Mapping[str, Any], key: str) -> float | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise CardError(f"tuning card: {key} must be a number (got {_show(value)})")
+        raise CardError(words("tuning card: {key} must be a number (got {value})", key=key, value=_show(value)))
     try:
         number = float(value)
     except OverflowError:
         number = math.inf
     if not (math.isfinite(number) and 0 <= number <= MAX_MEASURE):
-        raise CardError(f"tuning card: {key} must be between 0 and {MAX_MEASURE:g} (got {_show(value)})")
+        raise CardError(
+            words(
+                "tuning card: {key} must be between 0 and {most} (got {value})",
+                key=key,
+                most=f"{MAX_MEASURE:g}",
+                value=_show(value),
+            )
+        )
     return number
 
 
@@ -193,10 +225,22 @@ def check_model(card: TuningCard, sha256: str, file_name: str | None = None) -> 
     """Raise CardMismatch (one line) unless ``sha256`` is the card's model's."""
     if sha256.lower() == card.model_sha256:
         return
-    here = f"{_show(file_name)} " if file_name else ""
+    figures = {"card_file": _show(card.model_file), "card_sha": card.model_sha256[:16], "sha": sha256.lower()[:16]}
+    if file_name:
+        raise CardMismatch(
+            words(
+                "the model's SHA-256 does not match: the card is for {card_file} (SHA-256 {card_sha}…), "
+                "this file {file} is {sha}…",
+                file=_show(file_name),
+                **figures,
+            )
+        )
     raise CardMismatch(
-        f"the model's SHA-256 does not match: the card is for {_show(card.model_file)} "
-        f"(SHA-256 {card.model_sha256[:16]}…), this file {here}is {sha256.lower()[:16]}…"
+        words(
+            "the model's SHA-256 does not match: the card is for {card_file} (SHA-256 {card_sha}…), "
+            "this file is {sha}…",
+            **figures,
+        )
     )
 
 
@@ -207,5 +251,6 @@ def _one_line(text: str, limit: int = 200) -> str:
 
 def _show(value: Any) -> str:
     """A value from a card, for a message: its repr, bounded."""
-    text = repr(value) if not isinstance(value, dict | list) else f"a JSON {type(value).__name__}"
-    return _one_line(text, 60)
+    if isinstance(value, dict | list):
+        return words("a JSON {kind}", kind=type(value).__name__)
+    return _one_line(repr(value), 60)

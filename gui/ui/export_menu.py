@@ -211,15 +211,17 @@ class ExportMenu(QToolButton):
         if not isinstance(exc, CardMismatch):
             self.message.emit(self._failure(tr("Could not open {file}: {error}"), exc, file=card_path.name))
             return
+        mismatch = error_text(exc, "export")
         if not self.confirm(
-            tr("Tuning card for another file"), tr("{mismatch}.\n\nApply its settings anyway?").format(mismatch=exc)
+            tr("Tuning card for another file"),
+            tr("{mismatch}.\n\nApply its settings anyway?").format(mismatch=mismatch),
         ):
-            self.message.emit(tr("{file} not applied: {error}").format(file=card_path.name, error=exc))
+            self.message.emit(tr("{file} not applied: {error}").format(file=card_path.name, error=mismatch))
             return
         # The card was already read and checked once: read it again (it is small) and apply it as it is.
         self._background.run(
             lambda: read_card(card_path),
-            lambda card: self._opened(card.settings, tr("Applied anyway: {mismatch}").format(mismatch=exc)),
+            lambda card: self._opened(card.settings, tr("Applied anyway: {mismatch}").format(mismatch=mismatch)),
             lambda error: self.message.emit(
                 self._failure(tr("Could not open {file}: {error}"), error, file=card_path.name)
             ),
@@ -256,7 +258,7 @@ class ExportMenu(QToolButton):
         """``template`` ("Could not open {file}: {error}") with the reason, or the words for a stopped hash."""
         if isinstance(exc, HashCancelled):
             return tr("Stopped hashing the model: nothing was saved or applied.")
-        reason = (exc.strerror or exc) if isinstance(exc, OSError) else exc
+        reason = (exc.strerror or exc) if isinstance(exc, OSError) else error_text(exc, "export")
         return template.format(error=reason, **names)
 
     # ---- dialogs ------------------------------------------------------------------------------
