@@ -13,6 +13,7 @@ from pathlib import Path
 
 from gui.core.gguf_reader import GGUFError, GGUFHeader, parse_split_name, read_model
 from gui.core.quant_check import QuantCheck, check_quant
+from gui.core.words import message_of, words
 
 
 @dataclass(frozen=True)
@@ -49,7 +50,11 @@ def describe_file(path: Path) -> ModelEntry:
             size = path.stat().st_size
         except OSError:
             size = 0
-        error = str(exc) if isinstance(exc, GGUFError) else f"{path.name}: {exc.strerror or exc}"
+        error = (
+            message_of(exc)
+            if isinstance(exc, GGUFError)
+            else words("{name}: {why}", name=path.name, why=exc.strerror or str(exc))
+        )
         return ModelEntry(path=path, name=path.name, size_bytes=size, error=error)
     split = parse_split_name(path.name)
     return ModelEntry(
@@ -75,12 +80,14 @@ def _not_loadable(path: Path, header: GGUFHeader) -> str:
     """Whether the weights the header promises are in the file: a download cut short, or a header-only
     (sparse) file of the kind used for planning, can be planned but not loaded."""
     if header.is_truncated:
-        return (
-            f"cut short: its header needs {_size(header.expected_file_size)}, the file holds "
-            f"{_size(header.file_size or 0)} (an unfinished download?); it can be planned, not loaded"
+        return words(
+            "cut short: its header needs {needed}, the file holds {held} (an unfinished download?); it can be "
+            "planned, not loaded",
+            needed=_size(header.expected_file_size),
+            held=_size(header.file_size or 0),
         )
     if not header.parts and header.tensors and not _has_weights(path, header.data_offset, header.expected_file_size):
-        return "header only: the weights are not in the file (a sparse file); it can be planned, not loaded"
+        return words("header only: the weights are not in the file (a sparse file); it can be planned, not loaded")
     return ""
 
 

@@ -213,7 +213,7 @@ class ModelPicker(QTreeWidget):
 
     def _file_item(self, group: ModelGroup, entry: ModelEntry) -> QTreeWidgetItem:
         check = entry.quant_check
-        doubt = check.problem if check is not None else ""
+        doubt = core_text("quant_check", check.problem) if check is not None else ""
         quant = check.label if check is not None else entry.quant or ""
         item = QTreeWidgetItem(
             [
@@ -226,7 +226,8 @@ class ModelPicker(QTreeWidget):
         item.setData(0, Qt.ItemDataRole.UserRole, entry)
         words = f"{describe_group(group)}\n{entry.path}"
         if entry.not_loadable:
-            words += f"\n\n{entry.not_loadable.capitalize()}."
+            reason = core_text("library", entry.not_loadable)
+            words += f"\n\n{reason[:1].upper()}{reason[1:]}."
             item.setText(2, f"{human_size(entry.size_bytes)} {MARK}")
         if doubt:
             words += f"\n\n{doubt}"
