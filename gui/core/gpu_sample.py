@@ -62,7 +62,16 @@ class GpuSample:
     processes: tuple[GpuProcess, ...] | None = None
     lost: bool = False  # the GPU fell off the bus during this sample
     simulated: bool = False  # from the simulated card, to be labelled SIMULATED
+    # A GPU of another machine, read from its Prometheus exporter (gui/services/gpu_exporter.py): that machine's
+    # name and the GPU's number there ("0", or "0:1" for a MIG slice). None for this machine's GPUs. Such a GPU
+    # is only watched: its power cap is that machine's business.
+    host: str | None = None
+    host_gpu: str | None = None
     errors: dict[str, str] = field(default_factory=dict)  # field name -> why it has no value
+
+    @property
+    def remote(self) -> bool:
+        return self.host is not None
 
     def series(self) -> dict[str, float]:
         """The numeric readings a chart or CSV row plots, with NaN for "no value" (a gap)."""
@@ -73,9 +82,9 @@ def _nan_if_none(value: float | int | None) -> float:
     return math.nan if value is None else float(value)
 
 
-# Numeric fields in declaration order: the columns of ring buffers and of the CSV log.
-SERIES_FIELDS: tuple[str, ...] = tuple(
-    f.name
-    for f in fields(GpuSample)
-    if f.name not in {"index", "timestamp", "name", "throttle_reasons", "processes", "lost", "simulated", "errors"}
+# Fields that are not numeric readings (identity, flags, text).
+_NOT_SERIES = frozenset(
+    {"index", "timestamp", "name", "throttle_reasons", "processes", "lost", "simulated", "errors", "host", "host_gpu"}
 )
+# Numeric fields in declaration order: the columns of ring buffers and of the CSV log.
+SERIES_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(GpuSample) if f.name not in _NOT_SERIES)

@@ -17,6 +17,7 @@ from gui.core.memory_check import KEEP_LOADS
 from gui.core.openai_api import DEFAULT_HOST, DEFAULT_PORT
 from gui.core.params import MARGIN, LoadSettings, NetworkLink
 from gui.core.presets import DEFAULT_PRESET, sampling_from_dict, sampling_to_dict
+from gui.core.prometheus_text import scrape_urls
 from gui.core.protocol import Sampling
 from gui.core.specs import FloatSpec, IntSpec, specs_of
 from gui.core.theme import ThemeChoice, parse_choice
@@ -27,6 +28,7 @@ __all__ = [
     "ALL_PREFERENCES",
     "CAP_WATTS",
     "CHAT_FORMATS",
+    "GPU_EXPORTERS",
     "INTERVAL_S",
     "LANGUAGE",
     "LANGUAGES",
@@ -179,6 +181,8 @@ def _network_link(value: Any) -> NetworkLink:
 RPC_LINK: Preference[NetworkLink] = Preference(
     "rpc_link", NetworkLink(), _network_link, lambda link: {s.key: getattr(link, s.key) for s in specs_of(NetworkLink)}
 )
+# Other machines' GPU exporters the monitor reads (dcgm-exporter, nvitop-exporter): their URLs, each checked.
+GPU_EXPORTERS: Preference[list[str]] = Preference("gpu_exporters", [], scrape_urls)
 MODEL_FOLDERS: Preference[list[str]] = Preference("model_folders", [], _strings)
 SAMPLING_PRESETS: Preference[dict[str, Sampling]] = Preference(
     "sampling_presets", {}, _table(sampling_from_dict), _dump_table(sampling_to_dict)
@@ -230,6 +234,7 @@ ALL_PREFERENCES: Mapping[str, Preference[Any]] = (
             NUMA_PINS,
             MEMORY_CHECKS,
             RPC_LINK,
+            GPU_EXPORTERS,
             SERVE_HOST,
             SERVE_PORT_NUMBER,
             SERVE_REMOTE,

@@ -151,6 +151,12 @@ class TelemetryService:
         self._engine_rate = math.nan
         self._csv: _CsvLog | None = None
         self._failed_once: set[str] = set()
+        self._remote: Callable[[], Sequence[GpuSample]] = tuple
+
+    def set_remote(self, read: Callable[[], Sequence[GpuSample]]) -> None:
+        """Other machines' GPUs to add to every tick, after this machine's (gui/services/gpu_exporter.py's latest
+        readings). ``read`` is called on the telemetry thread and must not wait on the network."""
+        self._remote = read
 
     def set_listener(self, listener: Callable[[Tick], None]) -> None:
         """Where ticks go (on the telemetry thread); set before start()."""
@@ -254,6 +260,7 @@ class TelemetryService:
             sample = self._guarded(f"GPU {index}", functools.partial(self._source.sample, index))
             if sample is not None:
                 gpus.append(sample)
+        gpus += self._guarded("remote GPUs", self._remote) or ()
         host = self._guarded("host", self._host_sampler)
         if host is None:
             host = HostSample(self._clock(), (), math.nan, math.nan, math.nan, math.nan)

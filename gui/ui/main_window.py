@@ -59,6 +59,7 @@ from gui.core.preferences import (
     ALERT_C,
     CAP_WATTS,
     CHAT_FORMATS,
+    GPU_EXPORTERS,
     INTERVAL_S,
     LAST_SETTINGS,
     MARGIN_MIB,
@@ -400,6 +401,7 @@ class MainWindow(QMainWindow):
         self.monitor.cap_changed.connect(lambda watts: self.store.write(CAP_WATTS, int(watts)))
         self.monitor.threshold_changed.connect(lambda celsius: self.store.write(ALERT_C, celsius))
         self.monitor.interval_changed.connect(lambda seconds: self.store.write(INTERVAL_S, seconds))
+        self.monitor.exporters_changed.connect(lambda urls: self.store.write(GPU_EXPORTERS, urls))
         self._restore_preferences()
         self.gpus_found.connect(self._gpus_found)
         self.ram_measured.connect(self._ram_measured)
@@ -1133,6 +1135,7 @@ class MainWindow(QMainWindow):
         self.monitor.cap_watts = self.store.read(CAP_WATTS)
         self.monitor.alert_threshold_c = self.store.read(ALERT_C)
         self.monitor.interval_spin.setValue(self.store.read(INTERVAL_S))
+        self.monitor.set_exporters(self.store.read(GPU_EXPORTERS))
         self.params.rpc.set_network_link(self.store.read(RPC_LINK))
         self.serve_panel.host.setText(self.store.read(SERVE_HOST))
         self.serve_panel.port.setValue(self.store.read(SERVE_PORT_NUMBER))

@@ -4,6 +4,9 @@ With one GPU the readout is a grid of that card's readings. With several, every 
 a compact row per GPU (its colour, name and main readings; the rest in the row's tooltip), every GPU
 chart draws all of them (gui/ui/charts.py), each GPU keeps its own alert state and the banner a line per
 GPU that has alerted, and the selector picks the GPU the power cap acts on ("Cap all" caps every one).
+Other machines' GPUs, read from their Prometheus exporter (gui/services/gpu_exporter.py, the URLs given under
+"Other machines"), join them as rows, chart lines and alert states named by their machine; they are read-only:
+never in the selector, never capped.
 
 NVML is read on the telemetry thread; ticks reach this view through TelemetryBridge as a signal on the
 UI thread, where they are recorded into the view's TelemetryHistory (cheap) and a chart redraw is
@@ -21,6 +24,7 @@ from __future__ import annotations
 import math
 import time
 from collections import deque
+from dataclasses import replace
 from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
@@ -47,8 +51,10 @@ from gui.core.preferences import ALERT_TEMPERATURE, SAMPLE_INTERVAL
 from gui.core.telemetry_history import TelemetryHistory, capacity_for
 from gui.core.theme import Palette
 from gui.services.bundle import GpuServices
+from gui.services.gpu_exporter import ExporterPoller
 from gui.services.telemetry import GpuSource, Tick
 from gui.ui.charts import TelemetryCharts
+from gui.ui.exporter_panel import ExporterPanel
 from gui.ui.i18n import Tr, core_text
 from gui.ui.plain import plain_label, plain_tip
 from gui.ui.power_panel import PowerPanel
@@ -147,7 +153,12 @@ _VENDOR_WORDS = ("NVIDIA", "Tesla")  # said by every card here: the legend keeps
 
 
 def gpu_name(sample: GpuSample) -> str:
-    """A GPU's short name for legends and rows: "GPU 0 P40" for a "Tesla P40"."""
+    """A GPU's short name for legends and rows: "GPU 0 P40" for a "Tesla P40"; another machine's GPU with its
+    machine and its whole name, "gpu-box GPU 0 · Tesla P40"."""
+    if sample.remote:
+        model = " ".join((sample.name or "").split())[:40]
+        name = f"{sample.host} GPU {sample.host_gpu}"
+        return f"{name} · {model}" if model else name
     words = (sample.name or "").split()
     while len(words) > 1 and words[0] in _VENDOR_WORDS:
         words = words[1:]
@@ -168,6 +179,20 @@ def compact_sample(sample: GpuSample | None) -> dict[str, str]:
         "vram": f"{_fmt(used, '{:.1f}')}/{_fmt(total, '{:.1f}')} GiB",
         "clocks": _fmt(sample.sm_clock_mhz, "{:.0f} MHz"),
     }
+
+
+def remote_id(sample: GpuSample) -> str:
+    """How an alert names another machine's GPU: "gpu-box:0"."""
+    return f"{sample.host}:{sample.host_gpu}"
+
+
+def remote_alert(alert: Alert, sample: GpuSample) -> Alert:
+    """An alert about another machine's GPU names it by its machine and number there, not by its index here."""
+    if not sample.remote:
+        return alert
+    fields = {**alert.fields, "gpu": remote_id(sample)}
+    message = alert.template.format(**fields, reasons=", ".join(alert.reasons)) if alert.template else alert.message
+    return replace(alert, message=message, fields=fields)
 
 
 def alert_text(alert: Alert) -> str:
@@ -197,6 +222,7 @@ class MonitorView(QWidget):
     threshold_changed = Signal(float)  # the alert temperature the user set, for the window to remember
     interval_changed = Signal(float)  # the sampling interval the user set
     cap_changed = Signal(int)
+    exporters_changed = Signal(list)  # the exporter URLs the user watches, for the window to remember
 
     def __init__(
         self,
@@ -222,6 +248,10 @@ class MonitorView(QWidget):
         self._selected: int | None = None
 
         self.bridge = TelemetryBridge(gpu.telemetry, simulated=gpu.simulated, parent=self)
+        # Other machines' GPUs, from their exporters: read on the poller's threads, added to every tick.
+        self.exporters = ExporterPoller(clock=clock)
+        gpu.telemetry.set_remote(self.exporters.samples)
+        self._next_row = 1
         self.history = TelemetryHistory(capacity=capacity_for(interval_s), wall_offset=time.time() - clock())
         self.charts = TelemetryCharts(self.history)
         self.charts.exported.connect(self.message)
@@ -336,11 +366,25 @@ class MonitorView(QWidget):
         layout.setSpacing(4)
         layout.addLayout(title_row)
         layout.addLayout(header)
+        self.exporter_panel = ExporterPanel(self)
+        self.exporter_panel.urls_changed.connect(self._on_exporters_edited)
+        layout.addWidget(self.exporter_panel)
         layout.addWidget(self.status_label)
         layout.addWidget(self.banner)
         layout.addWidget(self.readout_frame)
         layout.addWidget(self.gpu_rows_frame)
         layout.addWidget(self.power_panel)
+        # With another machine's GPUs: that they are only watched, in words (no cap buttons act on them).
+        self.remote_note = plain_label(
+            tr(
+                "GPUs on other machines are read-only here: their readings come from their exporter, and their "
+                "power cap is set on their own machine. The power cap here acts on this machine's GPUs."
+            ),
+            wrap=True,
+        )
+        themed_style(self.remote_note, lambda palette: f"color:{palette.muted};")
+        self.remote_note.hide()
+        layout.addWidget(self.remote_note)
         # Without a GPU: why there is no cap, and what would give one.
         self.no_gpu_label = plain_label(wrap=True)
         themed_style(self.no_gpu_label, lambda palette: f"color:{palette.muted};")
@@ -356,9 +400,11 @@ class MonitorView(QWidget):
 
     def start(self) -> None:
         self.bridge.start()
+        self.exporters.start()
 
     def stop(self) -> None:
         """Stop sampling and join the telemetry thread (and any CSV log); safe to call twice."""
+        self.exporters.stop()
         self.bridge.stop()
         self.charts.shutdown()
         self.power_panel.shutdown()
@@ -424,6 +470,19 @@ class MonitorView(QWidget):
         idle = tr("Append every reading to a CSV file")
         self.log_box.setToolTip(plain_tip(tr("Logging to {path}").format(path=path)) if path is not None else idle)
 
+    def exporter_urls(self) -> list[str]:
+        return self.exporter_panel.urls()
+
+    def set_exporters(self, urls: list[str]) -> None:
+        """Watch these exporters (as stored: checked by gui/core/prometheus_text.py scrape_urls); nothing emitted."""
+        self.exporters.set_urls(urls)
+        self.exporter_panel.set_urls(self.exporters.urls)
+
+    def _on_exporters_edited(self, urls: list[str]) -> None:
+        self.exporters.set_urls(urls)
+        self.exporter_panel.show_statuses(self.exporters.statuses())
+        self.exporters_changed.emit(list(self.exporters.urls))
+
     def banner_text(self) -> str:
         return self.banner_label.text() if not self.banner.isHidden() else ""
 
@@ -431,27 +490,37 @@ class MonitorView(QWidget):
 
     def _on_tick(self, tick: Tick) -> None:
         self.last_tick = tick
+        # A removed exporter's GPUs leave the view with it.
+        ticked = {sample.index for sample in tick.gpus}
+        self._forget([index for index, s in self.samples.items() if s.remote and index not in ticked])
         for sample in tick.gpus:
             self.samples[sample.index] = sample
             self.recent.setdefault(sample.index, deque(maxlen=RECENT_SAMPLES)).append(sample)
-            self._ensure_in_combo(sample)
+            if not sample.remote:  # the selector picks the GPU the power cap acts on: this machine's only
+                self._ensure_in_combo(sample)
             self._ensure_row(sample)
             for alert in self.rules.check(sample):
-                self._raise_alert(alert)
+                self._raise_alert(remote_alert(alert, sample))
+        self.exporter_panel.show_statuses(self.exporters.statuses())
         self.history.record(tick)
         self.charts.set_gpus({index: gpu_name(self.samples[index]) for index in sorted(self.samples)})
         self.charts.request_redraw()
         has_gpus = bool(self.samples)
         if self.charts.gpu_charts_visible != has_gpus:
             self.charts.set_gpu_charts_visible(has_gpus)
-        if self._selected is None and tick.gpus:
-            self.select_gpu(tick.gpus[0].index)
+        local = [sample for sample in tick.gpus if not sample.remote]
+        if self._selected is None and local:
+            self.select_gpu(local[0].index)
+        elif self._selected is None and tick.gpus and self.charts.gpu_index is None:
+            self.charts.select_gpu(tick.gpus[0].index)  # only other machines' GPUs: the charts show the first
         self.status_label.setText(self._status(tick))
         self._update_labels()
 
     def _status(self, tick: Tick) -> str:
         if tick.status:
             status = core_text("nvml", tick.status)
+            if self.samples and all(s.remote for s in self.samples.values()):
+                return tr("{status} here: showing other machines' GPUs").format(status=status)
             return tr("{status}: showing the host only").format(status=status) if not self.samples else status
         lost = [s.index for s in self.samples.values() if s.lost]
         if len(lost) == 1:
@@ -473,7 +542,8 @@ class MonitorView(QWidget):
     def _ensure_row(self, sample: GpuSample) -> None:
         if sample.index in self.gpu_rows or len(self.gpu_rows) >= MAX_ROWS:
             return
-        row = len(self.gpu_rows) + 1
+        row = self._next_row
+        self._next_row += 1
         labels: dict[str, QLabel] = {}
         for column, key in enumerate(("name", *COMPACT_KEYS)):
             label = plain_label(NA)
@@ -485,6 +555,19 @@ class MonitorView(QWidget):
             labels[key] = label
         labels["name"].setTextFormat(Qt.TextFormat.RichText)
         self.gpu_rows[sample.index] = labels
+
+    def _forget(self, indices: list[int]) -> None:
+        """GPUs no longer watched (their exporter was removed): out of the readout, the charts and the alerts."""
+        for index in indices:
+            self.samples.pop(index, None)
+            self.recent.pop(index, None)
+            self.gpu_alerts.pop(index, None)
+            self.rules.reset(index)
+            for label in self.gpu_rows.pop(index, {}).values():
+                self._rows_grid.removeWidget(label)
+                label.deleteLater()
+        if indices and not self.gpu_alerts:
+            self.banner.setVisible(False)
 
     def _update_rows(self) -> None:
         palette = current_palette()
@@ -503,6 +586,12 @@ class MonitorView(QWidget):
                 warn = f" <span style='color:{palette.banners[alerted[1].severity].text}'>⚠</span>"
             labels["name"].setText(f"{mark}<span style='color:{colour}'>━━</span> {_escape(name)}{warn}")
             details = "\n".join(f"{tr(_READOUT_TITLES[key])}: {text}" for key, text in texts.items())
+            if sample is not None and sample.remote:
+                details += "\n" + tr("On {host}, read from its exporter: read-only here (no power cap)").format(
+                    host=sample.host
+                )
+                if "exporter" in sample.errors:
+                    details += "\n" + core_text("exporter", sample.errors["exporter"])
             if alerted is not None:
                 details += f"\n{alerted[0]} — {alert_text(alerted[1])}"
             tip = plain_tip(f"{name}\n{details}")
@@ -528,13 +617,15 @@ class MonitorView(QWidget):
             )
         simulated = sample is not None and sample.simulated
         has_gpu = sample is not None
-        several = len(self.gpu_rows) > 1
+        remote = any(s.remote for s in self.samples.values())
+        several = len(self.gpu_rows) > 1 or remote  # another machine's GPU is always a row, named by its machine
         self.readout_frame.setVisible(has_gpu and not several)
         self.gpu_rows_frame.setVisible(several)
         if several:
             self._update_rows()
         self.power_panel.setVisible(has_gpu)
-        self.power_panel.set_samples(self.samples.values())
+        self.power_panel.set_samples(s for s in self.samples.values() if not s.remote)
+        self.remote_note.setVisible(remote)
         self.power_panel.set_sample(sample)
         host_only = not has_gpu and self.last_tick is not None and not self.samples
         self.no_gpu_label.setVisible(host_only)
