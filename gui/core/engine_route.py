@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from gui.core.cards import Card
+from gui.core.words import joined, words
 
 __all__ = [
     "ARCHS_ENV",
@@ -183,8 +184,10 @@ def capability_number(capability: str | tuple[int, int]) -> int:
 
 def describe_capabilities(archs: Iterable[int]) -> str:
     """(61, 70) -> "6.1 and 7.0": how NVIDIA's tables and the cards' data sheets write them."""
-    words = [f"{a // 10}.{a % 10}" for a in archs]
-    return " and ".join(words) if len(words) <= 2 else ", ".join(words[:-1]) + " and " + words[-1]
+    numbers = [f"{a // 10}.{a % 10}" for a in archs]
+    if len(numbers) < 2:
+        return "".join(numbers)
+    return words("{first} and {last}", first=", ".join(numbers[:-1]), last=numbers[-1])
 
 
 def parse_archs(text: str) -> tuple[int, ...]:
@@ -401,7 +404,9 @@ def _gpu_words(driver: DriverFacts, archs: tuple[int, ...]) -> str:
     names = sorted(set(driver.gpu_names))
     if not names:
         return ""
-    return f"{', '.join(names)}, compute capability {describe_capabilities(archs)}" if archs else ", ".join(names)
+    if not archs:
+        return ", ".join(names)
+    return words("{names}, compute capability {archs}", names=", ".join(names), archs=describe_capabilities(archs))
 
 
 def recommended_toolkit(driver_cuda: tuple[int, int] | None) -> tuple[int, int]:
@@ -425,37 +430,59 @@ def install_help(
     old_cards = any(a < CUDA13_MIN_CAPABILITY for a in archs)
     major, minor = recommended_toolkit(driver_cuda)
     where, commands = toolkit_commands(os_release, (major, minor), machine)
-    target = f"compute capability {describe_capabilities(archs)}"
-    lines = []
+    target = words("compute capability {archs}", archs=describe_capabilities(archs))
+    toolkit = f"{major}.{minor}"
+    lines: list[str] = []
     if driver_cuda is not None and driver_cuda < (12, 0):
         branch = (
-            "the R580 branch: it is the last that drives cards older than compute capability 7.5 (590 and later "
-            "no longer do)"
+            words(
+                "the R580 branch: it is the last that drives cards older than compute capability 7.5 (590 and later "
+                "no longer do)"
+            )
             if old_cards
-            else "R580 or newer"
+            else words("R580 or newer")
         )
-        ubuntu = " (on Ubuntu: sudo apt-get install -y nvidia-driver-580)" if _is_ubuntu(os_release) else ""
+        ubuntu = words(" (on Ubuntu: sudo apt-get install -y nvidia-driver-580)") if _is_ubuntu(os_release) else ""
         lines.append(
-            f"First update the NVIDIA driver: {driver.driver_version or 'this one'} runs CUDA up to "
-            f"{driver_cuda[0]}.{driver_cuda[1]}, and a CUDA 12 build needs R535 or newer. Take {branch}{ubuntu}, "
-            f"and reboot. Then install the CUDA {major}.{minor} toolkit {where}:"
+            words(
+                "First update the NVIDIA driver: {driver} runs CUDA up to {cuda}, and a CUDA 12 build needs R535 or "
+                "newer. Take {branch}{ubuntu}, and reboot. Then install the CUDA {toolkit} toolkit {where}:",
+                driver=driver.driver_version or words("this one"),
+                cuda=f"{driver_cuda[0]}.{driver_cuda[1]}",
+                branch=branch,
+                ubuntu=ubuntu,
+                toolkit=toolkit,
+                where=where,
+            )
         )
     else:
-        subject = f"the GPU ({gpus})" if gpus else f"a GPU of {target}"
-        lines.append(f"To use {subject}, install the CUDA {major}.{minor} toolkit {where}:")
+        subject = words("the GPU ({gpus})", gpus=gpus) if gpus else words("a GPU of {target}", target=target)
+        lines.append(
+            words(
+                "To use {subject}, install the CUDA {toolkit} toolkit {where}:",
+                subject=subject,
+                toolkit=toolkit,
+                where=where,
+            )
+        )
     lines += [f"    {c}" for c in commands]
-    lines.append(
-        f"then run the same command again (make run or make test): the set-up finds the toolkit in "
-        f"/usr/local/cuda-{major}.{minor} and builds llama.cpp for {target}."
+    last = words(
+        "then run the same command again (make run or make test): the set-up finds the toolkit in "
+        "/usr/local/cuda-{toolkit} and builds llama.cpp for {target}.",
+        toolkit=toolkit,
+        target=target,
     )
     newer = [t for t in toolkits if t.version[0] >= 13]
     if newer and old_cards:
         found = ", ".join(f"CUDA {t.version_text} ({t.path})" for t in newer)
-        lines[-1] += (
-            f" {found} can stay installed: CUDA 13 cannot build for compute capability below 7.5, so the "
-            "set-up passes it over."
+        last = words(
+            "{sentence} {found} can stay installed: CUDA 13 cannot build for compute capability below 7.5, so the "
+            "set-up passes it over.",
+            sentence=last,
+            found=found,
         )
-    return "\n".join(lines)
+    lines.append(last)
+    return joined("\n", lines)
 
 
 def _is_ubuntu(os_release: Mapping[str, str]) -> bool:
@@ -493,10 +520,10 @@ def toolkit_commands(
     package = f"cuda-toolkit-{major}-{minor}"
     arch = "sbsa" if machine.lower() in ("aarch64", "arm64") else "x86_64"
     repo = nvidia_repository(os_release)
-    name = os_release.get("PRETTY_NAME") or os_release.get("NAME") or "this system"
+    name = os_release.get("PRETTY_NAME") or os_release.get("NAME") or words("this system")
     if repo is not None:
         url = f"https://developer.download.nvidia.com/compute/cuda/repos/{repo}/{arch}"
-        where = f"from NVIDIA's repository for {name}"
+        where = words("from NVIDIA's repository for {name}", name=name)
         if repo.startswith(("ubuntu", "debian")):
             return where, [
                 f"wget {url}/cuda-keyring_1.1-1_all.deb",
@@ -514,7 +541,7 @@ def toolkit_commands(
     full = release.split("_")[0]
     runfile = f"cuda_{release}_linux{'_sbsa' if arch == 'sbsa' else ''}.run"
     return (
-        f"with NVIDIA's installer (toolkit only; {name} has no NVIDIA package repository)",
+        words("with NVIDIA's installer (toolkit only; {name} has no NVIDIA package repository)", name=name),
         [
             f"wget https://developer.download.nvidia.com/compute/cuda/{full}/local_installers/{runfile}",
             f"sudo sh {runfile} --toolkit --silent",

@@ -10,6 +10,8 @@ import signal
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from gui.core.words import Words, joined, words
+
 KV_SIZE = re.compile(r"llama_kv_cache\w*: size =\s*([\d.]+) MiB")
 RS_SIZE = re.compile(r"llama_memory_recurrent\w*: size =\s*([\d.]+) MiB")
 COMPUTE = re.compile(r":\s*(\S+) compute buffer size =\s*([\d.]+) MiB")
@@ -99,45 +101,77 @@ _OOM_MARKERS = (
 # "The engine process <describe_exit>." and then the failure's summary, which gives the cause and so
 # never names the signal again.
 _SIGNAL_WORDS = {
-    "SIGKILL": "was killed (SIGKILL)",
-    "SIGABRT": "aborted (SIGABRT)",
-    "SIGSEGV": "crashed (SIGSEGV, a memory access fault)",
-    "SIGBUS": "crashed (SIGBUS, a fault reading mapped memory)",
-    "SIGILL": "crashed (SIGILL, an instruction this processor lacks)",
-    "SIGTERM": "was terminated (SIGTERM)",
+    "SIGKILL": words("was killed (SIGKILL)"),
+    "SIGABRT": words("aborted (SIGABRT)"),
+    "SIGSEGV": words("crashed (SIGSEGV, a memory access fault)"),
+    "SIGBUS": words("crashed (SIGBUS, a fault reading mapped memory)"),
+    "SIGILL": words("crashed (SIGILL, an instruction this processor lacks)"),
+    "SIGTERM": words("was terminated (SIGTERM)"),
 }
 # Windows reports an unhandled exception as the exit code.
 _WINDOWS_CODES = {
-    0xC0000005: "crashed (an access violation)",
-    0xC0000409: "aborted (a fail-fast exception)",
-    0xC00000FD: "crashed (a stack overflow)",
+    0xC0000005: words("crashed (an access violation)"),
+    0xC0000409: words("aborted (a fail-fast exception)"),
+    0xC00000FD: words("crashed (a stack overflow)"),
 }
 # The cause, when llama.cpp's log names none: what each way of ending usually means.
 _UNEXPLAINED = {
-    "SIGABRT": "llama.cpp ends this way when an allocation fails or an internal check trips; its log says no more.",
-    "SIGSEGV": "That is a bug in llama.cpp, a damaged model file or an unsupported setting; its log says no more.",
-    "SIGBUS": "The model file may have changed or shrunk while it was mapped.",
-    "SIGILL": "This llama.cpp build uses processor instructions this CPU does not have; rebuild it on this machine.",
-    "SIGTERM": "Something outside Tightfit ended it.",
+    "SIGABRT": words(
+        "llama.cpp ends this way when an allocation fails or an internal check trips; its log says no more."
+    ),
+    "SIGSEGV": words(
+        "That is a bug in llama.cpp, a damaged model file or an unsupported setting; its log says no more."
+    ),
+    "SIGBUS": words("The model file may have changed or shrunk while it was mapped."),
+    "SIGILL": words(
+        "This llama.cpp build uses processor instructions this CPU does not have; rebuild it on this machine."
+    ),
+    "SIGTERM": words("Something outside Tightfit ended it."),
 }
-_UNEXPLAINED_OTHERWISE = "llama.cpp's log does not say why."
+_UNEXPLAINED_OTHERWISE = words("llama.cpp's log does not say why.")
 
 
-def describe_exit(exitcode: int | None) -> str:
+def describe_exit(exitcode: int | None) -> Words:
     """How the engine process ended, as the words after "The engine process": "was killed (SIGKILL)".
 
     ``exitcode`` follows multiprocessing: negative for a signal (-9 is SIGKILL), None while unknown.
     """
     if exitcode is None:
-        return "stopped answering"
+        return words("stopped answering")
     if exitcode == 0:
-        return "exited"
+        return words("exited")
     if exitcode < 0:
         name = _signal_name(exitcode)
         if name is None:
-            return f"was ended by signal {-exitcode}"
-        return _SIGNAL_WORDS.get(name, f"was ended by {name}")
-    return _WINDOWS_CODES.get(exitcode, f"exited with status {exitcode}")
+            return words("was ended by signal {number}", number=-exitcode)
+        return _SIGNAL_WORDS.get(name) or words("was ended by {signal}", signal=name)
+    return _WINDOWS_CODES.get(exitcode) or words("exited with status {status}", status=exitcode)
+
+
+def exit_reason(exitcode: int | None) -> Words:
+    """The sentence that says how the engine process ended: "The engine process was killed (SIGKILL)."."""
+    return words("The engine process {how}.", how=describe_exit(exitcode))
+
+
+# What the window waits for a worker to do, in the words of ``stuck_reason``.
+_STUCK_WHAT: dict[str, Words] = {
+    what: what
+    for what in (
+        words("acknowledge Stop"),
+        words("end the reply after Stop"),
+        words("acknowledge Unload"),
+        words("unload the model"),
+    )
+}
+
+
+def stuck_reason(what: str, within_s: float) -> Words:
+    """Why Tightfit ended a worker that did not do ``what`` ("acknowledge Stop") in time (``ended_by``)."""
+    return words(
+        "Tightfit ended it: it did not {what} within {seconds} s.",
+        what=_STUCK_WHAT.get(what) or what,
+        seconds=f"{within_s:g}",
+    )
 
 
 def _signal_name(exitcode: int | None) -> str | None:
@@ -239,47 +273,61 @@ def _out_of_memory(lines: list[str]) -> tuple[Failure, int] | None:
     purpose = _purpose(low)
     where = _device_words(device)
     is_gpu = device is not None and not device.startswith("CPU") and device != "CUDA_Host"
-    subject = f"{_backend(device)} ran out of memory" if is_gpu else "The computer ran out of memory"
-    size = f" allocating {mib:,.0f} MiB" if mib is not None else ""
-    summary = f"{subject}{size}{f' for {purpose}' if purpose else ''}{f' on {where}' if where and is_gpu else ''}."
+    subject = (
+        words("{backend} ran out of memory", backend=_backend(device))
+        if is_gpu
+        else words("The computer ran out of memory")
+    )
+    summary = words(
+        "{subject}{size}{purpose}{where}.",
+        subject=subject,
+        size=words(" allocating {mib} MiB", mib=f"{mib:,.0f}") if mib is not None else "",
+        purpose=words(" for {purpose}", purpose=purpose) if purpose else "",
+        where=words(" on {where}", where=where) if where and is_gpu else "",
+    )
     return Failure(summary, _oom_advice(purpose, is_gpu), f"llama.cpp said:\n{text}", "out_of_memory", device, mib), end
 
 
-def _purpose(low: str) -> str | None:
+_WEIGHTS = words("the model weights")
+_COMPUTE_BUFFER = words("the compute buffer")
+_KV_CACHE = words("the KV cache")
+
+
+def _purpose(low: str) -> Words | None:
     if "alloc_tensor_range" in low or "error loading model" in low or "load_tensors" in low:
-        return "the model weights"
+        return _WEIGHTS
     if "compute" in low or "gallocr" in low or "graph_reserve" in low:
-        return "the compute buffer"
+        return _COMPUTE_BUFFER
     if "kv cache" in low or "kv buffer" in low or "llama_kv_cache" in low:
-        return "the KV cache"
+        return _KV_CACHE
     if "recurrent" in low or "rs cache" in low:
-        return "the recurrent state"
+        return words("the recurrent state")
     if "pool_malloc" in low or "cumemcreate" in low:
-        return "temporary buffers during a computation"
+        return words("temporary buffers during a computation")
     if "output buffer" in low:
-        return "the output buffer"
+        return words("the output buffer")
     return None
 
 
-def _oom_advice(purpose: str | None, is_gpu: bool) -> str:
+def _oom_advice(purpose: str | None, is_gpu: bool) -> Words:
     if not is_gpu:
-        return (
+        return words(
             "Close other programs, lower the context, or keep memory mapping on so the weights are not copied into RAM."
         )
-    return {
-        "the model weights": "Offload fewer layers to the GPU (GPU layers), or choose a smaller quant.",
-        "the KV cache": "Lower the context, use a q8_0 KV cache, or offload fewer layers.",
-        "the compute buffer": "Lower the micro-batch (and batch) or the context, or offload fewer layers.",
-    }.get(
-        purpose or "",
-        "Offload fewer layers, lower the context or micro-batch, or close other programs using the GPU.",
-    )
+    if purpose == _WEIGHTS:
+        return words("Offload fewer layers to the GPU (GPU layers), or choose a smaller quant.")
+    if purpose == _KV_CACHE:
+        return words("Lower the context, use a q8_0 KV cache, or offload fewer layers.")
+    if purpose == _COMPUTE_BUFFER:
+        return words("Lower the micro-batch (and batch) or the context, or offload fewer layers.")
+    return words("Offload fewer layers, lower the context or micro-batch, or close other programs using the GPU.")
 
 
 def _backend(device: str | None) -> str:
     m = re.match(r"[A-Za-z]+", device or "")
     name = m.group(0) if m else ""
-    return {"CUDA": "CUDA", "ROCm": "ROCm", "Vulkan": "Vulkan", "SYCL": "SYCL", "Metal": "Metal"}.get(name, "The GPU")
+    known = {"CUDA": "CUDA", "ROCm": "ROCm", "Vulkan": "Vulkan", "SYCL": "SYCL", "Metal": "Metal"}
+    return known.get(name) or words("The GPU")
 
 
 def _device_words(device: str | None) -> str | None:
@@ -288,9 +336,9 @@ def _device_words(device: str | None) -> str | None:
     if m := re.fullmatch(r"[A-Za-z]+?(\d+)", device):
         return f"GPU {m.group(1)}"
     if device == "CPU":
-        return "system memory"
+        return words("system memory")
     if device == "CUDA_Host":
-        return "pinned system memory"
+        return words("pinned system memory")
     return device
 
 
@@ -300,8 +348,12 @@ def _assertion(lines: list[str]) -> tuple[Failure, int] | None:
         line = lines[i]
         if m := ASSERT_NEW.search(line) or ASSERT_OLD.search(line):
             where = f"{_basename(m.group('file'))}:{m.group('line')}"
-            summary = f"llama.cpp stopped on a failed internal check: {m.group('cond').strip()} ({where})."
-            advice = (
+            summary = words(
+                "llama.cpp stopped on a failed internal check: {check} ({where}).",
+                check=m.group("cond").strip(),
+                where=where,
+            )
+            advice = words(
                 "This is a llama.cpp bug or a setting combination it does not support; changing the "
                 "settings or updating llama-cpp-python may avoid it."
             )
@@ -312,12 +364,17 @@ def _assertion(lines: list[str]) -> tuple[Failure, int] | None:
                 continue  # an allocation failure: _out_of_memory words it
             # ggml always aborts after reporting a CUDA error.
             device = _device_near(lines, i)
-            on = f" on {_device_words(device)}" if device else ""
-            hint = ""
+            on = words(" on {where}", where=_device_words(device)) if device else ""
+            summary = words(
+                "llama.cpp stopped on a CUDA error{on}: {error}.", on=on, error=_CUDA_ERRORS.get(error) or error
+            )
             if "no kernel image" in error.lower() or "invalid device function" in error.lower():
-                hint = "This llama.cpp build was not compiled for this GPU's architecture. "
-            summary = f"llama.cpp stopped on a CUDA error{on}: {error}."
-            advice = f"{hint}llama.cpp ended the engine process."
+                advice = words(
+                    "This llama.cpp build was not compiled for this GPU's architecture. "
+                    "llama.cpp ended the engine process."
+                )
+            else:
+                advice = _ENDED
             return Failure(summary, advice, _said(lines, i, after=4), "assert", device), i
         m = ABORT.search(line)
         # "file:line: message" is ggml_abort's format. Its "CUDA error" form follows a "CUDA error: ..."
@@ -328,11 +385,26 @@ def _assertion(lines: list[str]) -> tuple[Failure, int] | None:
         if RPC_LOST in m.group("msg"):
             return _rpc_lost(lines, i), i
         if "error" in m.group("msg").lower() or i >= len(lines) - 3:
-            summary = f"llama.cpp stopped: {m.group('msg').strip()} ({_basename(m.group('file'))}:{m.group('line')})."
-            advice = "llama.cpp ended the engine process."
-            return Failure(summary, advice, _said(lines, i), "assert", _device_near(lines, i)), i
+            summary = words(
+                "llama.cpp stopped: {message} ({where}).",
+                message=m.group("msg").strip(),
+                where=f"{_basename(m.group('file'))}:{m.group('line')}",
+            )
+            return Failure(summary, _ENDED, _said(lines, i), "assert", _device_near(lines, i)), i
     return None
 
+
+_ENDED = words("llama.cpp ended the engine process.")
+# CUDA's words for the errors an old card meets most, as ggml reports them ("CUDA error: <this>").
+_CUDA_ERRORS = {
+    "no kernel image is available for execution on the device": words(
+        "no kernel image is available for execution on the device"
+    ),
+    "invalid device function": words("invalid device function"),
+    "an illegal memory access was encountered": words("an illegal memory access was encountered"),
+    "unspecified launch failure": words("unspecified launch failure"),
+    "the launch timed out and was terminated": words("the launch timed out and was terminated"),
+}
 
 # ggml-rpc.cpp aborts with this when a worker stops answering (it crashed, was stopped, the network dropped).
 RPC_LOST = "Remote RPC server crashed or returned malformed response"
@@ -342,17 +414,23 @@ RPC_DEVICE = re.compile(r"using device (RPC\d+) \(([^)]*)\)")
 
 def _rpc_lost(lines: list[str], at: int) -> Failure:
     devices = [(m.group(1), m.group(2)) for line in lines[:at] if (m := RPC_DEVICE.search(line))]
-    names = ", ".join(f"{name} at {where}" if where else name for name, where in dict.fromkeys(devices))
-    which = f" ({names})" if names else ""
-    summary = f"An RPC worker{which} stopped answering mid-work, so llama.cpp ended the engine."
-    advice = (
+    names = joined(
+        ", ",
+        (
+            words("{name} at {address}", name=name, address=where) if where else name
+            for name, where in dict.fromkeys(devices)
+        ),
+    )
+    which = words(" ({names})", names=names) if names else ""
+    summary = words("An RPC worker{which} stopped answering mid-work, so llama.cpp ended the engine.", which=which)
+    advice = words(
         "The worker crashed, was stopped or the network dropped. Start `tightfit rpc-worker` on that machine "
         "again and load, or load without it."
     )
     return Failure(summary, advice, _said(lines, at), "ended", devices[-1][0] if devices else None)
 
 
-_RAM_ADVICE = (
+_RAM_ADVICE = words(
     "Keep memory mapping on, lower the context, offload more layers to the GPU if it has room, or close other programs."
 )
 
@@ -362,13 +440,15 @@ def _killed(lines: list[str], exitcode: int | None, oom_killed: bool | None) -> 
         return None
     if oom_killed is False:
         # The kernel counts every out-of-memory kill in our cgroup, and it counted none: someone ended it.
-        summary = "It was not the out-of-memory killer: something outside Tightfit ended it."
+        summary = words("It was not the out-of-memory killer: something outside Tightfit ended it.")
         return Failure(summary, "", _last_lines(lines), "ended")
     if oom_killed:
-        summary = "The system's out-of-memory killer ended it: RAM ran out."
+        summary = words("The system's out-of-memory killer ended it: RAM ran out.")
         return Failure(summary, _RAM_ADVICE, _last_lines(lines), "killed")
-    summary = "Most likely the system's out-of-memory killer ended it because RAM ran out."
-    advice = _RAM_ADVICE + " The system log (journalctl -k or dmesg) says whether the OOM killer did it."
+    summary = words("Most likely the system's out-of-memory killer ended it because RAM ran out.")
+    advice = words(
+        "{advice} The system log (journalctl -k or dmesg) says whether the OOM killer did it.", advice=_RAM_ADVICE
+    )
     return Failure(summary, advice, _last_lines(lines), "killed")
 
 
@@ -384,8 +464,8 @@ def _bad_file(lines: list[str]) -> Failure | None:
     for i in range(len(lines) - 1, max(-1, len(lines) - 30), -1):
         if _BAD_FILE.search(lines[i]):
             reported = _reported_error(lines[: i + 1], None)
-            summary = reported.summary if reported is not None else "llama.cpp could not use the model file."
-            advice = (
+            summary = reported.summary if reported is not None else words("llama.cpp could not use the model file.")
+            advice = words(
                 "The model file is damaged, cut short, or of a kind this llama.cpp does not know: check its "
                 "size and checksum, download it again, or update llama-cpp-python."
             )
@@ -410,7 +490,7 @@ def _reported_error(lines: list[str], exitcode: int | None) -> Failure | None:
         parts = lines[i].strip().split(": ")
         last_error = max(k for k, part in enumerate(parts) if "error" in part.lower())
         message = ": ".join(parts[last_error + 1 :]) or lines[i].strip()
-        summary = f"llama.cpp reported an error: {message.rstrip('.')}."
+        summary = words("llama.cpp reported an error: {message}.", message=message.rstrip("."))
         return Failure(summary, "", _said(lines, i), "unknown")
     return None
 

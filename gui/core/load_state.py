@@ -15,6 +15,7 @@ from gui.core import protocol as p
 from gui.core.gguf_reader import GGUFHeader
 from gui.core.params import LoadSettings
 from gui.core.planner import Plan
+from gui.core.words import words
 
 __all__ = ["LoadState", "Phase"]
 
@@ -92,7 +93,7 @@ class LoadState:
         if isinstance(event, p.LoadFailed) and self.busy:
             return self.failed(event.error)
         if isinstance(event, p.CommandRejected) and self.busy:
-            return self.failed(f"the engine refused the load: {event.error}")
+            return self.failed(words("the engine refused the load: {error}", error=event.error))
         if isinstance(event, p.Unloaded):
             return self.unloaded()
         return self

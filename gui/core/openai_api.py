@@ -17,6 +17,7 @@ from typing import Any
 
 from gui.core import protocol as p
 from gui.core.specs import specs_of
+from gui.core.words import words
 
 # Bounds on what a stranger may send: the body itself is bounded by the server (MAX_BODY_BYTES).
 MAX_BODY_BYTES = 4 << 20
@@ -34,21 +35,25 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def check_listen(host: str, port: int, allow_remote: bool, how_to_allow: str = "allow other machines") -> str:
+def check_listen(host: str, port: int, allow_remote: bool, how_to_allow: str = words("allow other machines")) -> str:
     """Where the API may listen: a ValueError (one line) for what may not be, else a warning or ''. Any
     address but a loopback one lets other machines use the model, so it takes ``allow_remote``."""
     host = host.strip()
     if not host:
-        raise ValueError("the address to listen on is empty (127.0.0.1: this machine only)")
+        raise ValueError(words("the address to listen on is empty (127.0.0.1: this machine only)"))
     if not 0 <= port <= 65535:
-        raise ValueError(f"port {port} is not one to listen on: 1-65535, or 0 for a free one")
+        raise ValueError(words("port {port} is not one to listen on: 1-65535, or 0 for a free one", port=port))
     if not is_loopback(host) and not allow_remote:
         raise ValueError(
-            f"{host} would let other machines use the model; {how_to_allow} (and set an API key) "
-            "if that is what you want"
+            words(
+                "{host} would let other machines use the model; {how_to_allow} (and set an API key) "
+                "if that is what you want",
+                host=host,
+                how_to_allow=how_to_allow,
+            )
         )
     if not is_loopback(host):
-        return f"listening on {host}: other machines that reach it can use the model"
+        return words("listening on {host}: other machines that reach it can use the model", host=host)
     return ""
 
 

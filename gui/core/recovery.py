@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from gui.core.gguf_reader import GGUFHeader
 from gui.core.params import CONTEXT, FLOAT_CACHE_TYPES, LoadSettings, llama_gpu_layers
 from gui.core.planner import Device, auto_fit, plan
+from gui.core.words import words
 
 EXTRA_MARGIN_MIB = 512.0  # the estimate was not enough last time: leave more room on each GPU
 
@@ -41,16 +42,19 @@ def safer_settings(
         layers = min(fitted.n_gpu_layers, current_layers - 1)
         if layers >= 0 and plan(header, settings.with_values(n_gpu_layers=layers), devices).fits:
             return SaferLoad(
-                settings.with_values(n_gpu_layers=layers), f"{layers} GPU layers instead of {current_layers}"
+                settings.with_values(n_gpu_layers=layers),
+                words("{layers} GPU layers instead of {current}", layers=layers, current=current_layers),
             )
     if not settings.use_mmap:
-        return SaferLoad(settings.with_values(use_mmap=True), "the file memory-mapped instead of read into RAM")
+        return SaferLoad(settings.with_values(use_mmap=True), words("the file memory-mapped instead of read into RAM"))
     if settings.cache_type_k in FLOAT_CACHE_TYPES or settings.cache_type_v in FLOAT_CACHE_TYPES:
         # A quantised V cache needs flash attention; with it off, only K can shrink.
         v = "q8_0" if settings.flash_attn != "off" else settings.cache_type_v
-        was = settings.cache_type_k if settings.cache_type_k == settings.cache_type_v else "the current"
-        return SaferLoad(settings.with_values(cache_type_k="q8_0", cache_type_v=v), f"a q8_0 KV cache instead of {was}")
+        was = settings.cache_type_k if settings.cache_type_k == settings.cache_type_v else words("the current")
+        change = words("a q8_0 KV cache instead of {was}", was=was)
+        return SaferLoad(settings.with_values(cache_type_k="q8_0", cache_type_v=v), change)
     smaller = max(CONTEXT.minimum, (settings.n_ctx // 2) // CONTEXT.step * CONTEXT.step)
     if smaller < settings.n_ctx:
-        return SaferLoad(settings.with_values(n_ctx=smaller), f"context {smaller:,} instead of {settings.n_ctx:,}")
-    return SaferLoad(settings.with_values(n_ubatch=max(32, settings.n_ubatch // 2)), "a smaller micro-batch")
+        change = words("context {smaller} instead of {current}", smaller=f"{smaller:,}", current=f"{settings.n_ctx:,}")
+        return SaferLoad(settings.with_values(n_ctx=smaller), change)
+    return SaferLoad(settings.with_values(n_ubatch=max(32, settings.n_ubatch // 2)), words("a smaller micro-batch"))

@@ -20,6 +20,7 @@ import contextlib
 import hmac
 import json
 import logging
+import re
 import threading
 import time
 import uuid
@@ -33,8 +34,37 @@ from aiohttp import web
 from gui.core import openai_api as api
 from gui.core import protocol as p
 from gui.core.openai_api import ApiError, CompletionRequest
+from gui.core.words import Words, words
 
 log = logging.getLogger(__name__)
+
+
+# asyncio's words when it cannot listen: "error while attempting to bind on address ('127.0.0.1', 8080): address
+# already in use" (the system's reason, lower-cased).
+BIND_FAILED = re.compile(r"error while attempting to bind on address (?P<address>.+): (?P<reason>[^:]+)")
+_BIND_REASONS: dict[str, Words] = {
+    reason: reason
+    for reason in (
+        words("address already in use"),
+        words("cannot assign requested address"),
+        words("permission denied"),
+    )
+}
+
+
+def bind_error(exc: OSError) -> OSError:
+    """The error of a listen that failed, its ``strerror`` the same English kept translatable (``exc`` itself when
+    asyncio worded it otherwise)."""
+    m = BIND_FAILED.fullmatch(exc.strerror or "")
+    if m is None:
+        return exc
+    reason = m.group("reason")
+    said = words(
+        "error while attempting to bind on address {address}: {reason}",
+        address=m.group("address"),
+        reason=_BIND_REASONS.get(reason) or reason,
+    )
+    return OSError(exc.errno, said)
 
 
 class Engine(Protocol):
@@ -273,7 +303,10 @@ class ApiServer:
         self._runner = web.AppRunner(self.app, handler_cancellation=True, access_log=None)
         await self._runner.setup()
         site = web.TCPSite(self._runner, host, port)
-        await site.start()
+        try:
+            await site.start()
+        except OSError as exc:
+            raise bind_error(exc) from exc
         server = getattr(site, "_server", None)
         sockets = getattr(server, "sockets", None) or []
         bound = sockets[0].getsockname() if sockets else (host, port)

@@ -41,6 +41,7 @@ from gui.core.llama_log import explain_failure, parse_buffers, parse_dry_run
 from gui.core.params import LoadSettings, llama_gpu_layers
 from gui.core.stop_text import StopText
 from gui.core.system_info import backend_of, cuda_archs
+from gui.core.words import Words, message_of, words
 from gui.services.rpc import unreachable as rpc_unreachable
 
 # Imported in run_worker() so that importing this module stays cheap and side-effect free.
@@ -282,10 +283,10 @@ class Engine:
         try:
             settings = LoadSettings.from_dict(command.settings).validated()
         except ValueError as exc:
-            self.send(p.LoadFailed(command.model_path, str(exc)))
+            self.send(p.LoadFailed(command.model_path, message_of(exc)))
             return
         if not os.path.isfile(command.model_path):
-            self.send(p.LoadFailed(command.model_path, f"no such file: {command.model_path}"))
+            self.send(p.LoadFailed(command.model_path, words("no such file: {path}", path=command.model_path)))
             return
         # llama.cpp aborts the process on an RPC server it cannot reach: say which, in words, before loading.
         if unreachable_rpc := _rpc_problem(settings):
@@ -309,14 +310,16 @@ class Engine:
         try:
             model = llama.llama_model_load_from_file(command.model_path.encode(), mparams)
             if not model:
-                failed = "llama.cpp could not load the model"
+                failed = words("llama.cpp could not load the model")
                 self.send(p.LoadFailed(command.model_path, _in_words(failed, self.log.stop())))
                 return
             n_layer = int(llama.llama_model_n_layer(model))
             ctx = llama.llama_init_from_model(model, context_params(settings))
             if not ctx:
                 llama.llama_model_free(model)
-                failed = "llama.cpp could not create the context (usually not enough memory for this context size)"
+                failed = words(
+                    "llama.cpp could not create the context (usually not enough memory for this context size)"
+                )
                 self.send(p.LoadFailed(command.model_path, _in_words(failed, self.log.stop())))
                 return
         finally:
@@ -470,7 +473,12 @@ class Engine:
             fallback = self.fallback
             if chosen.is_fallback or fallback is None:
                 raise
-            self.send(p.Notice(rid, f"{exc} This reply was formatted as {fallback.label} instead."))
+            said = words(
+                "{error} This reply was formatted as {format} instead.",
+                error=message_of(exc),
+                format=fallback.label,
+            )
+            self.send(p.Notice(rid, said))
             return render_chat(fallback.text, messages, bos_token=self.bos_text, eos_token=self.eos_text), fallback
 
     def tokenize(self, text: str) -> list[int]:
@@ -546,7 +554,9 @@ class Engine:
     def _context_full(self, rid: int, n_prompt: int) -> p.GenerateFailed:
         return p.GenerateFailed(
             rid,
-            f"the conversation is {n_prompt} tokens, the context holds {self.n_ctx}",
+            words(
+                "the conversation is {n_prompt} tokens, the context holds {n_ctx}", n_prompt=n_prompt, n_ctx=self.n_ctx
+            ),
             kind="context_full",
             n_prompt=n_prompt,
             n_ctx=self.n_ctx,
@@ -561,13 +571,13 @@ class Engine:
         try:
             chosen = self.template if not command.chat_format else template_for(command.chat_format)
         except ValueError as exc:
-            self.send(p.GenerateFailed(rid, str(exc), kind="template"))
+            self.send(p.GenerateFailed(rid, message_of(exc), kind="template"))
             return None
         assert chosen is not None
         try:
             rendered, chosen = self.apply_template(rid, command.messages, chosen)
         except ChatTemplateError as exc:
-            self.send(p.GenerateFailed(rid, str(exc), kind="template"))
+            self.send(p.GenerateFailed(rid, message_of(exc), kind="template"))
             return None
         return self.tokenize(rendered), chosen.stops
 
@@ -575,7 +585,7 @@ class Engine:
         rid = command.request_id
         received = time.perf_counter()
         if self.ctx is None:
-            self.send(p.GenerateFailed(rid, "no model is loaded"))
+            self.send(p.GenerateFailed(rid, words("no model is loaded")))
             return
         prepared = self.checked_prompt(command)
         if prepared is None:
@@ -593,9 +603,7 @@ class Engine:
                 if status == 1:  # no room left in the KV cache for this sequence
                     self.send(self._context_full(rid, len(prompt)))
                 else:
-                    self.send(
-                        p.GenerateFailed(rid, f"llama_decode failed on the prompt (status {status})", kind="decode")
-                    )
+                    self.send(p.GenerateFailed(rid, _prompt_decode_failed(status), kind="decode"))
                 return
             if self.stop_requested(rid):
                 self.send(p.Done(rid, self._stats(prompt, reused, 0, received, received, received, 0.0)))
@@ -707,7 +715,7 @@ class Engine:
             return None
         prompt, _format_stops = prepared
         if not prompt:
-            self.send(p.GenerateFailed(command.request_id, "the prompt is empty", kind="input"))
+            self.send(p.GenerateFailed(command.request_id, words("the prompt is empty"), kind="input"))
             return None
         if len(prompt) >= self.n_ctx:
             self.send(self._context_full(command.request_id, len(prompt)))
@@ -811,8 +819,8 @@ class Engine:
             elif status == 1:
                 self._end(slot, failed=self._context_full(slot.command.request_id, len(slot.prompt)))
             else:
-                error = f"llama_decode failed on the prompt (status {status})"
-                self._end(slot, failed=p.GenerateFailed(slot.command.request_id, error, kind="decode"))
+                failed = p.GenerateFailed(slot.command.request_id, _prompt_decode_failed(status), kind="decode")
+                self._end(slot, failed=failed)
 
     def _end(self, slot: _Slot, finish: str = "", failed: p.GenerateFailed | None = None) -> None:
         """The reply's last text and Done (or ``failed``); its sequence's KV is removed and the slot is free."""
@@ -850,16 +858,26 @@ class Engine:
         region is llama_decode calls and the llama_synchronize that ends them, nothing else."""
         rid = command.request_id
         if self.ctx is None:
-            self.send(p.BenchFailed(rid, "no model is loaded", kind="no_model"))
+            self.send(p.BenchFailed(rid, words("no model is loaded"), kind="no_model"))
             return
         n_prompt, n_gen, n_depth = command.n_prompt, command.n_gen, command.n_depth
         if min(n_prompt, n_gen, n_depth) < 0 or n_prompt + n_gen == 0 or command.reps < 1 or command.n_threads < 0:
-            error = f"nothing to measure: pp {n_prompt}, tg {n_gen}, depth {n_depth}, {command.reps} repetitions"
+            error = words(
+                "nothing to measure: pp {n_prompt}, tg {n_gen}, depth {n_depth}, {reps} repetitions",
+                n_prompt=n_prompt,
+                n_gen=n_gen,
+                n_depth=n_depth,
+                reps=command.reps,
+            )
             self.send(p.BenchFailed(rid, error, kind="input"))
             return
         needed = n_depth + n_prompt + n_gen
         if needed > self.n_ctx:
-            error = f"the test needs a context of {needed} tokens, the loaded one holds {self.n_ctx}"
+            error = words(
+                "the test needs a context of {needed} tokens, the loaded one holds {n_ctx}",
+                needed=needed,
+                n_ctx=self.n_ctx,
+            )
             self.send(p.BenchFailed(rid, error, kind="context"))
             return
         threads = command.n_threads or self.n_threads
@@ -872,8 +890,8 @@ class Engine:
             if command.warmup:
                 llama.llama_memory_clear(memory, False)
                 # llama-bench's warm-up: the whole prompt, then one generated token.
-                self._bench_prompt(tokens.prompt(n_prompt), "the warm-up", stop_for=rid)
-                self._bench_gen(tokens.gen(min(n_gen, 1)), "the warm-up")
+                self._bench_prompt(tokens.prompt(n_prompt), words("the warm-up"), stop_for=rid)
+                self._bench_gen(tokens.gen(min(n_gen, 1)), words("the warm-up"))
             depth_state: Any = None
             for index in range(command.reps):
                 if self.stop_requested(rid):
@@ -885,11 +903,11 @@ class Engine:
                         self.ctx, depth_state, len(depth_state), 0
                     )
                     if not restored:
-                        self._bench_prompt(tokens.prompt(n_depth), "the depth", stop_for=rid)
+                        self._bench_prompt(tokens.prompt(n_depth), words("the depth"), stop_for=rid)
                         depth_state = (ctypes.c_uint8 * llama.llama_state_seq_get_size(self.ctx, 0))()
                         llama.llama_state_seq_get_data(self.ctx, depth_state, len(depth_state), 0)
                 prompt, gen = tokens.prompt(n_prompt), tokens.gen(n_gen)
-                where = f"repetition {index + 1}"
+                where = words("repetition {number}", number=index + 1)
                 started = time.perf_counter_ns()
                 self._bench_prompt(prompt, where)
                 self._bench_gen(gen, where)
@@ -900,7 +918,7 @@ class Engine:
         except _BenchStopped:
             stopped = True
         except _BenchDecodeFailed as exc:
-            self.send(p.BenchFailed(rid, str(exc), kind="decode"))
+            self.send(p.BenchFailed(rid, message_of(exc), kind="decode"))
             return
         finally:
             llama.llama_memory_clear(memory, True)
@@ -916,7 +934,9 @@ class Engine:
         for batch in batches:
             status = int(llama.llama_decode(self.ctx, batch))
             if status != 0:
-                raise _BenchDecodeFailed(f"llama_decode failed during {where} (status {status})")
+                raise _BenchDecodeFailed(
+                    words("llama_decode failed during {where} (status {status})", where=where, status=status)
+                )
             if stop_for is not None and self.stop_requested(stop_for):
                 raise _BenchStopped
         llama.llama_synchronize(self.ctx)
@@ -929,7 +949,9 @@ class Engine:
             one[0] = token
             status = int(llama.llama_decode(self.ctx, batch_one))
             if status != 0:
-                raise _BenchDecodeFailed(f"llama_decode failed during {where} (status {status})")
+                raise _BenchDecodeFailed(
+                    words("llama_decode failed during {where} (status {status})", where=where, status=status)
+                )
             llama.llama_synchronize(self.ctx)
 
     @staticmethod
@@ -1054,8 +1076,12 @@ def _in_words(failed: str, log_lines: list[str]) -> str:
     """Why a load failed: what llama.cpp's log says, in words, or ``failed`` when it says nothing useful."""
     failure = explain_failure(log_lines, None)
     if failure.kind == "unknown" and not failure.summary.startswith("llama.cpp reported"):
-        return f"{failed} (see the engine log)"
+        return words("{failed} (see the engine log)", failed=failed)
     return failure.summary
+
+
+def _prompt_decode_failed(status: int) -> Words:
+    return words("llama_decode failed on the prompt (status {status})", status=status)
 
 
 def _rss_bytes() -> int:
@@ -1167,7 +1193,7 @@ def _rpc_problem(settings: LoadSettings) -> str:
     if not settings.rpc_servers:
         return ""
     if not llama.llama_supports_rpc():
-        return "this engine was built without llama.cpp's RPC backend: rebuild it with make engine (GGML_RPC=ON)"
+        return words("this engine was built without llama.cpp's RPC backend: rebuild it with make engine (GGML_RPC=ON)")
     return rpc_unreachable(settings.rpc_servers)
 
 

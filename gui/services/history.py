@@ -49,6 +49,7 @@ from platformdirs import user_data_dir
 
 from gui.core.chat import Conversation, Turn
 from gui.core.protocol import ReplyStats
+from gui.core.words import message_of, words
 from gui.services.sqlite_schema import migrate, write_transaction
 
 __all__ = [
@@ -243,14 +244,15 @@ class HistoryStore:
             self.fts = self._open_file(use_fts)
         except (HistoryError, sqlite3.Error, OSError) as e:
             if isinstance(e, HistoryError):
-                reason = str(e)
+                reason = message_of(e)
             elif isinstance(e, OSError):
                 reason = f"{e.filename or self.path}: {e.strerror or e}"
             else:
-                reason = f"the chat history at {self.path} cannot be opened: {e}"
-            self.warning = (
-                f"Chat history is off for this session: {reason}. Nothing was changed on disk; this "
-                "session's chats are kept until Tightfit closes."
+                reason = words("the chat history at {path} cannot be opened: {error}", path=self.path, error=e)
+            self.warning = words(
+                "Chat history is off for this session: {reason}. Nothing was changed on disk; this "
+                "session's chats are kept until Tightfit closes.",
+                reason=reason,
             )
             log.warning("%s", self.warning)
             self.persistent = False
@@ -265,8 +267,8 @@ class HistoryStore:
         with contextlib.suppress(FileNotFoundError):
             mode = self.path.stat().st_mode
             if not stat.S_ISREG(mode):  # a FIFO would hang the first read, a folder fails in vaguer words
-                kind = "a folder" if stat.S_ISDIR(mode) else "a special file"
-                raise HistoryError(f"{self.path} is {kind}, not a database file")
+                kind = words("a folder") if stat.S_ISDIR(mode) else words("a special file")
+                raise HistoryError(words("{path} is {kind}, not a database file", path=self.path, kind=kind))
         self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
             self._db = self._open(self.path)
@@ -274,8 +276,10 @@ class HistoryStore:
             if not _is_corruption(e):
                 raise
             moved = self._move_aside()
-            self.warning = (
-                f"The chat history could not be read ({e}); it was moved to {moved.name} and a new one started."
+            self.warning = words(
+                "The chat history could not be read ({error}); it was moved to {name} and a new one started.",
+                error=e,
+                name=moved.name,
             )
             log.warning("%s", self.warning)
             self._db = self._open(self.path)
@@ -315,8 +319,13 @@ class HistoryStore:
         version = db.execute("PRAGMA user_version").fetchone()[0]
         if version > SCHEMA_VERSION:
             raise HistoryError(
-                f"the chat history at {self.path} was written by a newer Tightfit (schema {version}, "
-                f"this one knows {SCHEMA_VERSION}); update Tightfit to open it"
+                words(
+                    "the chat history at {path} was written by a newer Tightfit (schema {version}, "
+                    "this one knows {known}); update Tightfit to open it",
+                    path=self.path,
+                    version=version,
+                    known=SCHEMA_VERSION,
+                )
             )
         migrate(db, version, SCHEMA_VERSION, MIGRATIONS)
 

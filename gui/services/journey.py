@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from gui.core.journey import BenchRecord, BuildInfo, JourneyData, LoadRecord, ReplyRecord
+from gui.core.words import message_of, words
 from gui.services.history import default_history_path
 from gui.services.sqlite_schema import migrate, write_transaction
 
@@ -178,16 +179,19 @@ class JourneyStore:
             self._db = self._open_file()
         except (JourneyError, sqlite3.Error, OSError) as e:
             if isinstance(e, JourneyError):
-                reason = str(e)
+                reason = message_of(e)
             elif isinstance(e, OSError):
                 reason = f"{e.filename or self.path}: {e.strerror or e}"
             elif isinstance(e, sqlite3.DatabaseError) and _is_corruption(e):
-                reason = f"{self.path} cannot be read ({e}); move it away to start a new journey"
+                reason = words(
+                    "{path} cannot be read ({error}); move it away to start a new journey", path=self.path, error=e
+                )
             else:
-                reason = f"{self.path} cannot be opened: {e}"
-            self.warning = (
-                f"The journey is not saved this session: {reason}. The file was left as it is; this session's "
-                "loads, replies and benchmarks are kept until Tightfit closes."
+                reason = words("{path} cannot be opened: {error}", path=self.path, error=e)
+            self.warning = words(
+                "The journey is not saved this session: {reason}. The file was left as it is; this session's "
+                "loads, replies and benchmarks are kept until Tightfit closes.",
+                reason=reason,
             )
             log.warning("%s", self.warning)
             self.persistent = False
@@ -200,14 +204,20 @@ class JourneyStore:
         with contextlib.suppress(FileNotFoundError):
             mode = self.path.stat().st_mode
             if not stat.S_ISREG(mode):  # a FIFO would hang the first read
-                kind = "a folder" if stat.S_ISDIR(mode) else "a special file"
-                raise JourneyError(f"{self.path} is {kind}, not a database file")
+                kind = words("a folder") if stat.S_ISDIR(mode) else words("a special file")
+                raise JourneyError(words("{path} is {kind}, not a database file", path=self.path, kind=kind))
         self.path.parent.mkdir(parents=True, exist_ok=True)
         db = self._connect(self.path)
         try:
             result = db.execute("PRAGMA quick_check").fetchone()[0]
             if result != "ok":
-                raise JourneyError(f"{self.path} is damaged ({result}); move it away to start a new journey")
+                raise JourneyError(
+                    words(
+                        "{path} is damaged ({result}); move it away to start a new journey",
+                        path=self.path,
+                        result=result,
+                    )
+                )
             # Before anything that could write (WAL mode, a migration): a newer file is not touched.
             self._check_version(db)
             mode = db.execute("PRAGMA journal_mode=WAL").fetchone()[0]
@@ -232,8 +242,13 @@ class JourneyStore:
         version = int(db.execute("PRAGMA user_version").fetchone()[0])
         if version > SCHEMA_VERSION:
             raise JourneyError(
-                f"{self.path} was written by a newer Tightfit (schema {version}, this one knows {SCHEMA_VERSION}); "
-                "update Tightfit to use it"
+                words(
+                    "{path} was written by a newer Tightfit (schema {version}, this one knows {known}); "
+                    "update Tightfit to use it",
+                    path=self.path,
+                    version=version,
+                    known=SCHEMA_VERSION,
+                )
             )
         return version
 

@@ -39,6 +39,7 @@ from typing import Any, TypeVar
 from platformdirs import user_config_dir
 
 from gui.core.preferences import MODEL_FOLDERS, Preference
+from gui.core.words import Words, message_of, words
 
 __all__ = ["MIGRATIONS", "SCHEMA_KEY", "SCHEMA_VERSION", "SettingsStore", "default_settings_path"]
 
@@ -164,35 +165,44 @@ class SettingsStore:
         except OSError as exc:
             self._unwritable = f"it could not be read: {_why(exc)}"
             log.warning("settings: cannot read %s (%s); using defaults and leaving it as it is", self._path, _why(exc))
-            self.warning = (
-                f"Your settings in {self._path} could not be read ({_why(exc)}): the defaults are used, and "
-                "changes are kept until Tightfit closes without touching the file."
+            self.warning = words(
+                "Your settings in {path} could not be read ({error}): the defaults are used, and "
+                "changes are kept until Tightfit closes without touching the file.",
+                path=self._path,
+                error=_why(exc),
             )
             return {}
         try:
             if len(raw) > MAX_BYTES:
-                raise ValueError(f"larger than {MAX_BYTES // (1024 * 1024)} MiB")
+                raise ValueError(words("larger than {mib} MiB", mib=MAX_BYTES // (1024 * 1024)))
             data = json.loads(raw.decode("utf-8"))
             if not isinstance(data, dict):
-                raise ValueError(f"top level is a {type(data).__name__}, not an object")
+                raise ValueError(words("top level is a {kind}, not an object", kind=type(data).__name__))
             if _deeper_than(data, MAX_DEPTH):
-                raise ValueError(f"nested deeper than {MAX_DEPTH} levels")
+                raise ValueError(words("nested deeper than {levels} levels", levels=MAX_DEPTH))
             return self._migrated(data)
         except (ValueError, RecursionError) as exc:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
-            reason = "nested too deeply to parse" if isinstance(exc, RecursionError) else str(exc)
+            reason = _reason(exc)
             try:
-                kept = f"the bad file is kept as {self._set_aside()}"
+                kept = words("the bad file is kept as {path}", path=self._set_aside())
             except OSError as move_exc:
-                kept = f"the bad file could not be set aside ({_why(move_exc)})"
+                kept = words("the bad file could not be set aside ({error})", error=_why(move_exc))
             log.warning("settings: %s is corrupt (%s); using defaults, %s", self._path, reason, kept)
-            self.warning = f"Your settings file {self._path} was damaged ({reason}): the defaults are used, and {kept}."
+            self.warning = words(
+                "Your settings file {path} was damaged ({reason}): the defaults are used, and {kept}.",
+                path=self._path,
+                reason=reason,
+                kept=kept,
+            )
             return {}
 
     def _migrated(self, data: dict[str, Any]) -> dict[str, Any]:
         """``data`` brought to SCHEMA_VERSION; ValueError for a version that is not one."""
         version = data.get(SCHEMA_KEY, 0)
         if isinstance(version, bool) or not isinstance(version, int) or version < 0:
-            raise ValueError(f"{SCHEMA_KEY} is {json.dumps(version)[:40]}, not a version number")
+            raise ValueError(
+                words("{key} is {value}, not a version number", key=SCHEMA_KEY, value=json.dumps(version)[:40])
+            )
         if version > SCHEMA_VERSION:
             log.info(
                 "settings: %s is from a newer Tightfit (version %d, this one knows %d); reading the keys it knows",
@@ -225,7 +235,7 @@ class SettingsStore:
         try:
             mode = os.fstat(fd).st_mode
             if not stat.S_ISREG(mode):
-                raise OSError(f"it is {'a directory' if stat.S_ISDIR(mode) else 'not a regular file'}")
+                raise OSError(words("it is a directory") if stat.S_ISDIR(mode) else words("it is not a regular file"))
             chunks = []
             left = MAX_BYTES + 1
             while left > 0 and (chunk := os.read(fd, min(left, 1 << 20))):
@@ -252,7 +262,39 @@ class SettingsStore:
 
 
 def _why(exc: OSError) -> str:
-    return exc.strerror or str(exc)
+    return exc.strerror or (exc.args[0] if len(exc.args) == 1 and isinstance(exc.args[0], str) else str(exc))
+
+
+# What Python's JSON parser says of a file it cannot parse (``JSONDecodeError.msg``), each kept translatable.
+_JSON_PROBLEMS: dict[str, Words] = {
+    problem: problem
+    for problem in (
+        words("Expecting value"),
+        words("Expecting property name enclosed in double quotes"),
+        words("Expecting ',' delimiter"),
+        words("Expecting ':' delimiter"),
+        words("Extra data"),
+        words("Unterminated string starting at"),
+        words("Invalid control character at"),
+        words("Illegal trailing comma before end of object"),
+        words("Illegal trailing comma before end of array"),
+    )
+}
+
+
+def _reason(exc: ValueError | RecursionError) -> str:
+    """Why the file's content cannot be used, as its parser or ``_load`` said it (the English is ``str(exc)``)."""
+    if isinstance(exc, RecursionError):
+        return words("nested too deeply to parse")
+    if isinstance(exc, json.JSONDecodeError):
+        return words(
+            "{problem}: line {line} column {column} (char {char})",
+            problem=_JSON_PROBLEMS.get(exc.msg) or exc.msg,
+            line=exc.lineno,
+            column=exc.colno,
+            char=exc.pos,
+        )
+    return message_of(exc)
 
 
 def _deeper_than(value: Any, limit: int) -> bool:

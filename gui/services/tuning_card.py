@@ -23,6 +23,7 @@ from gui.core.tuning_card import (
     check_model,
     parse_card,
 )
+from gui.core.words import Words, message_of, words
 
 __all__ = [
     "CardImport",
@@ -57,7 +58,7 @@ def sha256_file(
         view = memoryview(buffer)
         while True:
             if cancel is not None and cancel.is_set():
-                raise HashCancelled(f"hashing {Path(path).name} was cancelled")
+                raise HashCancelled(words("hashing {file} was cancelled", file=Path(path).name))
             n = file.readinto(buffer)
             if not n:
                 break
@@ -100,13 +101,15 @@ def read_card(path: str | os.PathLike[str]) -> TuningCard:
         with open(path, "rb") as file:
             data = file.read(MAX_CARD_BYTES + 1)
     except OSError as exc:
-        raise CardError(f"{name}: cannot be read ({exc.strerror or exc})") from None
+        raise CardError(_unreadable(name, exc)) from None
     if len(data) > MAX_CARD_BYTES:
-        raise CardError(f"{name} is not a tuning card: larger than {MAX_CARD_BYTES // 1024} KiB")
+        raise CardError(
+            words("{file} is not a tuning card: larger than {kib} KiB", file=name, kib=MAX_CARD_BYTES // 1024)
+        )
     try:
         return parse_card(data)
     except CardError as exc:
-        raise CardError(f"{name}: {exc}") from None
+        raise CardError(words("{file}: {error}", file=name, error=message_of(exc))) from None
 
 
 @dataclass(frozen=True)
@@ -133,20 +136,31 @@ def open_card(
     try:
         size = model_path.stat().st_size
     except OSError as exc:
-        raise CardError(f"{model_path.name}: cannot be read ({exc.strerror or exc})") from None
+        raise CardError(_unreadable(model_path.name, exc)) from None
     try:
         if card.model_bytes is not None and card.model_bytes != size:
             raise CardMismatch(
-                f"the model's SHA-256 cannot match: the card is for {card.model_file!r} of {card.model_bytes:,} "
-                f"bytes, {model_path.name!r} has {size:,}"
+                words(
+                    "the model's SHA-256 cannot match: the card is for {card_file} of {card_bytes} bytes, "
+                    "{file} has {size}",
+                    card_file=repr(card.model_file),
+                    card_bytes=f"{card.model_bytes:,}",
+                    file=repr(model_path.name),
+                    size=f"{size:,}",
+                )
             )
         try:
             sha = sha256_file(model_path, cancel)
         except OSError as exc:
-            raise CardError(f"{model_path.name}: cannot be read ({exc.strerror or exc})") from None
+            raise CardError(_unreadable(model_path.name, exc)) from None
         check_model(card, sha, model_path.name)
     except CardMismatch as exc:
         if not apply_anyway:
             raise
-        return CardImport(card, card.settings, False, f"applied anyway: {exc}")
-    return CardImport(card, card.settings, True, f"settings from the tuning card for {card.model_file} applied")
+        return CardImport(card, card.settings, False, words("applied anyway: {error}", error=message_of(exc)))
+    applied = words("settings from the tuning card for {file} applied", file=card.model_file)
+    return CardImport(card, card.settings, True, applied)
+
+
+def _unreadable(name: str, exc: OSError) -> Words:
+    return words("{file}: cannot be read ({error})", file=name, error=exc.strerror or exc)

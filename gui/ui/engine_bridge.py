@@ -19,6 +19,7 @@ from typing import Any
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from gui.core import protocol as p
+from gui.core.llama_log import stuck_reason
 from gui.services.engine_client import EngineClient, WorkerExited
 
 # A worker acknowledges Stop and Unload from its command reader at once, whatever it is computing...
@@ -72,7 +73,7 @@ class EngineBridge(QObject):
             self._deadlines.remove(deadline)
         if self._closed or not self.client.alive or self.client.pid != deadline.pid:
             return
-        self.client.kill(f"Tightfit ended it: it did not {deadline.what} within {deadline.within_s:g} s.")
+        self.client.kill(stuck_reason(deadline.what, deadline.within_s))
 
     def add_tap(self, tap: Callable[[Any], None]) -> None:
         """Hand every event, tokens included, to ``tap`` on the reader thread as it arrives, even while the

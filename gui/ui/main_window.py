@@ -91,7 +91,7 @@ from gui.ui.doctor_view import DoctorView
 from gui.ui.engine_bridge import EngineBridge
 from gui.ui.export_menu import ExportMenu
 from gui.ui.history_panel import HistoryPanel
-from gui.ui.i18n import Tr, error_text, install_language_control
+from gui.ui.i18n import Tr, core_text, error_text, install_language_control
 from gui.ui.journey_view import JourneyView
 from gui.ui.load_session import LoadSession
 from gui.ui.model_picker import ModelPicker, describe_group
@@ -378,7 +378,9 @@ class MainWindow(QMainWindow):
         )
         self.journey.failed.connect(lambda message: self.statusBar().showMessage(message, 15000))
         if self.store.warning:  # a settings file it could not use was set aside: say so once the window shows
-            QTimer.singleShot(0, lambda: self.statusBar().showMessage(self.store.warning or "", 30000))
+            QTimer.singleShot(
+                0, lambda: self.statusBar().showMessage(core_text("settings", self.store.warning or ""), 30000)
+            )
         self.chat.reply_finished.connect(self._note_speeds)
         self.tune.grid_changed.connect(self._tune_replan)
         self.tune.start_requested.connect(self.start_sweep)
@@ -818,7 +820,7 @@ class MainWindow(QMainWindow):
         try:
             choice.check()
         except ValueError as exc:
-            self.serve_panel.say(str(exc))
+            self.serve_panel.say(error_text(exc, "serve_panel"))
             return
         state = self.session.state
         # As many replies at once as the loaded model has parallel slots (the count is kept while it serves).
@@ -844,7 +846,7 @@ class MainWindow(QMainWindow):
             self.serve_panel.set_serving(None)
             self.serve_panel.say(
                 tr("Could not listen on {address}: {error}.").format(
-                    address=f"{choice.host}:{choice.port}", error=exc.strerror or exc
+                    address=f"{choice.host}:{choice.port}", error=core_text("serve_panel", exc.strerror or str(exc))
                 )
             )
             self.serving_changed.emit(None)
@@ -1338,7 +1340,9 @@ class MainWindow(QMainWindow):
             self._show_verify(event)
             self.verified.emit(event)
         elif isinstance(event, p.CommandRejected) and not self.session.state.busy:
-            self.load_status.setText(tr("The engine refused a command: {error}").format(error=event.error))
+            self.load_status.setText(
+                tr("The engine refused a command: {error}").format(error=core_text("engine", event.error))
+            )
 
     def _load_state_changed(self, state: LoadState, before: LoadState) -> None:
         """Every view of the load follows the one state: status line, progress, buttons, engine label."""
@@ -1362,7 +1366,7 @@ class MainWindow(QMainWindow):
         if state.phase is Phase.LOADED and state.loaded is not None and state.model is not None:
             self._loaded(state, state.loaded)
         elif state.phase is Phase.FAILED and before.busy:
-            self.load_status.setText(tr("Load failed: {error}").format(error=state.error))
+            self.load_status.setText(tr("Load failed: {error}").format(error=core_text("engine", state.error)))
             self._show_log(self.bridge.client.log_path)
             self.load_finished.emit(False)
             self._back_to_last_good(state)
@@ -1379,7 +1383,9 @@ class MainWindow(QMainWindow):
             self.session.load(good.model, good.settings, good.header, good.plan)
         except (ValueError, EngineUnavailable):
             return
-        why = tr("{model} did not load: {error}").format(model=failed.model_name, error=failed.error)
+        why = tr("{model} did not load: {error}").format(
+            model=failed.model_name, error=core_text("engine", failed.error)
+        )
         self._after_failure = why
         self.load_status.setText(
             why + " " + tr("Loading {model} again, as it was before.").format(model=good.model.name)
@@ -1422,7 +1428,7 @@ class MainWindow(QMainWindow):
         if before.busy:
             self.load_finished.emit(False)
         failure = event.failure
-        cause = f" {failure.summary}" if failure else ""
+        cause = f" {core_text('engine', failure.summary)}" if failure else ""
         had_model = before.model is not None and (before.busy or before.ready)
         safer = None
         # A load that needs less memory is worth offering only when memory is what ran out, and only of the
@@ -1435,9 +1441,9 @@ class MainWindow(QMainWindow):
             safer, _ = _planning(
                 lambda: safer_settings(header, sent, devices, self.plan_panel.margin_mib(), gpu_ran_out=gpu)
             )
-        text = f"{event.reason}{cause} " + tr("Your conversation is kept.")
+        text = f"{core_text('engine', event.reason)}{cause} " + tr("Your conversation is kept.")
         if safer is not None:
-            text += " " + tr("Reload with {change}?").format(change=safer.change)
+            text += " " + tr("Reload with {change}?").format(change=core_text("engine", safer.change))
             model = before.model
             self.chat.show_notice(text, tr("Reload safer"), lambda: self._reload(model, safer.settings))
         else:
@@ -1448,7 +1454,7 @@ class MainWindow(QMainWindow):
             else tr("The engine stopped; no model loaded.")
         )
         offer = (
-            " " + tr("The notice above offers a reload with {change}.").format(change=safer.change)
+            " " + tr("The notice above offers a reload with {change}.").format(change=core_text("engine", safer.change))
             if safer is not None
             else ""
         )
@@ -1463,7 +1469,9 @@ class MainWindow(QMainWindow):
             self._cannot_start = True
             self.engine_label.setText(tr("Engine: cannot start"))
             self.load_status.setText(
-                tr("The engine cannot start: {reason}").format(reason=failure.summary if failure else event.reason)
+                tr("The engine cannot start: {reason}").format(
+                    reason=core_text("engine", failure.summary if failure else event.reason)
+                )
                 + " "
                 + tr("Check the llama-cpp-python install (see the README), then restart Tightfit.")
             )

@@ -33,7 +33,7 @@ from PySide6.QtWidgets import (
 from gui.core.openai_api import check_listen
 from gui.core.preferences import SERVE_PORT
 from gui.services.api_server import ApiActivity
-from gui.ui.i18n import Tr
+from gui.ui.i18n import Tr, core_text, error_text
 from gui.ui.plain import plain_label
 from gui.ui.spec_widgets import int_box
 from gui.ui.theme import themed_style
@@ -57,10 +57,10 @@ class ServeChoice:
     cors_origin: str
 
     def check(self) -> str:
-        """A warning ('' for none), or ValueError with one line."""
-        warning = check_listen(self.host, self.port, self.allow_remote)
+        """A warning in the window's language ('' for none), or ValueError with one line."""
+        warning = core_text("serve_panel", check_listen(self.host, self.port, self.allow_remote))
         if warning and not self.api_key:
-            warning += ", and without an API key anyone can"
+            return tr("{warning}, and without an API key anyone can").format(warning=warning)
         return warning
 
 
@@ -157,10 +157,10 @@ class ServePanel(QWidget):
         try:
             warning = self.choice().check()
         except ValueError as exc:
-            self._warn(str(exc))
+            self._warn(error_text(exc, "serve_panel"))
             self.serve_button.setEnabled(self.serving)  # Stop always works
             return False
-        self._warn(warning[:1].upper() + warning[1:] + "." if warning else "")
+        self._warn(tr("{status}.").format(status=warning[:1].upper() + warning[1:]) if warning else "")
         self.serve_button.setEnabled(True)
         return True
 
