@@ -21,7 +21,7 @@ from typing import Any
 from gui.core import protocol as p
 from gui.core.chat_formats import FORMATS, MODEL_FORMAT
 from gui.core.gguf_reader import read_model
-from gui.core.llama_log import describe_exit, explain_failure
+from gui.core.llama_log import exit_reason, explain_failure
 from gui.core.params import LoadSettings
 from gui.services.engine_client import EngineClient, EngineUnavailable, WorkerExited
 
@@ -125,7 +125,7 @@ class FakeEngine(EngineClient):
             if command == "kill":
                 code, log, ended_by = self._death
                 failure = explain_failure(log, code, ended_by=ended_by)
-                reason = f"The engine process {describe_exit(code)}."
+                reason = exit_reason(code)
                 self._listener(WorkerExited(code, reason, expected=False, failure=failure, pid=self.pid))
                 return
             if isinstance(command, p.Load):

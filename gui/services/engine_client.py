@@ -26,7 +26,7 @@ from typing import Any
 import platformdirs
 
 from gui.core import protocol as p
-from gui.core.llama_log import Failure, describe_exit, explain_failure
+from gui.core.llama_log import Failure, exit_reason, explain_failure
 from gui.core.params import LoadSettings
 from gui.services.numa import NumaPin, write_launcher
 from gui.services.system import oom_kill_count
@@ -64,10 +64,10 @@ def worker_exited(
     ended_by: str = "",
     log_path: Path | None = None,
 ) -> WorkerExited:
-    """The report of a worker's end: how it ended (describe_exit) and, unless it was asked to, why (the log,
+    """The report of a worker's end: how it ended (exit_reason) and, unless it was asked to, why (the log,
     the kernel's count of out-of-memory kills, or Tightfit's own reason for ending it)."""
     failure = None if expected else explain_failure(log_lines, exitcode, oom_killed=oom_killed, ended_by=ended_by)
-    reason = f"The engine process {describe_exit(exitcode)}."
+    reason = exit_reason(exitcode)
     return WorkerExited(exitcode, reason, expected, failure, pid, said_hello, log_path)
 
 

@@ -86,7 +86,7 @@ class JourneyView(QWidget):
         self._dirty = True  # recorded since the last refresh: refresh when shown
         self._waiting: list[Stage] | None = None  # a refresh that came while a note was being edited
 
-        self.notice = plain_label(store.warning or "", self, wrap=True)  # names a file path
+        self.notice = plain_label(core_text("journey", store.warning or ""), self, wrap=True)  # names a file path
         self.notice.setVisible(not store.persistent)
         self.summary = plain_label("", self, wrap=True)
         self.status = plain_label("", self, wrap=True)
@@ -147,7 +147,7 @@ class JourneyView(QWidget):
         self.recorder.recorded.connect(self._recorded)
         self.recorder.failed.connect(self._failed)
         if store.warning:
-            QTimer.singleShot(0, lambda: self.failed.emit(store.warning or ""))
+            QTimer.singleShot(0, lambda: self.failed.emit(core_text("journey", store.warning or "")))
 
     # ---- refreshing ---------------------------------------------------------------------------
 
