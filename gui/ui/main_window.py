@@ -1233,7 +1233,9 @@ class MainWindow(QMainWindow):
             return
         if entry.not_loadable:
             self.load_status.setText(
-                tr("Cannot load {model}: {reason}.").format(model=entry.path.name, reason=entry.not_loadable)
+                tr("Cannot load {model}: {reason}.").format(
+                    model=entry.path.name, reason=core_text("library", entry.not_loadable)
+                )
             )
             self.load_finished.emit(False)
             return
