@@ -44,7 +44,7 @@ from gui.core.template_sandbox import (
     compile_template,
     spending,
 )
-from gui.core.words import Words, words
+from gui.core.words import Words, message_of, words
 
 __all__ = [
     "ChatTemplateError",
@@ -213,8 +213,7 @@ def _template_error(e: BaseException) -> ChatTemplateError:
     if isinstance(e, ChatTemplateError):
         return e
     if isinstance(e, BudgetExceeded):
-        first = e.args[0] if len(e.args) == 1 else None
-        return ChatTemplateError(first if isinstance(first, Words) else str(e))
+        return ChatTemplateError(message_of(e))
     if isinstance(e, RaisedByTemplate):  # the template's own words
         return ChatTemplateError(str(e.message) if e.message else words("the template raised an error"))
     if isinstance(e, jinja2.TemplateSyntaxError):

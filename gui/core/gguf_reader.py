@@ -41,7 +41,7 @@ from gui.core.ggml_types import (
     n_elements,
     tensor_nbytes,
 )
-from gui.core.words import Words, words
+from gui.core.words import message_of, words
 
 __all__ = [
     "DEFAULT_LIMITS",
@@ -241,14 +241,14 @@ class TensorInfo:
         try:
             return n_elements(self.shape)
         except GGMLTypeError as e:
-            raise GGUFError(words("tensor {name}: {problem}", name=repr(self.name), problem=_problem(e))) from e
+            raise GGUFError(words("tensor {name}: {problem}", name=repr(self.name), problem=message_of(e))) from e
 
     @property
     def nbytes(self) -> int:
         try:
             return tensor_nbytes(self.ggml_type, self.shape)
         except GGMLTypeError as e:
-            raise GGUFError(words("tensor {name}: {problem}", name=repr(self.name), problem=_problem(e))) from e
+            raise GGUFError(words("tensor {name}: {problem}", name=repr(self.name), problem=message_of(e))) from e
 
     @property
     def type_name(self) -> str:
@@ -532,12 +532,6 @@ def _fmt_bytes(n: int) -> str:
     if n >= 1024 and n % 1024 == 0:
         return f"{n // 1024} KiB"
     return words("{n} bytes", n=n)
-
-
-def _problem(exc: BaseException) -> str:
-    """An error's message as a field of another sentence: its ``Words`` when it was raised with one."""
-    first = exc.args[0] if len(exc.args) == 1 else None
-    return first if isinstance(first, Words) else str(exc)
 
 
 # What the cursor is reading, for its messages: a fixed part of the header, or the i-th metadata key or tensor
@@ -1030,7 +1024,7 @@ def _read_tensor_info(cur: _Cursor, alignment: int, index: int) -> TensorInfo:
         # Validates the type id, every dimension, overflow, and whole blocks per row.
         nbytes = tensor_nbytes(type_id, shape)
     except GGMLTypeError as e:
-        raise cur.error(words("tensor {name}: {problem}", name=repr(name), problem=_problem(e))) from e
+        raise cur.error(words("tensor {name}: {problem}", name=repr(name), problem=message_of(e))) from e
     if offset % alignment:
         raise cur.error(
             words(

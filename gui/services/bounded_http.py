@@ -16,7 +16,7 @@ urllib alone trusts the server too far for a window that must stay responsive: a
 
 Errors are :class:`TransferError` subclasses whose text is one line of words; none contains the token. Their
 messages are sentences composed with gui/core/words.py, so the window can show them translated; put into a
-message of its own with :func:`words_of`.
+message of its own with gui/core/words.py ``message_of``.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from email.message import Message
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
-from gui.core.words import Words, words
+from gui.core.words import words
 
 __all__ = [
     "MAX_REDIRECTS",
@@ -51,7 +51,6 @@ __all__ = [
     "read_up_to",
     "redirect_refusal",
     "same_origin",
-    "words_of",
 ]
 
 MAX_REDIRECTS = 5
@@ -63,13 +62,6 @@ SERVER_MESSAGE_CHARS = 200
 
 class TransferError(Exception):
     """A request that did not complete; ``str()`` is one line of words."""
-
-
-def words_of(exc: BaseException) -> str:
-    """An error's message as a field of another sentence: the ``Words`` it was raised with (translated with
-    that sentence in the window), else its text as it is."""
-    first = exc.args[0] if len(exc.args) == 1 else None
-    return first if isinstance(first, Words) else str(exc)
 
 
 class Unreachable(TransferError):

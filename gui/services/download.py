@@ -32,7 +32,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gui.core.words import words
+from gui.core.words import message_of, words
 from gui.services.bounded_http import (
     Cutoff,
     Dropped,
@@ -41,7 +41,6 @@ from gui.services.bounded_http import (
     TransferError,
     get,
     read_piece,
-    words_of,
 )
 from gui.services.remote_file import HubError, RemoteFile, http_words, safe_file_name
 
@@ -379,7 +378,7 @@ class Download:
             self._finish("cancelled", self._cancelled_words(self._delete_on_cancel))
         except HubError as exc:
             self._drop_empty_parts()
-            self._finish("failed", words_of(exc), error=True)
+            self._finish("failed", message_of(exc), error=True)
         except Exception as exc:  # a bug or an odd OS error must end in words, not a dead thread
             log.exception("download %s failed", self.remote.name)
             self._drop_empty_parts()
@@ -452,7 +451,7 @@ class Download:
             except (TransferError, _Stalled) as exc:
                 self._check_interrupt()
                 if isinstance(exc, RedirectRefused):
-                    raise HubError(words("{file}: {problem}", file=f.name, problem=words_of(exc))) from exc
+                    raise HubError(words("{file}: {problem}", file=f.name, problem=message_of(exc))) from exc
                 if isinstance(exc, HttpStatus) and exc.code < 500 and exc.code not in (408, 429):
                     raise HubError(
                         http_words(exc.code, f.name, token_sent=bool(self._token), error_code=exc.error_code)
@@ -461,7 +460,7 @@ class Download:
                 hasher = self._hasher_for(part, offset, hasher if self._hash_matches(part, offset) else None)
                 stalled = isinstance(exc, _Stalled)
                 failures = 0 if offset > before and not stalled else failures + 1
-                figures = {"file": f.name, "offset": offset, "size": f.size, "problem": words_of(exc)}
+                figures = {"file": f.name, "offset": offset, "size": f.size, "problem": message_of(exc)}
                 if failures > self._max_retries:
                     raise HubError(
                         words(

@@ -30,7 +30,7 @@ from typing import Any, TypeGuard
 from urllib.parse import quote, urljoin, urlparse
 
 from gui.core.gguf_reader import GGUFHeader, combine_split, parse_split_name
-from gui.core.words import words
+from gui.core.words import message_of, words
 from gui.services.bounded_http import (
     Cut,
     Cutoff,
@@ -40,7 +40,6 @@ from gui.services.bounded_http import (
     get,
     read_up_to,
     same_origin,
-    words_of,
 )
 from gui.services.download import Download, DownloadProgress
 from gui.services.hub_token import KeyringUnavailable, TokenStore, login_token
@@ -156,7 +155,7 @@ class HubClient:
         except KeyringUnavailable as exc:
             if token is None:
                 return words("The token was forgotten. {which}", which=self.token_words())
-            return words("Token set for this session only: {why}; it is not written anywhere.", why=words_of(exc))
+            return words("Token set for this session only: {why}; it is not written anywhere.", why=message_of(exc))
         with self._lock:
             self._token_from = "keyring"
         return words("Token saved in the system keyring; it is used for listing, header reads and downloads.")
@@ -206,7 +205,7 @@ class HubClient:
                         words(
                             "Listing cut at {n} entries: the next page could not be read ({problem}).",
                             n=len(entries),
-                            problem=words_of(exc),
+                            problem=message_of(exc),
                         )
                     )
                     break
@@ -248,13 +247,13 @@ class HubClient:
             raise HubError(_listing_words(exc, repo, revision, token is not None)) from exc
         except Unreachable as exc:
             raise HubError(
-                words("offline: cannot reach {host} ({reason})", host=self._host, reason=words_of(exc))
+                words("offline: cannot reach {host} ({reason})", host=self._host, reason=message_of(exc))
             ) from exc
         except Cut as exc:
-            raise HubError(words("{repo}: {problem}", repo=repo, problem=words_of(exc))) from exc
+            raise HubError(words("{repo}: {problem}", repo=repo, problem=message_of(exc))) from exc
         except TransferError as exc:
             raise HubError(
-                words("{repo}: the listing could not be read ({problem})", repo=repo, problem=words_of(exc))
+                words("{repo}: the listing could not be read ({problem})", repo=repo, problem=message_of(exc))
             ) from exc
         match = _NEXT.search(link)
         next_url = urljoin(url, match.group(1)) if match else None
@@ -310,7 +309,7 @@ class HubClient:
                 raise HubError(
                     words("{name}: offline: cannot reach the server ({reason})", name=exc.name, reason=exc.unreachable)
                 ) from exc
-            raise HubError(words_of(exc)) from exc
+            raise HubError(message_of(exc)) from exc
 
     # -- download --------------------------------------------------------------------------------
 

@@ -14,8 +14,8 @@ from pathlib import PurePosixPath
 from urllib.parse import urlparse
 
 from gui.core.gguf_reader import DEFAULT_LIMITS, GGUFError, GGUFHeader, HeaderIncomplete, read_header_from_bytes
-from gui.core.words import words
-from gui.services.bounded_http import Cutoff, HttpStatus, TransferError, Unreachable, get, read_up_to, words_of
+from gui.core.words import message_of, words
+from gui.services.bounded_http import Cutoff, HttpStatus, TransferError, Unreachable, get, read_up_to
 from gui.services.remote_file import http_words
 
 FIRST_READ = 1 << 20  # most headers fit in 1-8 MiB; the reader says how much more it needs
@@ -89,19 +89,19 @@ def fetch_header(
             try:
                 data, total = _fetch_prefix(url, size, cut, timeout, token)
             except HttpStatus as exc:
-                said: str = words("{name}: {problem}", name=name, problem=words_of(exc))
+                said: str = words("{name}: {problem}", name=name, problem=message_of(exc))
                 if exc.code in (401, 403):  # say that it is gated or private, and whether a token went
                     said = http_words(exc.code, name, token_sent=token is not None, error_code=exc.error_code)
                 raise RemoteHeaderError(said, exc.code, exc.error_code) from exc
             except Unreachable as exc:
-                reason = words_of(exc)
+                reason = message_of(exc)
                 raise RemoteHeaderError(
                     words("{name}: cannot reach the server ({reason})", name=name, reason=reason),
                     name=name,
                     unreachable=reason,
                 ) from exc
             except TransferError as exc:
-                raise RemoteHeaderError(words("{name}: {problem}", name=name, problem=words_of(exc))) from exc
+                raise RemoteHeaderError(words("{name}: {problem}", name=name, problem=message_of(exc))) from exc
             try:
                 return read_header_from_bytes(data, name, file_size=total, limits=limits)
             except HeaderIncomplete as exc:

@@ -35,7 +35,7 @@ from PySide6.QtWidgets import (
 from gui.core.params import LoadSettings
 from gui.core.planner import Device, Verdict
 from gui.core.quant_quality import SOURCE as QUALITY_SOURCE
-from gui.services.bounded_http import words_of
+from gui.core.words import message_of
 from gui.services.download import Download, DownloadProgress, pending_downloads
 from gui.services.hub import HubClient, HubListing, parse_repo_id
 from gui.services.quant_table import QuantRow, QuantSource, quant_rows
@@ -377,7 +377,7 @@ class ModelsTab(QWidget):
                 try:
                     found.append((remote, self.client.read_header(remote)))
                 except Exception as exc:  # one unreadable file must not hide the others
-                    unread.append((remote.name, words_of(exc)))
+                    unread.append((remote.name, message_of(exc)))
             return found, listing.notes, unread
 
         self._run(job, self._listed)
