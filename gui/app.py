@@ -20,6 +20,8 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from gui.core.cards import Card
     from gui.services.bundle import Services
 
@@ -154,7 +156,7 @@ def set_identity(app: Any) -> None:
 
 def build_services(
     models_dir: Path,
-    simulate: Card | None = None,
+    simulate: Card | Sequence[Card] | None = None,
     *,
     engine: Any = None,
     nvml: Any = None,
@@ -163,7 +165,8 @@ def build_services(
     hub: Any = None,
     journey: Any = None,
 ) -> Services:
-    """Every service the window uses, built once, here. Tests pass their own engine, NVML, stores or hub."""
+    """Every service the window uses, built once, here. Tests pass their own engine, NVML, stores or hub.
+    ``simulate``: the simulated card, or cards (GPU 0, 1, ... in that order), planned for and watched."""
     from gui.core.simulated_gpu import SimulatedGpu
     from gui.services.bundle import GpuServices, Services, doctor_checks
     from gui.services.engine_client import EngineClient
@@ -176,7 +179,10 @@ def build_services(
 
     settings = store or SettingsStore()
     extra = [Path(f) for f in settings.model_folders if Path(f) != models_dir]
-    simulated = SimulatedSource([SimulatedGpu(simulate.key)]) if simulate is not None else None
+    from gui.core import cards as catalog
+
+    cards = (simulate,) if isinstance(simulate, catalog.Card) else tuple(simulate or ())
+    simulated = SimulatedSource([SimulatedGpu(c.key, index=i) for i, c in enumerate(cards)]) if cards else None
     gpu = GpuServices.create(simulated, nvml=nvml)
     return Services(
         models_dir=models_dir,
@@ -187,12 +193,12 @@ def build_services(
         settings=settings,
         hub=hub or HubClient(),
         journey=journey or JourneyStore(),
-        simulated=simulate,
-        doctor=partial(doctor_checks, simulated=simulate, nvml=gpu.nvml),
+        simulated=cards,
+        doctor=partial(doctor_checks, simulated=cards[0] if cards else None, nvml=gpu.nvml),
     )
 
 
-def run_gui(args: argparse.Namespace, settings: Any, models_dir: Path, simulate: Card | None = None) -> int:
+def run_gui(args: argparse.Namespace, settings: Any, models_dir: Path, simulate: Sequence[Card] = ()) -> int:
     _prepare_environment(offscreen=args.screenshot is not None)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     import qasync

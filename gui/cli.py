@@ -21,7 +21,7 @@ from gui.commands.flags import (
     add_sizing_flags,
     add_spec_flags,
     settings_from_args,
-    simulated_card,
+    simulated_cards,
 )
 from gui.core.protocol import MAX_TOKENS
 
@@ -54,7 +54,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--model", type=Path, default=None, metavar="FILE", help="select this model at start")
     parser.add_argument("--load", action="store_true", help="load the selected model at start")
     parser.add_argument("--prompt", default=None, metavar="TEXT", help="send this message once loaded")
-    add_simulate_flag(parser, "run against a simulated GPU, labelled as such")
+    add_simulate_flag(parser, "run against a simulated GPU, labelled as such", several=True)
     parser.add_argument("--tab", choices=TABS, default="chat", help="the tab shown at start")
     parser.add_argument("--screenshot", type=Path, default=None, metavar="PATH",
                         help="render the window offscreen once start-up work settles, save a PNG, exit")  # fmt: skip
@@ -194,7 +194,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 0
         from gui.app import run_gui
 
-        return run_gui(args, settings_from_args(args), args.models or default_models_dir(), simulated_card(args))
+        return run_gui(args, settings_from_args(args), args.models or default_models_dir(), simulated_cards(args))
     except ValueError as exc:
         parser.exit(2, f"tightfit: error: {exc}\n")
     except KeyboardInterrupt:

@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from gui.core.cards import CARDS, Card, UnknownCardError, find_card
-from gui.core.params import LOAD_SPECS, LoadSettings, default_settings
+from gui.core.params import LOAD_SPECS, MAX_DEVICES, LoadSettings, default_settings
 from gui.core.protocol import Sampling
 from gui.core.specs import BoolSpec, ChoiceSpec, FloatSpec, IntSpec, Spec, parse_value_list, specs_of
 
@@ -59,9 +59,31 @@ def sampling_from_args(args: argparse.Namespace) -> Sampling:
     return Sampling(**given_values(args, specs_of(Sampling))).validated()
 
 
-def add_simulate_flag(parser: Any, purpose: str) -> None:
-    """`--simulate CARD`, the same for every command: ``purpose`` says what the card is for there."""
-    parser.add_argument("--simulate", default=None, metavar="CARD", help=f"{purpose} ({', '.join(CARDS)})")
+def add_simulate_flag(parser: Any, purpose: str, *, several: bool = False) -> None:
+    """`--simulate CARD`, the same for every command: ``purpose`` says what the card is for there; with
+    ``several`` it may be given more than once, one simulated card each (GPU 0, 1, ... in that order)."""
+    if several:
+        parser.add_argument(
+            "--simulate",
+            action="append",
+            default=None,
+            metavar="CARD",
+            help=f"{purpose}; give it again for several cards, e.g. --simulate p40 --simulate p40 ({', '.join(CARDS)})",
+        )
+    else:
+        parser.add_argument("--simulate", default=None, metavar="CARD", help=f"{purpose} ({', '.join(CARDS)})")
+
+
+def simulated_cards(args: argparse.Namespace) -> tuple[Card, ...]:
+    """The cards a repeatable `--simulate` named, in order (at most MAX_DEVICES); an unknown one is a
+    ValueError with the known cards."""
+    names = args.simulate or []
+    if len(names) > MAX_DEVICES:
+        raise ValueError(f"--simulate: at most {MAX_DEVICES} cards (got {len(names)})")
+    try:
+        return tuple(find_card(name) for name in names)
+    except UnknownCardError as exc:
+        raise ValueError(str(exc)) from exc
 
 
 def simulated_card(args: argparse.Namespace) -> Card | None:

@@ -119,7 +119,7 @@ class Services:
     settings: SettingsStore
     hub: HubClient
     journey: JourneyStore  # every load, reply speed and benchmark row, for the Journey tab
-    simulated: Card | None = None  # --simulate: planned for and watched, always labelled
+    simulated: tuple[Card, ...] = ()  # --simulate (once per card): planned for and watched, always labelled
     measure_ram: Callable[[], float | None] = measure_ram_bandwidth_gbs
     # Every check of the Doctor for a request (blocking: NVML, sysfs, nvcc, pkexec; off the UI thread).
     doctor: Callable[[DoctorRequest], tuple[Check, ...]] = _no_doctor

@@ -153,8 +153,8 @@ class MainWindow(QMainWindow):
         self.gpus: list[GpuInfo] = []  # NVML's, once detection finished
         self.driver_version: str | None = None
         title = f"Tightfit {__version__}"
-        if simulate is not None:
-            title += tr(" — SIMULATED {card}").format(card=simulate.name)
+        if simulate:
+            title += tr(" — SIMULATED {card}").format(card=" + ".join(c.name for c in simulate))
         self.setWindowTitle(title)
         self.resize(_first_size(self))
         self.bridge = EngineBridge(services.engine, self)
@@ -259,7 +259,7 @@ class MainWindow(QMainWindow):
         self.monitor = MonitorView(services.gpu, parent=self)
         self.tabs = QTabWidget(self)
         self.tabs.addTab(chat_box, tr("&Chat"))
-        self.tabs.addTab(self.monitor, tr("&Monitor (SIMULATED)") if simulate is not None else tr("&Monitor"))
+        self.tabs.addTab(self.monitor, tr("&Monitor (SIMULATED)") if simulate else tr("&Monitor"))
         self.models_tab = ModelsTab(models_dir, services.hub, parent=self)
         self.tabs.addTab(self.models_tab, tr("&Quants"))
         self.doctor = DoctorView(self)
@@ -275,7 +275,7 @@ class MainWindow(QMainWindow):
         self.tune_pages = QTabWidget(self)  # benchmarks of settings, and the power-cap sweep
         self.tune_pages.addTab(self.tune, tr("Benchmarks"))
         self.tune_pages.addTab(
-            self.power_sweep, tr("Power caps (SIMULATED)") if simulate is not None else tr("Power caps")
+            self.power_sweep, tr("Power caps (SIMULATED)") if simulate else tr("Power caps")
         )
         self.tabs.addTab(self.tune_pages, tr("Tune"))
         self.serve_panel = ServePanel(self)
@@ -921,8 +921,8 @@ class MainWindow(QMainWindow):
         )
         gen, prompt = self._last_speeds if same and self._last_speeds is not None else (None, None)
         card = self.gpus[0].name if self.gpus else None
-        if card is None and self.simulate is not None:
-            card = f"{self.simulate.name} (SIMULATED)"
+        if card is None and self.simulate:
+            card = f"{self.simulate[0].name} (SIMULATED)"
         return CardFacts(
             card_name=card,
             driver=self.driver_version,
@@ -974,7 +974,7 @@ class MainWindow(QMainWindow):
 
     def _memory_key(self, device: str) -> str | None:
         build = self.session.state.build
-        driver = "simulated" if self.simulate is not None else self.driver_version
+        driver = "simulated" if self.simulate else self.driver_version
         return correction_key(device, driver, build.describe()) if build is not None else None
 
     def _apply_corrections(self) -> None:

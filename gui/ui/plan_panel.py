@@ -117,9 +117,9 @@ class PlanPanel(QWidget):
     auto_fit_requested = Signal()
     verify_requested = Signal()
 
-    def __init__(self, parent: QWidget | None = None, simulated: Card | None = None) -> None:
+    def __init__(self, parent: QWidget | None = None, simulated: Card | tuple[Card, ...] = ()) -> None:
         super().__init__(parent)
-        self.simulated = simulated
+        self.simulated = (simulated,) if isinstance(simulated, Card) else simulated  # GPU 0, 1, ... in order
         self.targets: list[Target] = []
         self._user_chose = False  # once the user picks a target, refreshes keep it
         # What the running engine was built for: None until it says hello. A build without GPU offload runs
@@ -223,18 +223,19 @@ class PlanPanel(QWidget):
     def set_targets(self, gpus: list[GpuInfo], why_none: str) -> None:
         simulated = self.simulated
         targets: list[Target] = []
-        if simulated is not None:
-            label = tr("SIMULATED {card}").format(card=simulated.name)
-            targets.append(
-                Target(f"sim:{simulated.key}", label, (device_from_card(simulated, name=label),), False, True)
-            )
+        if simulated:
+            names = [tr("SIMULATED {card}").format(card=card.name) for card in simulated]
+            label = tr("SIMULATED {card}").format(card=" + ".join(card.name for card in simulated))
+            devices = tuple(device_from_card(card, name=name) for card, name in zip(simulated, names, strict=True))
+            key = "sim:" + "+".join(card.key for card in simulated)
+            targets.append(Target(key, label, devices, False, True))
         if gpus:
             devices = tuple(device_from_gpu(g) for g in gpus)
             label = tr("{cards} (measured)").format(cards=", ".join(d.name for d in devices))
             targets.append(Target("detected", label, devices, True))
         # Without a card, the plan is for what will run: this machine's CPU and RAM. A card it does not
         # have is a question the user asks.
-        here = tr("This machine: CPU only") if not gpus and simulated is None else tr("CPU only (no GPU offload)")
+        here = tr("This machine: CPU only") if not gpus and not simulated else tr("CPU only (no GPU offload)")
         targets.append(Target(CPU_ONLY, here, (), False))
         targets += [
             Target(k, tr("What if I had a {card}?").format(card=c.name), (device_from_card(c),), False)
