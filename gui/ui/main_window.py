@@ -274,9 +274,7 @@ class MainWindow(QMainWindow):
         self.power_sweep = PowerSweepView(self)
         self.tune_pages = QTabWidget(self)  # benchmarks of settings, and the power-cap sweep
         self.tune_pages.addTab(self.tune, tr("Benchmarks"))
-        self.tune_pages.addTab(
-            self.power_sweep, tr("Power caps (SIMULATED)") if simulate else tr("Power caps")
-        )
+        self.tune_pages.addTab(self.power_sweep, tr("Power caps (SIMULATED)") if simulate else tr("Power caps"))
         self.tabs.addTab(self.tune_pages, tr("Tune"))
         self.serve_panel = ServePanel(self)
         self.tabs.addTab(self.serve_panel, tr("Ser&ve"))
@@ -1350,7 +1348,7 @@ class MainWindow(QMainWindow):
         """Every view of the load follows the one state: status line, progress, buttons, engine label."""
         if state.build is not None and state.build is not before.build:
             self._cannot_start = False
-            self.engine_label.setText(tr("Engine: {build}").format(build=state.build.describe()))
+            self.engine_label.setText(tr("Engine: {build}").format(build=core_text("engine", state.build.describe())))
             self.engine_label.setToolTip(plain_tip(state.build.system_info + "\n\n" + tr("Click to open the Doctor.")))
             self.plan_panel.set_engine_offload(state.build.gpu_offload)
             self._apply_corrections()  # they are kept per engine build
