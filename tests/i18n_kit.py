@@ -61,6 +61,7 @@ def chinese(qapp: QApplication) -> Iterator[None]:
 ALLOWED = re.compile(
     r"""
     --?[a-z][a-z0-9-]*                             # a llama.cpp or tightfit flag
+    | \b[A-Z][A-Z0-9_]*\s=\s\d                     # a feature in llama.cpp's system info (OPENMP = 1)
     | \b[a-z][a-z-]*=[\w.,-]+                       # a sweep grid's setting by its flag's name (threads=1,2)
     | https?://[^\s；，）]+                           # a web address
     | Authorization:\sBearer\s\w+                  # an HTTP header, as a request carries it

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
 
 from gui.core.params import LoadSettings
 from gui.core.preferences import LANGUAGE
+from gui.core.protocol import EngineBuild
 from gui.services.settings_store import SettingsStore
 from gui.ui.i18n import LanguageBox, Tr, compiled, install_language, resolve, source_path
 from tests.fake_engine import FakeEngine
@@ -128,6 +129,7 @@ VIEWS = (
     "power_sweep",
     "serve_panel",
     "monitor",
+    "statusBar",  # the engine line, the theme and language boxes, messages
 )
 
 
@@ -137,8 +139,20 @@ def test_the_allow_list_lets_names_and_units_through_and_catches_english() -> No
     assert english_words("Load the model") == ["Load", "the", "model"]
 
 
+# The engine as the installed llama-cpp-python 0.3.36 describes itself (llama_print_system_info on an AVX-512 CPU).
+REAL_BUILD = EngineBuild(
+    backend="CPU",
+    gpu_offload=False,
+    llama_cpp_python="0.3.36",
+    system_info="CPU : SSE3 = 1 | SSSE3 = 1 | AVX = 1 | AVX_VNNI = 1 | AVX2 = 1 | F16C = 1 | FMA = 1 | BMI2 = 1 | "
+    "AVX512 = 1 | AVX512_VBMI = 1 | AVX512_VNNI = 1 | AVX512_BF16 = 1 | LLAMAFILE = 1 | OPENMP = 1 | REPACK = 1 |",
+)
+
+
 def test_the_window_in_chinese_shows_no_english_in_the_views_done(qtbot, demo_model: Path, chinese: None) -> None:
-    win = open_window(qtbot, demo_model.parent, demo_model, LoadSettings(n_threads=2, n_ctx=1024), engine=FakeEngine())
+    win = open_window(
+        qtbot, demo_model.parent, demo_model, LoadSettings(n_threads=2, n_ctx=1024), engine=FakeEngine(build=REAL_BUILD)
+    )
     for tabs in win.findChildren(QTabWidget):
         for index in range(tabs.count()):  # every tab and page opened once
             tabs.setCurrentIndex(index)
@@ -149,7 +163,8 @@ def test_the_window_in_chinese_shows_no_english_in_the_views_done(qtbot, demo_mo
             for tabs in win.findChildren(QTabWidget):
                 found += [f"tab: {t!r}" for t in (tabs.tabText(i) for i in range(tabs.count())) if english_words(t)]
             continue
-        found += [f"{name}: {line}" for line in untranslated(getattr(win, name))]
+        view = getattr(win, name)
+        found += [f"{name}: {line}" for line in untranslated(view() if name == "statusBar" else view)]
     assert found == [], "\n".join(found)
 
 
