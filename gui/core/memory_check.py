@@ -14,6 +14,8 @@ import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from gui.core.words import words
+
 __all__ = [
     "KEEP_LOADS",
     "Correction",
@@ -45,14 +47,27 @@ class MemoryCheck:
         return 100.0 * self.difference_mib / self.planned_mib if self.planned_mib > 0 else 0.0
 
     def describe(self) -> str:
-        what = "the simulated card reports" if self.simulated else "the driver reports"
-        text = (
-            f"Measured after loading: {what} {self.measured_mib:,.0f} MiB for the engine on {self.device} "
-            f"(planned {self.planned_mib:,.0f} MiB: {self.difference_mib:+,.0f} MiB, {self.difference_pct:+.1f}%)"
+        """One sentence (gui/core/words.py: the window translates it with ``core_text``)."""
+        figures = {
+            "what": words("the simulated card reports") if self.simulated else words("the driver reports"),
+            "measured": f"{self.measured_mib:,.0f}",
+            "device": self.device,
+            "planned": f"{self.planned_mib:,.0f}",
+            "difference": f"{self.difference_mib:+,.0f}",
+            "pct": f"{self.difference_pct:+.1f}",
+        }
+        if self.llama_mib is None:
+            return words(
+                "Measured after loading: {what} {measured} MiB for the engine on {device} "
+                "(planned {planned} MiB: {difference} MiB, {pct}%).",
+                **figures,
+            )
+        return words(
+            "Measured after loading: {what} {measured} MiB for the engine on {device} "
+            "(planned {planned} MiB: {difference} MiB, {pct}%); llama.cpp's own buffers there: {llama} MiB.",
+            **figures,
+            llama=f"{self.llama_mib:,.0f}",
         )
-        if self.llama_mib is not None:
-            text += f"; llama.cpp's own buffers there: {self.llama_mib:,.0f} MiB"
-        return text + "."
 
 
 @dataclass(frozen=True)
@@ -61,8 +76,9 @@ class Correction:
     loads: int
 
     def describe(self) -> str:
-        loads = "1 load" if self.loads == 1 else f"{self.loads} loads"
-        return f"corrected by {self.mib:+,.0f} MiB from {loads} on this card"
+        """One phrase (gui/core/words.py: the window translates it with ``core_text``)."""
+        loads = words("1 load") if self.loads == 1 else words("{n} loads", n=self.loads)
+        return words("corrected by {mib} MiB from {loads} on this card", mib=f"{self.mib:+,.0f}", loads=loads)
 
 
 def correction_key(card: str, driver: str | None, build: str) -> str:

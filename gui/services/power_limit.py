@@ -34,18 +34,25 @@ from typing import Literal
 
 from gui.core.gpu_sample import GpuSample
 from gui.core.simulated_gpu import SimulatedGpu
+from gui.core.words import Words, joined, message_of, words
 from gui.services.desktop import packaging_dir
 from gui.services.nvml import Nvml
 
 __all__ = [
     "HELPER_EXIT_CODES",
     "HELPER_PATH",
+    "NO_GPU_TO_CAP",
+    "NO_READING",
+    "OUTCOME_WORDS",
     "Decision",
     "Outcome",
     "PowerLimiter",
     "PowerResult",
     "RunOutput",
     "Via",
+    "all_words",
+    "click_words",
+    "not_run",
 ]
 
 HELPER_PATH = Path("/usr/libexec/tightfit-power-helper")
@@ -58,7 +65,7 @@ SUDO_REFUSED = 1  # sudo -n: a password would be needed, or the rule does not al
 SETUP_SECTION = "Without a polkit agent: sudo -n"
 # The helper, its polkit policy and the boot unit, as shipped with Tightfit.
 PACKAGING_DIR = packaging_dir()  # in a checkout, packaging/; in an installed copy, the package's own copy
-SETUP_HINT = f'packaging/README.md, section "{SETUP_SECTION}"'
+SETUP_HINT = words('packaging/README.md, section "{section}"', section=SETUP_SECTION)
 
 
 class Outcome(StrEnum):
@@ -75,6 +82,24 @@ class Outcome(StrEnum):
     TIMED_OUT = "timed out"
     FAILED = "failed"
 
+
+# Each outcome in words, as the window says it (an Outcome's value is the English the reports keep).
+OUTCOME_WORDS: dict[Outcome, Words] = {
+    Outcome.APPLIED: words("applied"),
+    Outcome.CLAMPED: words("clamped"),
+    Outcome.CANCELLED: words("cancelled"),
+    Outcome.NO_PERMISSION: words("no permission"),
+    Outcome.NOT_SUPPORTED: words("not supported"),
+    Outcome.HELPER_MISSING: words("helper missing"),
+    Outcome.NO_SUCH_GPU: words("no such GPU"),
+    Outcome.OUT_OF_RANGE: words("out of range"),
+    Outcome.BAD_ARGUMENTS: words("bad arguments"),
+    Outcome.DRIVER_UNAVAILABLE: words("driver unavailable"),
+    Outcome.TIMED_OUT: words("timed out"),
+    Outcome.FAILED: words("failed"),
+}
+NO_READING = words("there is no reading of this GPU yet")
+NO_GPU_TO_CAP = words("there is no GPU to cap")
 
 # The helper's documented exit codes (see its docstring); 0 is APPLIED or CLAMPED after reading back.
 HELPER_EXIT_CODES: dict[int, Outcome] = {
@@ -183,14 +208,23 @@ class PowerLimiter:
         if self.simulated:
             return ""
         if not os.access(self.helper, os.X_OK):
-            return (
-                f"The power cap needs its small helper, which is not installed at {self.helper}. Install it once "
-                f"(from {PACKAGING_DIR}): sudo install -m 0755 -o root -g root tightfit-power-helper {self.helper} "
-                "&& sudo install -m 0644 org.tightfit.power-limit.policy /usr/share/polkit-1/actions/ — "
-                f"then the cap asks for your password once. Details: {SETUP_HINT}."
+            install = (
+                f"sudo install -m 0755 -o root -g root tightfit-power-helper {self.helper} "
+                "&& sudo install -m 0644 org.tightfit.power-limit.policy /usr/share/polkit-1/actions/"
+            )
+            return words(
+                "The power cap needs its small helper, which is not installed at {helper}. Install it once "
+                "(from {folder}): {command} — then the cap asks for your password once. Details: {hint}.",
+                helper=str(self.helper),
+                folder=str(PACKAGING_DIR),
+                command=install,
+                hint=SETUP_HINT,
             )
         if not self._attempts(0, 0):
-            return f"Neither pkexec nor sudo is installed, so nothing can run the helper as root (see {SETUP_HINT})."
+            return words(
+                "Neither pkexec nor sudo is installed, so nothing can run the helper as root (see {hint}).",
+                hint=SETUP_HINT,
+            )
         return ""
 
     # --- deciding ---------------------------------------------------------------------------------
@@ -198,37 +232,43 @@ class PowerLimiter:
     def check(self, target_w: float, sample: GpuSample | None) -> Decision:
         """Turn a requested cap into whole watts the card accepts, or refuse with the reason."""
         if sample is None:
-            return Decision(False, None, False, "there is no reading of this GPU yet")
+            return Decision(False, None, False, NO_READING)
         if sample.lost:
-            return Decision(False, None, False, "the GPU fell off the bus; a power limit cannot be set now")
+            return Decision(False, None, False, words("the GPU fell off the bus; a power limit cannot be set now"))
         if sample.power_min_w is None or sample.power_max_w is None:
-            why = sample.errors.get("power_min_w") or "the driver reports no power-limit range"
-            return Decision(False, None, False, f"this GPU's power limit cannot be changed ({why})")
+            why = sample.errors.get("power_min_w") or words("the driver reports no power-limit range")
+            return Decision(False, None, False, words("this GPU's power limit cannot be changed ({why})", why=why))
         if isinstance(target_w, bool) or not isinstance(target_w, int | float) or not math.isfinite(target_w):
-            return Decision(False, None, False, f"a power limit must be a number of watts (got {target_w!r})")
+            message = words("a power limit must be a number of watts (got {value})", value=repr(target_w))
+            return Decision(False, None, False, message)
         low, high = math.ceil(sample.power_min_w), math.floor(sample.power_max_w)
         watts = round(target_w)
+        target = f"{target_w:g}"
         if watts < low:
-            return Decision(True, low, True, f"{target_w:g} W is below this card's minimum; capping at {low} W")
+            message = words("{target} W is below this card's minimum; capping at {low} W", target=target, low=low)
+            return Decision(True, low, True, message)
         if watts > high:
-            return Decision(True, high, True, f"{target_w:g} W is above this card's maximum; capping at {high} W")
+            message = words("{target} W is above this card's maximum; capping at {high} W", target=target, high=high)
+            return Decision(True, high, True, message)
         if sample.power_limit_w is not None and round(sample.power_limit_w) == watts:
-            return Decision(True, watts, False, f"already capped at {watts} W")
-        return Decision(True, watts, watts != target_w, f"cap at {watts} W")
+            return Decision(True, watts, False, words("already capped at {watts} W", watts=watts))
+        return Decision(True, watts, watts != target_w, words("cap at {watts} W", watts=watts))
 
     # --- applying ---------------------------------------------------------------------------------
 
     def apply(self, index: int, watts: int) -> PowerResult:
         """Set GPU `index` to `watts` (whole watts, normally from `check`). Blocks: not on the UI thread."""
         if isinstance(index, bool) or not isinstance(index, int) or index < 0:
-            return PowerResult(Outcome.BAD_ARGUMENTS, -1, -1, None, f"GPU index must be a whole number (got {index!r})")
+            message = words("GPU index must be a whole number (got {value})", value=repr(index))
+            return PowerResult(Outcome.BAD_ARGUMENTS, -1, -1, None, message)
         if isinstance(watts, bool) or not isinstance(watts, int) or watts <= 0:
-            return PowerResult(Outcome.BAD_ARGUMENTS, index, -1, None, f"watts must be whole and positive ({watts!r})")
+            message = words("watts must be whole and positive ({value})", value=repr(watts))
+            return PowerResult(Outcome.BAD_ARGUMENTS, index, -1, None, message)
         simulator = self._simulators.get(index)
         if simulator is not None:
             applied = simulator.set_power_limit(watts)
             outcome = Outcome.APPLIED if applied == watts else Outcome.CLAMPED
-            message = f"simulated card capped at {applied:g} W"
+            message = words("simulated card capped at {watts} W", watts=f"{applied:g}")
             return PowerResult(outcome, index, watts, applied, message, via="simulator")
         return self._run_helper(index, watts)
 
@@ -239,8 +279,9 @@ class PowerLimiter:
             return _as_default(self.apply(index, round(simulator.default_limit_w)))
         limits = (self._nvml or Nvml()).power_limits(index)
         if limits.default_w is None:
-            why = limits.error or "the driver reports no default power limit"
-            return PowerResult(Outcome.NOT_SUPPORTED, index, -1, None, f"cannot restore the default: {why}")
+            why = limits.error or words("the driver reports no default power limit")
+            message = words("cannot restore the default: {why}", why=why)
+            return PowerResult(Outcome.NOT_SUPPORTED, index, -1, None, message)
         watts = round(limits.default_w)
         if limits.min_w is not None and limits.max_w is not None:  # a fractional default stays in range
             watts = min(max(watts, math.ceil(limits.min_w)), math.floor(limits.max_w))
@@ -271,30 +312,35 @@ class PowerLimiter:
 
     def _run_helper(self, index: int, watts: int) -> PowerResult:
         if not os.access(self.helper, os.X_OK):
-            return PowerResult(
-                Outcome.HELPER_MISSING, index, watts, None,
-                f"the power-limit helper is not installed at {self.helper} (see packaging/README.md)",
-            )  # fmt: skip
+            message = words(
+                "the power-limit helper is not installed at {helper} (see packaging/README.md)", helper=str(self.helper)
+            )
+            return PowerResult(Outcome.HELPER_MISSING, index, watts, None, message)
         attempts = self._attempts(index, watts)
         if not attempts:
-            wanted = {"auto": "neither pkexec nor sudo is", "pkexec": "pkexec is not", "sudo": "sudo is not"}
-            message = f"{wanted[self.method]} installed, so the power limit cannot be set without running as root"
-            return PowerResult(Outcome.NO_PERMISSION, index, watts, None, f"{message} (see {SETUP_HINT})")
-        pkexec_failed: str | None = None  # why pkexec could not ask, once it has been tried
+            return PowerResult(Outcome.NO_PERMISSION, index, watts, None, _nothing_to_run_as_root(self.method))
+        pkexec_failed: Words | None = None  # why pkexec could not ask, once it has been tried
         for via, argv in attempts:
             try:
                 done = self._runner(argv, self.timeout_s)
             except subprocess.TimeoutExpired:
                 # Not retried: the helper may have run, and a dialog may still be open.
-                message = f"no answer from {via} within {self.timeout_s:g} s; nothing was confirmed"
+                message = words(
+                    "no answer from {via} within {seconds} s; nothing was confirmed",
+                    via=via,
+                    seconds=f"{self.timeout_s:g}",
+                )
                 return PowerResult(Outcome.TIMED_OUT, index, watts, None, message, via=via)
             except OSError as exc:
                 if via == "pkexec":
-                    pkexec_failed = f"pkexec could not be run ({exc})"
+                    pkexec_failed = words("pkexec could not be run ({error})", error=str(exc))
                     continue
-                return PowerResult(Outcome.FAILED, index, watts, None, f"could not run {argv[0]}: {exc}", via=via)
+                message = words("could not run {program}: {error}", program=argv[0], error=str(exc))
+                return PowerResult(Outcome.FAILED, index, watts, None, message, via=via)
             if via == "pkexec" and done.returncode == PKEXEC_DISMISSED:
-                message = "the password dialog was dismissed; the power limit is unchanged (sudo -n was not tried)"
+                message = words(
+                    "the password dialog was dismissed; the power limit is unchanged (sudo -n was not tried)"
+                )
                 return PowerResult(Outcome.CANCELLED, index, watts, None, message, done.returncode, via)
             if via == "pkexec" and done.returncode == PKEXEC_FAILED:
                 pkexec_failed = _why_pkexec_failed(done.stderr)
@@ -302,28 +348,48 @@ class PowerLimiter:
             return _interpret(done, index, watts, via, pkexec_failed)
         # Only pkexec was tried, and it could not ask.
         if self.method == "pkexec":
-            why = "sudo -n was not tried (this limiter uses pkexec only)"
+            why = words("sudo -n was not tried (this limiter uses pkexec only)")
         else:
-            why = "sudo is not installed: run a polkit agent, or install sudo and add the sudoers rule for the helper"
-        message = f"{pkexec_failed}, and {why} (see {SETUP_HINT})"
+            why = words(
+                "sudo is not installed: run a polkit agent, or install sudo and add the sudoers rule for the helper"
+            )
+        message = words("{failed}, and {why} (see {hint})", failed=pkexec_failed or "", why=why, hint=SETUP_HINT)
         return PowerResult(Outcome.NO_PERMISSION, index, watts, None, message, PKEXEC_FAILED, "pkexec")
 
 
-def _why_pkexec_failed(stderr: str) -> str:
+def _nothing_to_run_as_root(method: Method) -> Words:
+    """Neither path this limiter may use is installed."""
+    if method == "pkexec":
+        return words(
+            "pkexec is not installed, so the power limit cannot be set without running as root (see {hint})",
+            hint=SETUP_HINT,
+        )
+    if method == "sudo":
+        return words(
+            "sudo is not installed, so the power limit cannot be set without running as root (see {hint})",
+            hint=SETUP_HINT,
+        )
+    return words(
+        "neither pkexec nor sudo is installed, so the power limit cannot be set without running as root (see {hint})",
+        hint=SETUP_HINT,
+    )
+
+
+def _why_pkexec_failed(stderr: str) -> Words:
     """pkexec exits 127 for every failure but a dismissal; the line it prints says which (polkit's pkexec.c)."""
     if "No authentication agent found" in stderr:
-        return "pkexec found no polkit authentication agent to ask for the password"
+        return words("pkexec found no polkit authentication agent to ask for the password")
     if "Not authorized" in stderr:
         # polkit 127's socket-activated polkit-agent-helper-1 fails PAM even for the right password.
-        return (
+        return words(
             "polkit did not authorise pkexec (a wrong password, a rule that says no, or polkit 127's "
             "socket-activated agent helper, which rejects even the right password)"
         )
     if "Error getting authority" in stderr or "Error checking for authorization" in stderr:
-        return "pkexec could not reach polkit (no polkit daemon or no system D-Bus)"
+        return words("pkexec could not reach polkit (no polkit daemon or no system D-Bus)")
     if "must be setuid root" in stderr:
-        return "pkexec is not setuid root here"
-    return f"pkexec failed ({_first_line(stderr) or 'exit status 127, no message'})"
+        return words("pkexec is not setuid root here")
+    return words("pkexec failed ({detail})", detail=_first_line(stderr) or words("exit status 127, no message"))
 
 
 def _interpret(done: RunOutput, index: int, watts: int, via: Via, pkexec_failed: str | None = None) -> PowerResult:
@@ -332,28 +398,52 @@ def _interpret(done: RunOutput, index: int, watts: int, via: Via, pkexec_failed:
     enforced_w = float(enforced) if isinstance(enforced, int | float) else None
     stderr = _last_line(done.stderr)
     code = done.returncode
-    path = f"via {via}" if pkexec_failed is None else f"via {via}; {pkexec_failed}"
+    path = (
+        words("via {via}", via=via)
+        if pkexec_failed is None
+        else words("via {via}; {failed}", via=via, failed=pkexec_failed)
+    )
 
     def result(outcome: Outcome, message: str) -> PowerResult:
         return PowerResult(outcome, index, watts, enforced_w, message, code, via)
 
     if code == 0:
         if enforced_w is not None and abs(enforced_w - watts) >= 0.5:
-            return result(Outcome.CLAMPED, f"asked for {watts} W; the driver enforces {enforced_w:g} W ({path})")
-        return result(Outcome.APPLIED, f"GPU {index} capped at {watts} W ({path})")
-    if code == SUDO_REFUSED and via == "sudo -n":
-        refused = f"sudo -n was refused ({stderr or 'no message'})"
-        if pkexec_failed is None:
-            return result(Outcome.NO_PERMISSION, f"{refused}: add the sudoers rule for the helper (see {SETUP_HINT})")
+            message = words(
+                "asked for {watts} W; the driver enforces {enforced} W ({path})",
+                watts=watts,
+                enforced=f"{enforced_w:g}",
+                path=path,
+            )
+            return result(Outcome.CLAMPED, message)
         return result(
-            Outcome.NO_PERMISSION,
-            f"{pkexec_failed}, and {refused}: run a polkit agent or add the sudoers rule for the helper "
-            f"(see {SETUP_HINT})",
+            Outcome.APPLIED, words("GPU {index} capped at {watts} W ({path})", index=index, watts=watts, path=path)
         )
+    if code == SUDO_REFUSED and via == "sudo -n":
+        refused = words("sudo -n was refused ({detail})", detail=stderr or words("no message"))
+        if pkexec_failed is None:
+            message = words(
+                "{refused}: add the sudoers rule for the helper (see {hint})", refused=refused, hint=SETUP_HINT
+            )
+            return result(Outcome.NO_PERMISSION, message)
+        message = words(
+            "{failed}, and {refused}: run a polkit agent or add the sudoers rule for the helper (see {hint})",
+            failed=pkexec_failed,
+            refused=refused,
+            hint=SETUP_HINT,
+        )
+        return result(Outcome.NO_PERMISSION, message)
     if code in HELPER_EXIT_CODES:
-        message = str(report.get("message") or stderr or HELPER_EXIT_CODES[code].value)
-        return result(HELPER_EXIT_CODES[code], f"{message} ({path})")
-    return result(Outcome.FAILED, f"the helper exited with status {code}: {stderr or 'no message'} ({path})")
+        said = report.get("message")
+        helper_said = str(said) if said else stderr or OUTCOME_WORDS[HELPER_EXIT_CODES[code]]
+        return result(HELPER_EXIT_CODES[code], words("{message} ({path})", message=helper_said, path=path))
+    message = words(
+        "the helper exited with status {code}: {detail} ({path})",
+        code=code,
+        detail=stderr or words("no message"),
+        path=path,
+    )
+    return result(Outcome.FAILED, message)
 
 
 def _last_json_line(text: str) -> dict[str, object]:
@@ -383,6 +473,60 @@ def _as_default(result: PowerResult) -> PowerResult:
     """The words of a restore: the card is back at its default, not "capped"."""
     if not result.ok:
         return result
-    watts = result.enforced_w if result.enforced_w is not None else result.requested_w
-    via = f" (via {result.via})" if result.via and result.via != "simulator" else ""
-    return dataclasses.replace(result, message=f"GPU {result.index} is back at its default limit, {watts:g} W{via}")
+    watts = f"{result.enforced_w if result.enforced_w is not None else result.requested_w:g}"
+    if result.via and result.via != "simulator":
+        message = words(
+            "GPU {index} is back at its default limit, {watts} W (via {via})",
+            index=result.index,
+            watts=watts,
+            via=result.via,
+        )
+    else:
+        message = words("GPU {index} is back at its default limit, {watts} W", index=result.index, watts=watts)
+    return dataclasses.replace(result, message=message)
+
+
+# --- what a click ended in, as the window says it -------------------------------------------------------
+
+
+def click_words(decision: Decision | None, result: PowerResult) -> tuple[Outcome, Words | str]:
+    """The outcome and message of one card's cap: a cap the card took, but not as typed, is clamped, and the
+    decision says why before the helper's answer."""
+    if result.ok and decision is not None and decision.clamped:
+        return Outcome.CLAMPED, joined("; ", (decision.message, result.message))
+    return result.outcome, result.message
+
+
+def all_words(
+    refused: Mapping[int, str], done: Sequence[tuple[int, Decision, PowerResult, float | None]]
+) -> tuple[Outcome, Words]:
+    """What "Cap all" ended in: one outcome (the first failure, else clamped where any card was, else applied)
+    and a line per GPU in GPU order — why a card was refused, or its outcome, the helper's answer and the
+    limit read back."""
+    parts = {index: words("GPU {index}: {message}", index=index, message=why) for index, why in refused.items()}
+    outcomes: list[Outcome] = [Outcome.FAILED] * len(refused)
+    for index, decision, result, enforced in done:
+        outcome, message = click_words(decision, result)
+        outcomes.append(outcome)
+        if enforced is None:
+            parts[index] = words(
+                "GPU {index}: {outcome}: {message}", index=index, outcome=OUTCOME_WORDS[outcome], message=message
+            )
+        else:
+            parts[index] = words(
+                "GPU {index}: {outcome}: {message} (read back {watts} W)",
+                index=index,
+                outcome=OUTCOME_WORDS[outcome],
+                message=message,
+                watts=f"{enforced:.0f}",
+            )
+    if not parts:
+        return Outcome.FAILED, NO_GPU_TO_CAP
+    failed = [o for o in outcomes if o not in (Outcome.APPLIED, Outcome.CLAMPED)]
+    overall = failed[0] if failed else Outcome.CLAMPED if Outcome.CLAMPED in outcomes else Outcome.APPLIED
+    return overall, joined("; ", (parts[index] for index in sorted(parts)))
+
+
+def not_run(exc: BaseException) -> Words:
+    """The helper's worker thread raised instead of answering."""
+    return words("the power helper could not run: {error}", error=message_of(exc))

@@ -33,6 +33,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import IO
 
+from gui.core.words import words
 from gui.services.power_limit import HELPER_PATH, PowerLimiter
 
 __all__ = ["READY", "Watchdog", "WatchdogError", "main"]
@@ -42,6 +43,7 @@ log = logging.getLogger(__name__)
 READY = "ready"
 POLL_S = 0.5
 READY_TIMEOUT_S = 30.0
+MAX_SAID = 200  # of a watchdog's unexpected first line, quoted in the error
 PACKAGE_ROOT = Path(__file__).resolve().parents[2]  # where `-m gui.services.power_restore` is found
 
 
@@ -93,7 +95,9 @@ class Watchdog:
             )
         except OSError as exc:
             token.unlink(missing_ok=True)
-            raise WatchdogError(f"could not start the watchdog that restores the power limit: {exc}") from exc
+            raise WatchdogError(
+                words("could not start the watchdog that restores the power limit: {error}", error=str(exc))
+            ) from exc
         finally:
             if log_file is not None:
                 log_file.close()
@@ -101,11 +105,19 @@ class Watchdog:
         line = watchdog._read_ready(ready_timeout_s)
         if line != READY:
             watchdog.release()
-            raise WatchdogError(
-                "the watchdog that restores the power limit did not start"
-                + (f" (it said {line!r})" if line else f" within {ready_timeout_s:g} s")
-                + "; the card was not changed"
-            )
+            if line:
+                why = words(
+                    "the watchdog that restores the power limit did not start (it said {line}); "
+                    "the card was not changed",
+                    line=repr(line[:MAX_SAID]),
+                )
+            else:
+                why = words(
+                    "the watchdog that restores the power limit did not start within {seconds} s; "
+                    "the card was not changed",
+                    seconds=f"{ready_timeout_s:g}",
+                )
+            raise WatchdogError(why)
         return watchdog
 
     def _read_ready(self, timeout_s: float) -> str:

@@ -40,6 +40,7 @@ from gui.core import protocol as p
 from gui.core.gpu_sample import GpuSample
 from gui.core.power_sweep import CapLimits, SweepResult, SweepRow, Window
 from gui.core.simulated_gpu import SimulatedGpu
+from gui.core.words import message_of, words
 from gui.services.engine_client import EngineUnavailable, WorkerExited
 from gui.services.power_limit import Outcome, PowerLimiter, PowerResult
 from gui.services.power_restore import Watchdog, WatchdogError
@@ -85,19 +86,34 @@ class Workload:
 
     def validated(self) -> Workload:
         if not math.isfinite(self.warmup_s) or self.warmup_s < 0:
-            raise ValueError(f"the warm-up must be zero or more seconds (got {self.warmup_s:g})")
+            raise ValueError(
+                words("the warm-up must be zero or more seconds (got {seconds})", seconds=f"{self.warmup_s:g}")
+            )
         if self.tokens is not None:
             if isinstance(self.tokens, bool) or not isinstance(self.tokens, int) or self.tokens < 1:
                 raise ValueError(
-                    f"the tokens measured at each cap must be a whole number of at least 1 ({self.tokens!r})"
+                    words(
+                        "the tokens measured at each cap must be a whole number of at least 1 ({value})",
+                        value=repr(self.tokens),
+                    )
                 )
         elif not math.isfinite(self.measure_s) or self.measure_s <= 0:
-            raise ValueError(f"the measured time at each cap must be more than 0 seconds (got {self.measure_s:g})")
+            raise ValueError(
+                words(
+                    "the measured time at each cap must be more than 0 seconds (got {seconds})",
+                    seconds=f"{self.measure_s:g}",
+                )
+            )
         return self
 
     def describe(self) -> str:
-        measured = f"{self.tokens} tokens" if self.tokens is not None else f"{self.measure_s:g} s"
-        return f"{self.warmup_s:g} s warm-up, then {measured} measured, at each cap"
+        if self.tokens is not None:
+            measured = words("{n} tokens", n=self.tokens)
+        else:
+            measured = words("{seconds} s", seconds=f"{self.measure_s:g}")
+        return words(
+            "{warmup} s warm-up, then {measured} measured, at each cap", warmup=f"{self.warmup_s:g}", measured=measured
+        )
 
     def estimate_s(self, caps: int, tok_s: float | None = None) -> float | None:
         """Roughly how long a sweep of `caps` caps takes (capping and reply gaps not counted); with a token
@@ -194,7 +210,7 @@ class PowerSweep:
         try:
             limits = CapLimits.from_sample(sample)
         except ValueError as exc:
-            raise SweepError(str(exc)) from exc
+            raise SweepError(message_of(exc)) from exc
         return sample, limits
 
     def default_caps(self) -> tuple[int, ...]:
@@ -217,8 +233,10 @@ class PowerSweep:
         sample, limits = self.read_card()
         chosen = core.check_caps(caps, limits) if caps is not None else core.default_caps(limits)
         if sample.power_limit_w is None:
-            why = sample.errors.get("power_limit_w") or "the driver does not report it"
-            raise SweepError(f"the card's enforced power limit cannot be read ({why}), so it could not be restored")
+            why = sample.errors.get("power_limit_w") or words("the driver does not report it")
+            raise SweepError(
+                words("the card's enforced power limit cannot be read ({why}), so it could not be restored", why=why)
+            )
         original = min(max(math.floor(sample.power_limit_w + 0.5), limits.min_w), limits.max_w)
         order = sorted(chosen, reverse=True)
         simulated = self.limiter.simulated
@@ -227,7 +245,7 @@ class PowerSweep:
             try:
                 watchdog = self._start_watchdog(self.index, original)
             except WatchdogError as exc:
-                raise SweepError(str(exc)) from exc
+                raise SweepError(message_of(exc)) from exc
         rows: list[SweepRow] = []
         reason = ""
         touched = False  # a cap was asked for: from then on the limit is restored, whatever happens
@@ -241,30 +259,32 @@ class PowerSweep:
                 touched = True
                 applied = self.limiter.apply(self.index, cap)
                 if not applied.ok:
-                    reason = f"could not cap at {cap} W: {applied.message}"
+                    reason = words("could not cap at {cap} W: {message}", cap=cap, message=applied.message)
                     break
                 reference = rows[0].engine_tok_s if rows and simulated else None
                 row = self._measure(cap, applied, position, len(order), on_progress, reference)
                 if row is None:
                     if not self._stop.is_set():
-                        reason = f"the decode workload ended before {cap} W was measured"
+                        reason = words("the decode workload ended before {cap} W was measured", cap=cap)
                     break
                 rows.append(row)
                 if on_row is not None:
                     on_row(row)
             if self._stop.is_set() and len(rows) < len(order) and not reason:
-                reason = "stopped"
+                reason = words("stopped")
         except EngineUnavailable as exc:
-            reason = f"the engine stopped: {exc}"
+            reason = words("the engine stopped: {error}", error=message_of(exc))
         except Exception as exc:
             log.exception("power sweep failed at %d W", order[len(rows)] if len(rows) < len(order) else 0)
-            reason = f"the sweep failed: {exc}"
+            reason = words("the sweep failed: {error}", error=message_of(exc))
         finally:
             self._set_load(0.0)
             if touched:
                 restored = self._restore(original)
             else:  # stopped before the first cap: no second password dialog for nothing
-                message = f"GPU {self.index} was not changed; it is still at {original} W"
+                message = words(
+                    "GPU {index} was not changed; it is still at {watts} W", index=self.index, watts=original
+                )
                 restored = PowerResult(Outcome.APPLIED, self.index, original, sample.power_limit_w, message)
             if watchdog is not None:
                 watchdog.release()
@@ -286,15 +306,25 @@ class PowerSweep:
             result = self.limiter.apply(self.index, watts)
         except Exception as exc:  # a restore that raises must not hide why the sweep ended
             log.exception("restoring GPU %d to %d W failed", self.index, watts)
-            return PowerResult(Outcome.FAILED, self.index, watts, None, f"restoring {watts} W failed: {exc}")
+            message = words("restoring {watts} W failed: {error}", watts=watts, error=message_of(exc))
+            return PowerResult(Outcome.FAILED, self.index, watts, None, message)
         if result.ok:
-            message = f"GPU {self.index} is back at {watts} W, its limit before the sweep"
             if result.via and result.via != "simulator":
-                message += f" (via {result.via})"
+                message = words(
+                    "GPU {index} is back at {watts} W, its limit before the sweep (via {via})",
+                    index=self.index,
+                    watts=watts,
+                    via=result.via,
+                )
+            else:
+                message = words(
+                    "GPU {index} is back at {watts} W, its limit before the sweep", index=self.index, watts=watts
+                )
             return PowerResult(
                 result.outcome, result.index, watts, result.enforced_w, message, result.exit_code, result.via
             )
-        return dataclasses.replace(result, message=f"the card could not be put back at {watts} W: {result.message}")
+        message = words("the card could not be put back at {watts} W: {message}", watts=watts, message=result.message)
+        return dataclasses.replace(result, message=message)
 
     def _default_watchdog(self, gpu: int, watts: int) -> Watchdog:
         return Watchdog.start(gpu, watts, helper=self.limiter.helper, method=self.limiter.method)
@@ -456,7 +486,9 @@ class EngineDecoder:
                 now = self._clock()
                 if event is None:
                     if now - heard > ENGINE_SILENCE_S:
-                        raise EngineUnavailable(f"the engine did not answer within {ENGINE_SILENCE_S:.0f} s")
+                        raise EngineUnavailable(
+                            words("the engine did not answer within {seconds} s", seconds=f"{ENGINE_SILENCE_S:.0f}")
+                        )
                     if not stopping and not keep_going(total):
                         self.client.stop(request)
                         stopping = True

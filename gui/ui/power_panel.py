@@ -24,9 +24,19 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWi
 
 from gui.core.gpu_sample import GpuSample
 from gui.core.preferences import CAP
-from gui.services.power_limit import Decision, Outcome, PowerLimiter, PowerResult
+from gui.services.power_limit import (
+    NO_READING,
+    OUTCOME_WORDS,
+    Decision,
+    Outcome,
+    PowerLimiter,
+    PowerResult,
+    all_words,
+    click_words,
+    not_run,
+)
 from gui.ui.background import Background
-from gui.ui.i18n import Tr
+from gui.ui.i18n import Tr, core_text
 from gui.ui.plain import plain_label
 from gui.ui.spec_widgets import int_box
 from gui.ui.theme import current_palette, follow_theme
@@ -35,26 +45,13 @@ __all__ = ["PowerPanel", "PowerReport"]
 
 ReadBack = Callable[[int], float | None]
 tr = Tr("power_panel")
-# The outcome words as the panel shows them (the reports keep Outcome's own English words).
-_OUTCOME_WORDS = {
-    Outcome.APPLIED: tr.mark("applied"),
-    Outcome.CLAMPED: tr.mark("clamped"),
-    Outcome.CANCELLED: tr.mark("cancelled"),
-    Outcome.NO_PERMISSION: tr.mark("no permission"),
-    Outcome.NOT_SUPPORTED: tr.mark("not supported"),
-    Outcome.HELPER_MISSING: tr.mark("helper missing"),
-    Outcome.NO_SUCH_GPU: tr.mark("no such GPU"),
-    Outcome.OUT_OF_RANGE: tr.mark("out of range"),
-    Outcome.BAD_ARGUMENTS: tr.mark("bad arguments"),
-    Outcome.DRIVER_UNAVAILABLE: tr.mark("driver unavailable"),
-    Outcome.TIMED_OUT: tr.mark("timed out"),
-    Outcome.FAILED: tr.mark("failed"),
-}
 
 
 @dataclass(frozen=True)
 class PowerReport:
-    """What one click ended in: the outcome word, the message shown, and the limit read back."""
+    """What one click ended in: the outcome word, the message shown (the English sentences of
+    gui/services/power_limit.py, said in the window's language where the panel shows them), and the limit
+    read back."""
 
     outcome: Outcome
     message: str
@@ -224,10 +221,8 @@ class PowerPanel(QWidget):
             else:
                 refused[index] = decision.message
         if not planned:
-            words = "; ".join(
-                tr("GPU {index}: {message}").format(index=index, message=why) for index, why in refused.items()
-            )
-            self._report(PowerReport(Outcome.FAILED, words or tr("there is no GPU to cap"), None, None))
+            outcome, message = all_words(refused, [])
+            self._report(PowerReport(outcome, message, None, None))
             return
         self._busy = True
         self._update_enabled()
@@ -250,34 +245,20 @@ class PowerPanel(QWidget):
     ) -> None:
         self._busy = False
         self._update_enabled()
-        parts = {index: tr("GPU {index}: {message}").format(index=index, message=why) for index, why in refused.items()}
-        outcomes: list[Outcome] = [Outcome.FAILED] * len(refused)
         acting = self._sample.index if self._sample is not None else None
         enforced_here: float | None = None
         result_here: PowerResult | None = None
-        for index, decision, result, enforced in done:
-            outcome, message = result.outcome, result.message
-            if result.ok and decision.clamped:
-                outcome, message = Outcome.CLAMPED, f"{decision.message}; {result.message}"
-            outcomes.append(outcome)
-            words = tr("GPU {index}: {outcome}: {message}").format(
-                index=index, outcome=tr(_OUTCOME_WORDS[outcome]), message=message
-            )
-            if enforced is not None:
-                words += tr(" (read back {watts} W)").format(watts=f"{enforced:.0f}")
-            parts[index] = words
-            if index == acting:
+        for index, _decision, result, enforced in done:
+            if index == acting:  # the panel's own GPU: its limit label shows what it reads back
                 enforced_here, result_here = enforced, result
-        failed = [o for o in outcomes if o not in (Outcome.APPLIED, Outcome.CLAMPED)]
-        overall = failed[0] if failed else Outcome.CLAMPED if Outcome.CLAMPED in outcomes else Outcome.APPLIED
-        message = "; ".join(parts[index] for index in sorted(parts))
+        overall, message = all_words(refused, done)
         results = tuple(result for _index, _decision, result, _enforced in done)
         self._report(PowerReport(overall, message, enforced_here, result_here, results))
 
     def restore_default(self) -> None:
         sample = self._sample
         if sample is None:
-            self._report(PowerReport(Outcome.FAILED, tr("there is no reading of this GPU yet"), None, None))
+            self._report(PowerReport(Outcome.FAILED, NO_READING, None, None))
             return
         index = sample.index
         self._run(lambda: self.limiter.restore_default(index), index, None)
@@ -299,17 +280,12 @@ class PowerPanel(QWidget):
     def _on_error(self, exc: Exception) -> None:
         self._busy = False
         self._update_enabled()
-        self._report(
-            PowerReport(Outcome.FAILED, tr("the power helper could not run: {error}").format(error=exc), None, None)
-        )
+        self._report(PowerReport(Outcome.FAILED, not_run(exc), None, None))
 
     def _on_done(self, result: PowerResult, enforced: float | None, decision: Decision | None) -> None:
         self._busy = False
         self._update_enabled()
-        outcome, message = result.outcome, result.message
-        if result.ok and decision is not None and decision.clamped:
-            outcome = Outcome.CLAMPED  # the card took it, but not what was typed
-            message = f"{decision.message}; {result.message}"
+        outcome, message = click_words(decision, result)  # clamped: the card took it, but not what was typed
         self._report(PowerReport(outcome, message, enforced, result))
 
     def _report(self, report: PowerReport) -> None:
@@ -322,19 +298,29 @@ class PowerPanel(QWidget):
     # --- looks --------------------------------------------------------------------------------------
 
     def _show(self, outcome: Outcome | None, message: str) -> None:
+        """The outcome line: ``message`` is a sentence of gui/services (said here in the window's language) or
+        the panel's own, already translated."""
         self._shown = (outcome, message)
         palette = current_palette()
         colour = {None: palette.muted, Outcome.APPLIED: palette.ok, Outcome.CLAMPED: palette.warn}.get(
             outcome, palette.error
         )
-        words = f"<b>{_escape(tr(_OUTCOME_WORDS[outcome]))}</b>: " if outcome is not None else ""
-        self.outcome_label.setText(f"<span style='color:{colour}'>{words}{_escape(message)}</span>")
+        said = _escape(_said(message))
+        if outcome is not None:
+            said = _outcome_said(f"<b>{_escape(_outcome_word(outcome))}</b>", said)
+        self.outcome_label.setText(f"<span style='color:{colour}'>{said}</span>")
         self.outcome_label.setVisible(bool(message))
 
     def outcome_text(self) -> str:
-        """The outcome line as plain text (for tests and accessibility)."""
+        """The last report as plain text, in the English the reports keep (for logs and tests)."""
         report = self.last_report
         return f"{report.outcome.value}: {report.message}" if report is not None else ""
+
+    def outcome_line(self) -> str:
+        """The outcome line as plain text, in the window's language (as shown; for accessibility and for
+        saying a report elsewhere in the window)."""
+        outcome, message = self._shown
+        return _said(message) if outcome is None else _outcome_said(_outcome_word(outcome), _said(message))
 
     def _clamped(self, typed: int, watts: int) -> None:
         if self.several:
@@ -363,6 +349,19 @@ class PowerPanel(QWidget):
         self.restore_button.setEnabled(usable)
         any_usable = any(not s.lost for s in self._samples.values()) and not self._busy and not self._locked
         self.cap_all_button.setEnabled(any_usable)
+
+
+def _outcome_word(outcome: Outcome) -> str:
+    return core_text("power_panel", OUTCOME_WORDS[outcome])
+
+
+def _outcome_said(outcome: str, message: str) -> str:
+    return tr("{outcome}: {message}").format(outcome=outcome, message=message)
+
+
+def _said(message: str) -> str:
+    """A message of gui/services in the window's language (the panel's own are translated already)."""
+    return core_text("power_panel", message)
 
 
 def _escape(text: str) -> str:

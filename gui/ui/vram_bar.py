@@ -101,7 +101,7 @@ class VramBar(QWidget):
         self.setMouseTracking(True)
         self.setMinimumHeight(46)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
-        self.setAccessibleName("VRAM budget")
+        self.setAccessibleName(tr("VRAM budget"))
         follow_theme(self, lambda _palette: self.update())
 
     def sizeHint(self) -> QSize:
