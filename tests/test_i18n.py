@@ -58,7 +58,8 @@ def test_translations_keep_placeholders_tags_and_shortcut_keys() -> None:
             if re.search(r"&[A-Za-z]", message.source):
                 # A Chinese label keeps its key as "(&C)", the way Chinese Qt programs write it.
                 assert re.search(r"\(&[A-Z]\)", form), (message.source, form)
-            assert not (form.strip() == message.source.strip() and re.search(r"[a-z]{4}", form)), form
+            words_in = re.sub(r"\{[a-z_0-9]*\}", "", form)  # a translation of placeholders alone may equal its source
+            assert not (form.strip() == message.source.strip() and re.search(r"[a-z]{4}", words_in)), form
     plural = [e for e in entries.values() if e.message.numerus]
     assert plural and all(len(e.translation) == 1 for e in plural), "Chinese has one plural form"
     english = extract.read_ts(source_path("en"))

@@ -121,9 +121,9 @@ def test_the_power_sweep_recommends_in_chinese(qtbot, chinese: None) -> None:
     assert view.table.item(0, 2).text() == "最佳"
     # What applying it did follows the recommendation, which stays whole.
     view.say_applied("已应用")
-    assert view.recommendation.text() == f"{said} — 已应用"
+    assert view.recommendation.text() == f"{said}——已应用"
     view.say_applied("又一次")
-    assert view.recommendation.text() == f"{said} — 又一次"
+    assert view.recommendation.text() == f"{said}——又一次"
     # A list the card cannot take is refused in the window's language.
     view.caps.setText("200, abc")
     assert view.summary.text() == "'abc' 不是瓦数：请列出整数瓦数，例如 150,175,200 或 150-250/25"

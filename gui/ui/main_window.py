@@ -763,7 +763,8 @@ class MainWindow(QMainWindow):
 
     def _power_sweep_failed(self, message: str) -> None:
         self._power_sweep_ended()
-        self.power_sweep.say(tr("The power sweep did not start: {reason}").format(reason=message))
+        reason = core_text("power_sweep", message)
+        self.power_sweep.say(tr("The power sweep did not start: {reason}").format(reason=reason))
         self.power_sweep_finished.emit(message)
 
     def _apply_recommended_cap(self, watts: int) -> None:
@@ -776,7 +777,7 @@ class MainWindow(QMainWindow):
     def _cap_applied(self, report: Any) -> None:
         if self._cap_from_sweep:
             self._cap_from_sweep = False
-            self.power_sweep.say_applied(f"{report.outcome.value}: {report.message}")
+            self.power_sweep.say_applied(self.monitor.power_panel.outcome_line())
 
     # ---- serving the model to other programs ----------------------------------------------
 
@@ -1052,7 +1053,7 @@ class MainWindow(QMainWindow):
             if key is not None:
                 table = recorded(table, key, check.difference_mib)
         self.store.write(MEMORY_CHECKS, table)
-        self.plan_panel.show_measured(" ".join(check.describe() for check in checks))
+        self.plan_panel.show_measured(" ".join(core_text("memory_check", check.describe()) for check in checks))
         self._apply_corrections()
         self.memory_measured.emit(checks)
 

@@ -281,8 +281,12 @@ class PlanPanel(QWidget):
     def _learned(self, target: Target) -> str:
         """The corrections in force for the target's cards, in words ('' when none)."""
         names = {d.name for d in target.devices}
-        learned = [f"{name}: {c.describe()}" for name, c in self.corrections.items() if name in names]
-        return " " + tr("CUDA context and runtime {learned}.").format(learned="; ".join(learned)) if learned else ""
+        learned = [
+            f"{name}: {core_text('memory_check', c.describe())}"
+            for name, c in self.corrections.items()
+            if name in names
+        ]
+        return " " + tr("CUDA context and runtime {learned}.").format(learned=tr("; ").join(learned)) if learned else ""
 
     def set_corrections(self, corrections: dict[str, Correction]) -> None:
         """What loads measured on each GPU beyond the plan (by device name); the plan adds it from now on."""

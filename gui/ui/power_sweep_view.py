@@ -50,6 +50,7 @@ from gui.core.power_sweep import (
     table_header,
 )
 from gui.core.theme import Palette
+from gui.core.words import message_of
 from gui.services.power_sweep import (
     DEFAULT_MEASURE_S,
     PowerSweep,
@@ -86,7 +87,7 @@ class PowerSweepRunner(QObject):
     row = Signal(object)  # SweepRow
     progress = Signal(object)  # SweepProgress
     finished = Signal(object)  # SweepResult
-    failed = Signal(str)  # could not start (caps against the card, no readable limit, no watchdog), or crashed
+    failed = Signal(object)  # str: could not start (caps against the card, no readable limit, no watchdog), or crashed
 
     def __init__(self, sweep: PowerSweep, plan: SweepPlan, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -117,7 +118,7 @@ class PowerSweepRunner(QObject):
         except Exception as exc:  # SweepError/ValueError before the card was touched; anything else is a bug
             if not isinstance(exc, ValueError):
                 log.exception("the power sweep could not run")
-            self._emit(self.failed, str(exc))
+            self._emit(self.failed, message_of(exc))  # a Words stays translatable (Signal(str) would copy it)
         else:
             self._emit(self.finished, result)
         finally:
@@ -318,7 +319,7 @@ class PowerSweepView(QWidget):
                 card=card,
                 caps=order,
                 limits=core_text("power_sweep", self.limits.describe()),
-                workload=plan.workload.describe(),
+                workload=core_text("power_sweep", plan.workload.describe()),
                 time=_minutes(estimate),
             )
         )
@@ -368,16 +369,17 @@ class PowerSweepView(QWidget):
         self.rows = list(result.rows)
         self._fill()
         self._recommend()
-        # The reason a sweep ended early and the restore message come from gui/services, in English.
         ended = (
             tr("Partial: {measured} of {caps} caps measured ({reason}).").format(
-                measured=len(result.rows), caps=len(result.caps), reason=result.reason or tr("stopped")
+                measured=len(result.rows),
+                caps=len(result.caps),
+                reason=core_text("power_sweep", result.reason) if result.reason else tr("stopped"),
             )
             if result.partial
             else tr("Done: {measured} caps measured.").format(measured=len(result.rows))
         )
         restored = (tr("{message}.") if result.restored else tr("{message}. Check the Monitor tab's limit.")).format(
-            message=result.restore_message
+            message=core_text("power_sweep", result.restore_message)
         )
         self.summary.setText(f"{ended} {restored}")
 

@@ -2,6 +2,16 @@
 <!DOCTYPE TS>
 <TS version="2.1" language="en" sourcelanguage="en">
 <context>
+    <name>exporter</name>
+    <message numerus="yes">
+        <source>%n GPU(s) on {host}, read-only</source>
+        <translation>
+            <numerusform>%n GPU on {host}, read-only</numerusform>
+            <numerusform>%n GPUs on {host}, read-only</numerusform>
+        </translation>
+    </message>
+</context>
+<context>
     <name>history_panel</name>
     <message numerus="yes">
         <source>%n message(s)</source>

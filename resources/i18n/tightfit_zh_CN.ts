@@ -837,6 +837,10 @@
         <translation>没有规划模型</translation>
     </message>
     <message>
+        <source>no model selected</source>
+        <translation>未选择模型</translation>
+    </message>
+    <message>
         <source>no model selected: its head sizes are not known</source>
         <translation>未选择模型：不知道它的头维度</translation>
     </message>
@@ -891,6 +895,10 @@
     <message>
         <source>the kinds of cores are not known (no /sys/devices/cpu_atom)</source>
         <translation>核心类型未知（没有 /sys/devices/cpu_atom）</translation>
+    </message>
+    <message>
+        <source>the physical core count is not known</source>
+        <translation>物理核心数未知</translation>
     </message>
     <message>
         <source>the processor has AMX and the engine was built with AMX_INT8 = 1</source>
@@ -1173,6 +1181,67 @@ Apply its settings anyway?</source>
         <translation>{mismatch}。
 
 仍要应用它的设置吗？</translation>
+    </message>
+</context>
+<context>
+    <name>exporter</name>
+    <message numerus="yes">
+        <source>%n GPU(s) on {host}, read-only</source>
+        <translation>
+            <numerusform>{host} 上的 %n 块 GPU，只读</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>A machine that runs NVIDIA&apos;s dcgm-exporter (port 9400) or nvitop-exporter: its GPUs are shown here beside this machine&apos;s, read-only (their power cap is set on that machine)</source>
+        <translation>运行 NVIDIA dcgm-exporter（端口 9400）或 nvitop-exporter 的机器：它的 GPU 与本机的一起显示在这里，只读（功耗上限要在那台机器上设置）</translation>
+    </message>
+    <message>
+        <source>GPU exporter URL to add</source>
+        <translation>要添加的 GPU 导出器地址</translation>
+    </message>
+    <message>
+        <source>GPU exporters watched</source>
+        <translation>正在监视的 GPU 导出器</translation>
+    </message>
+    <message>
+        <source>Not added: at most {n} exporters are watched</source>
+        <translation>未添加：最多监视 {n} 个导出器</translation>
+    </message>
+    <message>
+        <source>Not added: {url} is already watched</source>
+        <translation>未添加：{url} 已在监视中</translation>
+    </message>
+    <message>
+        <source>Not added: {why}</source>
+        <translation>未添加：{why}</translation>
+    </message>
+    <message>
+        <source>Other machines</source>
+        <translation>其他机器</translation>
+    </message>
+    <message>
+        <source>Remove</source>
+        <translation>移除</translation>
+    </message>
+    <message>
+        <source>Show this exporter&apos;s GPUs in the monitor</source>
+        <translation>在监控中显示这个导出器 的 GPU</translation>
+    </message>
+    <message>
+        <source>Stop watching the selected exporter</source>
+        <translation>停止监视选中的导出器</translation>
+    </message>
+    <message>
+        <source>Watch</source>
+        <translation>监视</translation>
+    </message>
+    <message>
+        <source>asking…</source>
+        <translation>询问中…</translation>
+    </message>
+    <message>
+        <source>exporter URL, e.g. http://gpu-box:9400/metrics</source>
+        <translation>导出器地址，例如 http://gpu-box:9400/metrics</translation>
     </message>
 </context>
 <context>
@@ -1585,10 +1654,6 @@ Apply its settings anyway?</source>
         <translation>诊断(&amp;O)</translation>
     </message>
     <message>
-        <source>Done: {summary}.</source>
-        <translation>完成：{summary}。</translation>
-    </message>
-    <message>
         <source>Engine log…</source>
         <translation>引擎日志…</translation>
     </message>
@@ -1709,10 +1774,6 @@ Apply its settings anyway?</source>
         <translation>正在运行 {configs} 组配置 × {tests} 项测试…</translation>
     </message>
     <message>
-        <source>Select a row and Apply to put its settings on the sliders.</source>
-        <translation>选中一行并点“应用”，即可把它的设置填到滑块上。</translation>
-    </message>
-    <message>
         <source>Ser&amp;ve</source>
         <translation>服务(&amp;V)</translation>
     </message>
@@ -1723,10 +1784,6 @@ Apply its settings anyway?</source>
     <message>
         <source>Starting on {address}…</source>
         <translation>正在 {address} 上启动…</translation>
-    </message>
-    <message>
-        <source>Stopped: {summary}.</source>
-        <translation>已停止：{summary}。</translation>
     </message>
     <message>
         <source>Stopping after the repetition under way; what was measured stays…</source>
@@ -1937,6 +1994,14 @@ Apply its settings anyway?</source>
         <translation>，{rate} MB/s</translation>
     </message>
     <message>
+        <source>. {message}</source>
+        <translation>。{message}</translation>
+    </message>
+    <message>
+        <source>; </source>
+        <translation>；</translation>
+    </message>
+    <message>
         <source>Bits per weight</source>
         <translation>每权重位数</translation>
     </message>
@@ -2121,6 +2186,10 @@ Apply its settings anyway?</source>
         <translation>出错</translation>
     </message>
     <message>
+        <source>failed</source>
+        <translation>失败</translation>
+    </message>
+    <message>
         <source>n/a</source>
         <translation>无</translation>
     </message>
@@ -2137,12 +2206,20 @@ Apply its settings anyway?</source>
         <translation>已暂停</translation>
     </message>
     <message>
+        <source>running</source>
+        <translation>下载中</translation>
+    </message>
+    <message>
         <source>with {n} layers&apos; experts on the CPU</source>
         <translation>{n} 层的专家放在 CPU 上</translation>
     </message>
     <message>
         <source>{done} of {total}{rate} — {state}</source>
         <translation>{done} / {total}{rate} — {state}</translation>
+    </message>
+    <message>
+        <source>{file}: {problem}</source>
+        <translation>{file}：{problem}</translation>
     </message>
     <message>
         <source>{hint}
@@ -2232,6 +2309,10 @@ Source: {source}</source>
         <translation>GPU {index}：{name} — 模拟</translation>
     </message>
     <message>
+        <source>GPUs on other machines are read-only here: their readings come from their exporter, and their power cap is set on their own machine. The power cap here acts on this machine&apos;s GPUs.</source>
+        <translation>其他机器的 GPU 在这里只读：读数来自它们的导出器，功耗上限要在它们自己的机器上设置。这里的功耗上限只作用于本机的 GPU。</translation>
+    </message>
+    <message>
         <source>GPUs {indices} fell off the bus; still watching for them to come back</source>
         <translation>GPU {indices} 已从总线上掉线；仍在等待它们恢复</translation>
     </message>
@@ -2266,6 +2347,10 @@ Source: {source}</source>
     <message>
         <source>No NVIDIA GPU to watch or cap here{why}. The charts show this machine&apos;s CPU and memory. Temperatures and the power cap need an NVIDIA card with its driver loaded (nvidia-smi works); `tightfit --simulate v100-16gb` shows this tab on a simulated card.</source>
         <translation>这里没有可监控或设置功耗上限的 NVIDIA GPU{why}。图表显示本机的 CPU 和内存。GPU 温度和功耗上限需要一张已加载驱动的 NVIDIA 显卡（nvidia-smi 可用）；用 --simulate v100-16gb 启动 Tightfit，可在模拟卡上显示此标签页。</translation>
+    </message>
+    <message>
+        <source>On {host}, read from its exporter: read-only here (no power cap)</source>
+        <translation>位于 {host}，读数来自它的导出器：这里只读（不能设功耗上限）</translation>
     </message>
     <message>
         <source>P-state</source>
@@ -2382,6 +2467,10 @@ Source: {source}</source>
     <message>
         <source>{gpu} (mem {memory})</source>
         <translation>{gpu}（显存 {memory}）</translation>
+    </message>
+    <message>
+        <source>{status} here: showing other machines&apos; GPUs</source>
+        <translation>本机{status}：显示其他机器的 GPU</translation>
     </message>
     <message>
         <source>{status}: showing the host only</source>
@@ -2848,6 +2937,10 @@ Source: {source}</source>
         <translation>，其中 {blocks} 个块的专家在主机内存</translation>
     </message>
     <message>
+        <source>; </source>
+        <translation>；</translation>
+    </message>
+    <message>
         <source>Ask llama.cpp for its own dry run of these settings (reads no weights).</source>
         <translation>让 llama.cpp 按这些设置做一次试运行（不读取权重）。</translation>
     </message>
@@ -2894,6 +2987,10 @@ Source: {source}</source>
     <message>
         <source>Network on {link}: {hops} hops, {ms} ms per token</source>
         <translation>网络（{link}）：每个词元 {hops} 跳，{ms} ms</translation>
+    </message>
+    <message>
+        <source>Notes: {notes}.</source>
+        <translation>说明：{notes}。</translation>
     </message>
     <message>
         <source>Plan for</source>
@@ -3004,6 +3101,10 @@ Source: {source}</source>
         <translation>{cards}（实测）</translation>
     </message>
     <message>
+        <source>{lead}: {suggestions}.</source>
+        <translation>{lead}：{suggestions}。</translation>
+    </message>
+    <message>
         <source>{on_gpu} of {total} layers on the GPU</source>
         <translation>{total} 层中 {on_gpu} 层在 GPU 上</translation>
     </message>
@@ -3038,24 +3139,12 @@ Source: {source}</source>
 <context>
     <name>power_panel</name>
     <message>
-        <source> (read back {watts} W)</source>
-        <translation>（读回 {watts} W）</translation>
-    </message>
-    <message>
         <source>Cap all</source>
         <translation>全部设置上限</translation>
     </message>
     <message>
         <source>Cap at {watts} W</source>
         <translation>上限设为 {watts} W</translation>
-    </message>
-    <message>
-        <source>GPU {index}: {message}</source>
-        <translation>GPU {index}：{message}</translation>
-    </message>
-    <message>
-        <source>GPU {index}: {outcome}: {message}</source>
-        <translation>GPU {index}：{outcome}：{message}</translation>
     </message>
     <message>
         <source>Power cap</source>
@@ -3090,36 +3179,8 @@ Source: {source}</source>
         <translation>Tightfit 正以超级用户身份运行；请以普通用户运行 — 功耗上限通过助手设置</translation>
     </message>
     <message>
-        <source>applied</source>
-        <translation>已设置</translation>
-    </message>
-    <message>
         <source>applying… (a password dialog may appear)</source>
         <translation>正在设置…（可能弹出密码对话框）</translation>
-    </message>
-    <message>
-        <source>bad arguments</source>
-        <translation>参数错误</translation>
-    </message>
-    <message>
-        <source>cancelled</source>
-        <translation>已取消</translation>
-    </message>
-    <message>
-        <source>clamped</source>
-        <translation>已调整到范围内</translation>
-    </message>
-    <message>
-        <source>driver unavailable</source>
-        <translation>驱动不可用</translation>
-    </message>
-    <message>
-        <source>failed</source>
-        <translation>失败</translation>
-    </message>
-    <message>
-        <source>helper missing</source>
-        <translation>缺少助手</translation>
     </message>
     <message>
         <source>limit: n/a</source>
@@ -3134,36 +3195,8 @@ Source: {source}</source>
         <translation>上限：{watts} W（读回）</translation>
     </message>
     <message>
-        <source>no permission</source>
-        <translation>没有权限</translation>
-    </message>
-    <message>
-        <source>no such GPU</source>
-        <translation>没有这张 GPU</translation>
-    </message>
-    <message>
-        <source>not supported</source>
-        <translation>不支持</translation>
-    </message>
-    <message>
-        <source>out of range</source>
-        <translation>超出范围</translation>
-    </message>
-    <message>
-        <source>the power helper could not run: {error}</source>
-        <translation>功耗助手无法运行：{error}</translation>
-    </message>
-    <message>
-        <source>there is no GPU to cap</source>
-        <translation>没有可设置上限的 GPU</translation>
-    </message>
-    <message>
-        <source>there is no reading of this GPU yet</source>
-        <translation>还没有这张 GPU 的读数</translation>
-    </message>
-    <message>
-        <source>timed out</source>
-        <translation>超时</translation>
+        <source>{outcome}: {message}</source>
+        <translation>{outcome}：{message}</translation>
     </message>
     <message>
         <source>{typed} W is not possible: the least any of these cards takes is {watts} W, so {watts} W it is</source>
@@ -3383,6 +3416,10 @@ Source: {source}</source>
         <source>{minutes} min</source>
         <translation>{minutes} 分钟</translation>
     </message>
+    <message>
+        <source>{recommendation} — {applied}</source>
+        <translation>{recommendation}——{applied}</translation>
+    </message>
 </context>
 <context>
     <name>rpc_panel</name>
@@ -3405,6 +3442,10 @@ Source: {source}</source>
     <message>
         <source>10 GbE (9,400 Mbit/s, 0.1 ms round trip)</source>
         <translation>万兆以太网（9,400 Mbit/s，往返 0.1 ms）</translation>
+    </message>
+    <message>
+        <source>; </source>
+        <translation>；</translation>
     </message>
     <message>
         <source>Add</source>
@@ -3613,6 +3654,10 @@ Source: {source}</source>
         <source>{status}.</source>
         <translation>{status}。</translation>
     </message>
+    <message>
+        <source>{warning}, and without an API key anyone can</source>
+        <translation>{warning}，且没有 API 密钥时任何人都可以使用</translation>
+    </message>
 </context>
 <context>
     <name>spec_widgets</name>
@@ -3683,6 +3728,10 @@ Source: {source}</source>
         <translation>自定义网格</translation>
     </message>
     <message>
+        <source>Done: {summary}.</source>
+        <translation>完成：{summary}。</translation>
+    </message>
+    <message>
         <source>Each setting by its flag&apos;s name with its values: threads=1,2; flash-attn=on,off; depth=0,512</source>
         <translation>每项设置写成其参数名加取值：threads=1,2; flash-attn=on,off; depth=0,512</translation>
     </message>
@@ -3731,8 +3780,16 @@ Source: {source}</source>
         <translation>请先选择模型再规划扫描。</translation>
     </message>
     <message>
+        <source>Select a row and Apply to put its settings on the sliders.</source>
+        <translation>选中一行并点“应用”，即可把它的设置填到滑块上。</translation>
+    </message>
+    <message>
         <source>Settings</source>
         <translation>设置</translation>
+    </message>
+    <message>
+        <source>Stopped: {summary}.</source>
+        <translation>已停止：{summary}。</translation>
     </message>
     <message>
         <source>Sweep</source>
@@ -3775,6 +3832,14 @@ Source: {source}</source>
         <translation>与已加载的相同</translation>
     </message>
     <message>
+        <source>could not load: {error}</source>
+        <translation>无法加载：{error}</translation>
+    </message>
+    <message>
+        <source>failed: {error}</source>
+        <translation>失败：{error}</translation>
+    </message>
+    <message>
         <source>generation (tg)</source>
         <translation>生成 (tg)</translation>
     </message>
@@ -3793,6 +3858,14 @@ Source: {source}</source>
     <message>
         <source>run</source>
         <translation>运行序号</translation>
+    </message>
+    <message>
+        <source>the engine stopped</source>
+        <translation>引擎已停止</translation>
+    </message>
+    <message>
+        <source>the engine stopped: {error}</source>
+        <translation>引擎已停止：{error}</translation>
     </message>
     <message>
         <source>{configurations} × {tests}, {loads}</source>
@@ -3870,6 +3943,10 @@ Source: {source}</source>
         <translation>安全余量：保留 {margin} MiB 空闲</translation>
     </message>
     <message>
+        <source>VRAM budget</source>
+        <translation>显存预算</translation>
+    </message>
+    <message>
         <source>Weights</source>
         <translation>权重</translation>
     </message>
@@ -3888,6 +3965,3281 @@ Source: {source}</source>
     <message>
         <source>{short} GiB short</source>
         <translation>还差 {short} GiB</translation>
+    </message>
+</context>
+<context>
+    <name>words</name>
+    <message>
+        <source> (on Ubuntu: sudo apt-get install -y nvidia-driver-580)</source>
+        <translation>（Ubuntu 上：sudo apt-get install -y nvidia-driver-580）</translation>
+    </message>
+    <message>
+        <source> ({names})</source>
+        <translation>（{names}）</translation>
+    </message>
+    <message>
+        <source> allocating {mib} MiB</source>
+        <translation>，分配 {mib} MiB 失败</translation>
+    </message>
+    <message>
+        <source> for {purpose}</source>
+        <translation>（用于{purpose}）</translation>
+    </message>
+    <message>
+        <source> on {where}</source>
+        <translation>，位于 {where}</translation>
+    </message>
+    <message>
+        <source> · </source>
+        <translation> · </translation>
+    </message>
+    <message>
+        <source>(The set-up cannot plan here: {why})</source>
+        <translation>（安装程序无法在这里规划：{why}）</translation>
+    </message>
+    <message>
+        <source>(install numactl to bind its memory too)</source>
+        <translation>（安装 numactl 还能同时绑定内存）</translation>
+    </message>
+    <message>
+        <source>+{ppl} ppl on Llama-3-8B</source>
+        <translation>在 Llama-3-8B 上困惑度 +{ppl}</translation>
+    </message>
+    <message>
+        <source>, </source>
+        <translation>，</translation>
+    </message>
+    <message>
+        <source>, decode ceiling ~{rate} tok/s</source>
+        <translation>，解码上限约 {rate} tok/s</translation>
+    </message>
+    <message>
+        <source>1 load</source>
+        <translation>1 次加载</translation>
+    </message>
+    <message>
+        <source>1 slot with the whole {n_ctx}-token context</source>
+        <translation>1 个槽位，独享全部 {n_ctx} 词元上下文</translation>
+    </message>
+    <message>
+        <source>1 thread</source>
+        <translation>1 个线程</translation>
+    </message>
+    <message>
+        <source>; </source>
+        <translation>；</translation>
+    </message>
+    <message>
+        <source>A smaller quant: this file is {size} GiB; about {target} GiB or less would fit fully offloaded at these settings</source>
+        <translation>换更小的量化：此文件 {size} GiB；在当前设置下，约 {target} GiB 或更小的文件才能完全卸载到 GPU</translation>
+    </message>
+    <message>
+        <source>Add the sudo rule for the helper alone ({section}).</source>
+        <translation>添加只针对辅助程序的 sudo 规则（见 {section}）。</translation>
+    </message>
+    <message>
+        <source>An RPC worker{which} stopped answering mid-work, so llama.cpp ended the engine.</source>
+        <translation>一个 RPC 工作节点{which}在运行中途失去响应，llama.cpp 因此结束了引擎。</translation>
+    </message>
+    <message>
+        <source>Build the engine with CUDA for architecture {archs}.</source>
+        <translation>为架构 {archs} 编译带 CUDA 的引擎。</translation>
+    </message>
+    <message>
+        <source>CPU-only build</source>
+        <translation>纯 CPU 版本</translation>
+    </message>
+    <message>
+        <source>CPU-only: everything is in host memory</source>
+        <translation>仅 CPU：全部在主机内存中</translation>
+    </message>
+    <message>
+        <source>Cap the card at {cap} W in the power panel</source>
+        <translation>在功耗面板把这张卡的功耗上限设为 {cap} W</translation>
+    </message>
+    <message>
+        <source>Cap the card&apos;s power in the power panel</source>
+        <translation>在功耗面板为这张卡设置功耗上限</translation>
+    </message>
+    <message>
+        <source>Cards below compute capability 7.5 need a CUDA 12.x toolkit: CUDA 13 cannot build for them.</source>
+        <translation>计算能力低于 7.5 的显卡需要 CUDA 12.x 工具包：CUDA 13 已无法为它们编译。</translation>
+    </message>
+    <message>
+        <source>Chat history is off for this session: {reason}. Nothing was changed on disk; this session&apos;s chats are kept until Tightfit closes.</source>
+        <translation>本次会话不保存聊天记录：{reason}。磁盘上的文件未作任何改动；本次的聊天保留到 Tightfit 关闭为止。</translation>
+    </message>
+    <message>
+        <source>Close other programs, lower the context, or keep memory mapping on so the weights are not copied into RAM.</source>
+        <translation>关闭其他程序、调低上下文，或保持内存映射开启，以免权重被复制进内存。</translation>
+    </message>
+    <message>
+        <source>Context {ctx} (--ctx {ctx})</source>
+        <translation>上下文 {ctx}（--ctx {ctx}）</translation>
+    </message>
+    <message>
+        <source>Download of {file} cancelled; the partial file is kept.</source>
+        <translation>{file} 的下载已取消；未下完的文件已保留。</translation>
+    </message>
+    <message>
+        <source>Download of {file} cancelled; the partial file was removed.</source>
+        <translation>{file} 的下载已取消；未下完的文件已删除。</translation>
+    </message>
+    <message>
+        <source>Every layer on the GPU with {where} ({flags}){ceiling}</source>
+        <translation>所有层都放在 GPU 上，{where}（{flags}）{ceiling}</translation>
+    </message>
+    <message>
+        <source>Expecting &apos;,&apos; delimiter</source>
+        <translation>此处应为 &apos;,&apos; 分隔符</translation>
+    </message>
+    <message>
+        <source>Expecting &apos;:&apos; delimiter</source>
+        <translation>此处应为 &apos;:&apos; 分隔符</translation>
+    </message>
+    <message>
+        <source>Expecting property name enclosed in double quotes</source>
+        <translation>此处应为双引号括起的属性名</translation>
+    </message>
+    <message>
+        <source>Expecting value</source>
+        <translation>此处应为一个值</translation>
+    </message>
+    <message>
+        <source>Extra data</source>
+        <translation>多余的数据</translation>
+    </message>
+    <message>
+        <source>First update the NVIDIA driver: {driver} runs CUDA up to {cuda}, and a CUDA 12 build needs R535 or newer. Take {branch}{ubuntu}, and reboot. Then install the CUDA {toolkit} toolkit {where}:</source>
+        <translation>请先更新 NVIDIA 驱动：{driver} 最高只支持 CUDA {cuda}，而 CUDA 12 构建需要 R535 或更新版本。请安装 {branch}{ubuntu}，然后重启。之后安装 CUDA {toolkit} 工具包{where}：</translation>
+    </message>
+    <message>
+        <source>GGUF version 1 is not supported (too old: re-convert the model)</source>
+        <translation>不支持 GGUF 版本 1（太旧：请重新转换模型）</translation>
+    </message>
+    <message>
+        <source>GPU index must be a whole number (got {value})</source>
+        <translation>GPU 编号必须是整数（收到 {value}）</translation>
+    </message>
+    <message>
+        <source>GPU offload supported</source>
+        <translation>支持 GPU 卸载</translation>
+    </message>
+    <message>
+        <source>GPU {index} ({details})</source>
+        <translation>GPU {index}（{details}）</translation>
+    </message>
+    <message>
+        <source>GPU {index} capped at {watts} W ({path})</source>
+        <translation>GPU {index} 的功耗上限已设为 {watts} W（{path}）</translation>
+    </message>
+    <message>
+        <source>GPU {index} is back at its default limit, {watts} W</source>
+        <translation>GPU {index} 已恢复默认功耗上限 {watts} W</translation>
+    </message>
+    <message>
+        <source>GPU {index} is back at its default limit, {watts} W (via {via})</source>
+        <translation>GPU {index} 已恢复默认功耗上限 {watts} W（通过 {via}）</translation>
+    </message>
+    <message>
+        <source>GPU {index} is back at {watts} W, its limit before the sweep</source>
+        <translation>GPU {index} 已恢复到扫描前的功耗上限 {watts} W</translation>
+    </message>
+    <message>
+        <source>GPU {index} is back at {watts} W, its limit before the sweep (via {via})</source>
+        <translation>GPU {index} 已恢复到扫描前的功耗上限 {watts} W（通过 {via}）</translation>
+    </message>
+    <message>
+        <source>GPU {index} on node {node} (CPUs {cpus})</source>
+        <translation>GPU {index} 在节点 {node} 上（CPU {cpus}）</translation>
+    </message>
+    <message>
+        <source>GPU {index} was not changed; it is still at {watts} W</source>
+        <translation>GPU {index} 没有被改动；功耗上限仍是 {watts} W</translation>
+    </message>
+    <message>
+        <source>GPU {index}: {message}</source>
+        <translation>GPU {index}：{message}</translation>
+    </message>
+    <message>
+        <source>GPU {index}: {outcome}: {message}</source>
+        <translation>GPU {index}：{outcome}：{message}</translation>
+    </message>
+    <message>
+        <source>GPU {index}: {outcome}: {message} (read back {watts} W)</source>
+        <translation>GPU {index}：{outcome}：{message}（读回 {watts} W）</translation>
+    </message>
+    <message>
+        <source>Illegal trailing comma before end of array</source>
+        <translation>数组结尾前有非法的多余逗号</translation>
+    </message>
+    <message>
+        <source>Illegal trailing comma before end of object</source>
+        <translation>对象结尾前有非法的多余逗号</translation>
+    </message>
+    <message>
+        <source>Install an NVIDIA driver. {legacy}</source>
+        <translation>安装 NVIDIA 驱动。{legacy}</translation>
+    </message>
+    <message>
+        <source>Install python3-pynvml (in {section}) for the system Python.</source>
+        <translation>为系统 Python 安装 python3-pynvml（在 {section} 软件源中）。</translation>
+    </message>
+    <message>
+        <source>Install the R{branch} driver branch (580.xx) from your distribution or NVIDIA, and keep it from being upgraded to a newer branch.</source>
+        <translation>从发行版或 NVIDIA 安装 R{branch} 驱动分支（580.xx），并阻止它被升级到更新的分支。</translation>
+    </message>
+    <message>
+        <source>Install the helper at {path} once.</source>
+        <translation>把辅助程序安装到 {path}（只需一次）。</translation>
+    </message>
+    <message>
+        <source>Invalid control character at</source>
+        <translation>无效的控制字符，位于</translation>
+    </message>
+    <message>
+        <source>It was not the out-of-memory killer: something outside Tightfit ended it.</source>
+        <translation>不是 OOM 杀手：是 Tightfit 之外的程序结束了它。</translation>
+    </message>
+    <message>
+        <source>Keep memory mapping on, lower the context, offload more layers to the GPU if it has room, or close other programs.</source>
+        <translation>保持内存映射开启、调低上下文、在 GPU 有余量时卸载更多层到 GPU，或关闭其他程序。</translation>
+    </message>
+    <message>
+        <source>Listing cut at {n} entries: it is larger than {cap}.</source>
+        <translation>列表在 {n} 个条目处截断：它超过了 {cap}。</translation>
+    </message>
+    <message>
+        <source>Listing cut at {n} entries: the hub&apos;s pages loop.</source>
+        <translation>列表在 {n} 个条目处截断：Hugging Face 的分页出现了循环。</translation>
+    </message>
+    <message>
+        <source>Listing cut at {n} entries: the next page could not be read ({problem}).</source>
+        <translation>列表在 {n} 个条目处截断：无法读取下一页（{problem}）。</translation>
+    </message>
+    <message>
+        <source>Listing cut at {n} entries: the repository lists more.</source>
+        <translation>列表在 {n} 个条目处截断：仓库里还有更多。</translation>
+    </message>
+    <message>
+        <source>Listing cut: its next page is on another server, which is not asked.</source>
+        <translation>列表已截断：下一页在另一台服务器上，不会去请求。</translation>
+    </message>
+    <message>
+        <source>Lower the context, use a q8_0 KV cache, or offload fewer layers.</source>
+        <translation>调低上下文、使用 q8_0 KV 缓存，或少卸载几层。</translation>
+    </message>
+    <message>
+        <source>Lower the micro-batch (and batch) or the context, or offload fewer layers.</source>
+        <translation>调低微批大小（及批大小）或上下文，或少卸载几层。</translation>
+    </message>
+    <message>
+        <source>Measured after loading: {what} {measured} MiB for the engine on {device} (planned {planned} MiB: {difference} MiB, {pct}%).</source>
+        <translation>加载后实测：{what}引擎在 {device} 上占用 {measured} MiB 显存（计划 {planned} MiB：差 {difference} MiB，{pct}%）。</translation>
+    </message>
+    <message>
+        <source>Measured after loading: {what} {measured} MiB for the engine on {device} (planned {planned} MiB: {difference} MiB, {pct}%); llama.cpp&apos;s own buffers there: {llama} MiB.</source>
+        <translation>加载后实测：{what}引擎在 {device} 上占用 {measured} MiB 显存（计划 {planned} MiB：差 {difference} MiB，{pct}%）；llama.cpp 自己在这张卡上的缓冲区：{llama} MiB。</translation>
+    </message>
+    <message>
+        <source>Micro-batch ({ubatch}) cannot exceed batch ({batch})</source>
+        <translation>微批大小（{ubatch}）不能超过批大小（{batch}）</translation>
+    </message>
+    <message>
+        <source>Most likely the system&apos;s out-of-memory killer ended it because RAM ran out.</source>
+        <translation>很可能是内存耗尽，系统的 OOM 杀手结束了它。</translation>
+    </message>
+    <message>
+        <source>NVIDIA&apos;s R{branch} driver branch is the last for Maxwell, Pascal and Volta cards (P40, P100, V100); newer drivers ignore them.</source>
+        <translation>NVIDIA 的 R{branch} 驱动分支是支持 Maxwell、Pascal 和 Volta 显卡（P40、P100、V100）的最后一个分支；更新的驱动会忽略这些卡。</translation>
+    </message>
+    <message>
+        <source>NVML did not answer: {error}</source>
+        <translation>NVML 没有响应：{error}</translation>
+    </message>
+    <message>
+        <source>NVML error: {error}</source>
+        <translation>NVML 错误：{error}</translation>
+    </message>
+    <message>
+        <source>NVML sees no NVIDIA GPU</source>
+        <translation>NVML 没有发现 NVIDIA GPU</translation>
+    </message>
+    <message>
+        <source>NVML {nvml}, driver {driver}</source>
+        <translation>NVML {nvml}，驱动 {driver}</translation>
+    </message>
+    <message>
+        <source>NVML: {error}</source>
+        <translation>NVML：{error}</translation>
+    </message>
+    <message>
+        <source>Neither pkexec nor sudo is installed, so nothing can run the helper as root (see {hint}).</source>
+        <translation>pkexec 和 sudo 都没有安装，没有办法以 root 身份运行辅助程序（见 {hint}）。</translation>
+    </message>
+    <message>
+        <source>No chat template in this file</source>
+        <translation>此文件中没有对话模板</translation>
+    </message>
+    <message>
+        <source>No staging of host weights (--no-op-offload; slower prompt processing)</source>
+        <translation>不把主机内存中的权重暂存到 GPU（--no-op-offload；提示词处理变慢）</translation>
+    </message>
+    <message>
+        <source>No token: public repositories only (gated or private ones need one).</source>
+        <translation>没有令牌：只能访问公开仓库（需授权或私有的仓库要用令牌）。</translation>
+    </message>
+    <message>
+        <source>Nothing was written</source>
+        <translation>没有写入任何内容</translation>
+    </message>
+    <message>
+        <source>Offload fewer layers to the GPU (GPU layers), or choose a smaller quant.</source>
+        <translation>少卸载几层到 GPU（GPU 层数），或换更小的量化。</translation>
+    </message>
+    <message>
+        <source>Offload fewer layers, lower the context or micro-batch, or close other programs using the GPU.</source>
+        <translation>少卸载几层、调低上下文或微批大小，或关闭其他占用 GPU 的程序。</translation>
+    </message>
+    <message>
+        <source>One sequence instead of {n} (--parallel 1)</source>
+        <translation>只用一个序列而不是 {n} 个（--parallel 1）</translation>
+    </message>
+    <message>
+        <source>Outputs reserved ({outputs}) must be at least the parallel slots ({slots})</source>
+        <translation>预留输出数（{outputs}）不能少于并行槽位数（{slots}）</translation>
+    </message>
+    <message>
+        <source>Pin the engine to node {node}&apos;s CPUs {memory}, from the next load; remembered for this machine.</source>
+        <translation>从下次加载起，把引擎绑定到节点 {node} 的 CPU{memory}；本机会记住这个设置。</translation>
+    </message>
+    <message>
+        <source>Put {layers} of {n} layers on the GPU (--ngl {layers}) to keep the margin{ceiling}</source>
+        <translation>把 {n} 层中的 {layers} 层放在 GPU 上（--ngl {layers}）以保留余量{ceiling}</translation>
+    </message>
+    <message>
+        <source>R580 or newer</source>
+        <translation>R580 或更新版本</translation>
+    </message>
+    <message>
+        <source>RPC server {endpoint} cannot be reached: {why}</source>
+        <translation>无法连接 RPC 服务器 {endpoint}：{why}</translation>
+    </message>
+    <message>
+        <source>RPC server {endpoint} did not answer within {seconds} s (a firewall, or the machine is off)</source>
+        <translation>RPC 服务器 {endpoint} 在 {seconds} s 内没有应答（可能被防火墙拦截，或那台机器没开机）</translation>
+    </message>
+    <message>
+        <source>RPC server {endpoint} refused the connection: nothing listens there (start `tightfit rpc-worker --host ADDR --port {port}` on that machine)</source>
+        <translation>RPC 服务器 {endpoint} 拒绝了连接：那里没有程序在监听（请在那台机器上运行 `tightfit rpc-worker --host &lt;地址&gt; --port {port}`）</translation>
+    </message>
+    <message>
+        <source>RPC server {endpoint} reports no devices</source>
+        <translation>RPC 服务器 {endpoint} 报告没有任何设备</translation>
+    </message>
+    <message>
+        <source>RPC server {endpoint}: the host name does not resolve ({why})</source>
+        <translation>RPC 服务器 {endpoint}：主机名无法解析（{why}）</translation>
+    </message>
+    <message>
+        <source>RPC servers must be text such as 10.0.0.5:50052 (got {value})</source>
+        <translation>RPC 服务器须为 10.0.0.5:50052 这样的文本（收到 {value}）</translation>
+    </message>
+    <message>
+        <source>RPC servers: longer than {n} characters</source>
+        <translation>RPC 服务器：超过 {n} 个字符</translation>
+    </message>
+    <message>
+        <source>RPC servers: {endpoint} is named twice</source>
+        <translation>RPC 服务器：{endpoint} 重复填写了两次</translation>
+    </message>
+    <message>
+        <source>RPC servers: {item} has no port (write host:port, e.g. 10.0.0.5:50052)</source>
+        <translation>RPC 服务器：{item} 没有端口（写成 主机:端口，例如 10.0.0.5:50052）</translation>
+    </message>
+    <message>
+        <source>RPC servers: {item} looks like an IPv6 address, which llama.cpp&apos;s RPC client cannot parse (it splits host:port at the first colon): use an IPv4 address or a host name</source>
+        <translation>RPC 服务器：{item} 看起来是 IPv6 地址，llama.cpp 的 RPC 客户端无法解析（它在第一个冒号处拆分 主机:端口）：请使用 IPv4 地址或主机名</translation>
+    </message>
+    <message>
+        <source>RPC servers: {item}: the port must be a number from 1 to 65535</source>
+        <translation>RPC 服务器：{item}：端口须为 1 到 65535 之间的数字</translation>
+    </message>
+    <message>
+        <source>RPC servers: {item}: {why}</source>
+        <translation>RPC 服务器：{item}：{why}</translation>
+    </message>
+    <message>
+        <source>RPC servers: {n} given; llama.cpp takes at most {most}</source>
+        <translation>RPC 服务器：给了 {n} 个；llama.cpp 最多支持 {most} 个</translation>
+    </message>
+    <message>
+        <source>Room for one output per slot (--n-outputs-max {n})</source>
+        <translation>每个槽位只留一个输出的空间（--n-outputs-max {n}）</translation>
+    </message>
+    <message>
+        <source>Same seed, same settings, same prompt: the same reply ({seed} picks one at random).</source>
+        <translation>种子相同、设置相同、提示词相同，回复就相同（{seed} 表示随机选一个种子）。</translation>
+    </message>
+    <message>
+        <source>Set the context to {n_ctx}.</source>
+        <translation>把上下文设为 {n_ctx}。</translation>
+    </message>
+    <message>
+        <source>Set the micro-batch to {batch}, the batch.</source>
+        <translation>把微批大小设为 {batch}，与批大小相同。</translation>
+    </message>
+    <message>
+        <source>Something outside Tightfit ended it.</source>
+        <translation>Tightfit 之外的程序结束了它。</translation>
+    </message>
+    <message>
+        <source>Tensor split has {n} proportions; llama.cpp takes at most {most} devices</source>
+        <translation>张量切分写了 {n} 个比例；llama.cpp 最多支持 {most} 个设备</translation>
+    </message>
+    <message>
+        <source>Tensor split is longer than {n} characters</source>
+        <translation>张量切分超过 {n} 个字符</translation>
+    </message>
+    <message>
+        <source>Tensor split must be text such as 3,1 (got {value})</source>
+        <translation>张量切分须为 3,1 这样的文本（收到 {value}）</translation>
+    </message>
+    <message>
+        <source>Tensor split: each proportion must be from 0 to {most} (got {item})</source>
+        <translation>张量切分：每个比例须在 0 到 {most} 之间（收到 {item}）</translation>
+    </message>
+    <message>
+        <source>Tensor split: the proportions are all zero (leave it empty to split by free memory)</source>
+        <translation>张量切分：比例全为零（留空则按空闲显存切分）</translation>
+    </message>
+    <message>
+        <source>Tensor split: {item} is not a number (write proportions such as 3,1)</source>
+        <translation>张量切分：{item} 不是数字（请写 3,1 这样的比例）</translation>
+    </message>
+    <message>
+        <source>That is a bug in llama.cpp, a damaged model file or an unsupported setting; its log says no more.</source>
+        <translation>这是 llama.cpp 的缺陷、模型文件损坏或设置不受支持所致；日志里没有更多信息。</translation>
+    </message>
+    <message>
+        <source>The GPU</source>
+        <translation>GPU</translation>
+    </message>
+    <message>
+        <source>The card runs code built for an older architecture, without its own features.</source>
+        <translation>这张显卡运行的是为更早架构编译的代码，用不上它自己的特性。</translation>
+    </message>
+    <message>
+        <source>The chat history could not be read ({error}); it was moved to {name} and a new one started.</source>
+        <translation>无法读取聊天记录（{error}）；已将其移为 {name}，并新建了一份。</translation>
+    </message>
+    <message>
+        <source>The computer ran out of memory</source>
+        <translation>电脑内存不足</translation>
+    </message>
+    <message>
+        <source>The engine has no code for this card.</source>
+        <translation>引擎里没有这张显卡能运行的代码。</translation>
+    </message>
+    <message>
+        <source>The engine process {how}.</source>
+        <translation>引擎进程{how}。</translation>
+    </message>
+    <message>
+        <source>The header says {claimed} (general.file_type {ftype}), but {share} of the weights in its layers are {dominant}, at {bpw} bits per weight on average. llama.cpp&apos;s {claimed} keeps most of them {kept}, at {low} to {high} bits per weight. Sizes and memory plans follow the tensors, not the name.</source>
+        <translation>文件头声明为 {claimed}（general.file_type {ftype}），但其各层中 {share} 的权重是 {dominant}，平均每个权重 {bpw} 位。llama.cpp 的 {claimed} 会让其中大部分为 {kept}，每个权重 {low} 到 {high} 位。大小和显存规划以张量为准，而不是名称。</translation>
+    </message>
+    <message>
+        <source>The journey is not saved this session: {reason}. The file was left as it is; this session&apos;s loads, replies and benchmarks are kept until Tightfit closes.</source>
+        <translation>本次会话不保存历程：{reason}。该文件保持原样；本次的加载、回复和基准测试保留到 Tightfit 关闭为止。</translation>
+    </message>
+    <message>
+        <source>The model file is damaged, cut short, or of a kind this llama.cpp does not know: check its size and checksum, download it again, or update llama-cpp-python.</source>
+        <translation>模型文件已损坏、不完整，或是此 llama.cpp 不认识的类型：请核对文件大小和校验和、重新下载，或更新 llama-cpp-python。</translation>
+    </message>
+    <message>
+        <source>The model file may have changed or shrunk while it was mapped.</source>
+        <translation>模型文件可能在映射期间被修改或截短了。</translation>
+    </message>
+    <message>
+        <source>The model&apos;s chat template cannot be used ({reason})</source>
+        <translation>模型的对话模板无法使用（{reason}）</translation>
+    </message>
+    <message>
+        <source>The partial file is kept: resume to continue</source>
+        <translation>未下完的文件已保留：继续下载即可接着下</translation>
+    </message>
+    <message>
+        <source>The power cap needs its small helper, which is not installed at {helper}. Install it once (from {folder}): {command} — then the cap asks for your password once. Details: {hint}.</source>
+        <translation>设置功耗上限需要一个小辅助程序，但 {helper} 处还没有安装。请安装一次（文件在 {folder}）：{command} — 之后设置功耗上限时只会要求输入一次密码。详见 {hint}。</translation>
+    </message>
+    <message>
+        <source>The system&apos;s out-of-memory killer ended it: RAM ran out.</source>
+        <translation>系统的 OOM 杀手结束了它：内存已耗尽。</translation>
+    </message>
+    <message>
+        <source>The token was forgotten (and removed from the system keyring). {which}</source>
+        <translation>令牌已忘记（并已从系统密钥环中删除）。{which}</translation>
+    </message>
+    <message>
+        <source>The token was forgotten. {which}</source>
+        <translation>令牌已忘记。{which}</translation>
+    </message>
+    <message>
+        <source>The worker crashed, was stopped or the network dropped. Start `tightfit rpc-worker` on that machine again and load, or load without it.</source>
+        <translation>该工作节点崩溃、被停止或网络已断开。请在那台机器上重新启动 `tightfit rpc-worker` 后再加载，或不用它加载。</translation>
+    </message>
+    <message>
+        <source>This engine cannot use the GPU.</source>
+        <translation>这个引擎用不了 GPU。</translation>
+    </message>
+    <message>
+        <source>This file has no chat template of its own: formatting as {format}, the format llama.cpp picks for this model.</source>
+        <translation>此文件没有自带的对话模板：按 {format} 排版，即 llama.cpp 为此模型选用的格式。</translation>
+    </message>
+    <message>
+        <source>This file has no general chat template: formatting with its tool-use template, as llama.cpp does.</source>
+        <translation>此文件没有通用对话模板：与 llama.cpp 一样，用它的工具调用模板排版。</translation>
+    </message>
+    <message>
+        <source>This file names llama.cpp&apos;s built-in chat format &apos;{name}&apos;, which Tightfit does not have</source>
+        <translation>此文件指定了 llama.cpp 内置的对话格式“{name}”，Tightfit 没有这种格式</translation>
+    </message>
+    <message>
+        <source>This is a llama.cpp bug or a setting combination it does not support; changing the settings or updating llama-cpp-python may avoid it.</source>
+        <translation>这是 llama.cpp 的缺陷或它不支持的设置组合；修改设置或更新 llama-cpp-python 也许能避开。</translation>
+    </message>
+    <message>
+        <source>This llama.cpp build uses processor instructions this CPU does not have; rebuild it on this machine.</source>
+        <translation>此 llama.cpp 构建用到了这颗 CPU 没有的处理器指令；请在本机重新编译。</translation>
+    </message>
+    <message>
+        <source>This llama.cpp build was not compiled for this GPU&apos;s architecture. llama.cpp ended the engine process.</source>
+        <translation>此 llama.cpp 构建没有为这块 GPU 的架构编译。llama.cpp 结束了引擎进程。</translation>
+    </message>
+    <message>
+        <source>Tightfit ended it: it did not {what} within {seconds} s.</source>
+        <translation>Tightfit 结束了它：它没有在 {seconds} 秒内{what}。</translation>
+    </message>
+    <message>
+        <source>To use {subject}, install the CUDA {toolkit} toolkit {where}:</source>
+        <translation>要使用{subject}，请安装 CUDA {toolkit} 工具包{where}：</translation>
+    </message>
+    <message>
+        <source>Token saved in the system keyring; it is used for listing, header reads and downloads.</source>
+        <translation>令牌已保存到系统密钥环；列出文件、读取文件头和下载都会用它。</translation>
+    </message>
+    <message>
+        <source>Token set for this session only: {why}; it is not written anywhere.</source>
+        <translation>令牌仅用于本次运行：{why}；不会写到任何地方。</translation>
+    </message>
+    <message>
+        <source>Token: from {where}.</source>
+        <translation>令牌：来自 {where}。</translation>
+    </message>
+    <message>
+        <source>Token: the one entered here, for this session only.</source>
+        <translation>令牌：在这里输入的那个，仅用于本次运行。</translation>
+    </message>
+    <message>
+        <source>Token: the one given at start.</source>
+        <translation>令牌：启动时给定的那个。</translation>
+    </message>
+    <message>
+        <source>Token: the one saved in the system keyring.</source>
+        <translation>令牌：保存在系统密钥环中的那个。</translation>
+    </message>
+    <message>
+        <source>Unterminated string starting at</source>
+        <translation>字符串未结束，起始于</translation>
+    </message>
+    <message>
+        <source>Update the driver to one that supports CUDA {runtime} (for Pascal or Volta cards, the R580 branch is the last), or rebuild the engine with a CUDA toolkit no newer than {supported}.</source>
+        <translation>把驱动升级到支持 CUDA {runtime} 的版本（Pascal 或 Volta 显卡最后可用的是 R580 分支），或用不高于 {supported} 的 CUDA 工具包重新编译引擎。</translation>
+    </message>
+    <message>
+        <source>Use {cores} threads, one per performance core.</source>
+        <translation>用 {cores} 个线程，每个性能核一个。</translation>
+    </message>
+    <message>
+        <source>Use {cores} threads, one per physical core.</source>
+        <translation>用 {cores} 个线程，每个物理核心一个。</translation>
+    </message>
+    <message>
+        <source>V cache {type}, flash attention {mode}</source>
+        <translation>V 缓存 {type}，Flash Attention {mode}</translation>
+    </message>
+    <message>
+        <source>Your settings file {path} was damaged ({reason}): the defaults are used, and {kept}.</source>
+        <translation>设置文件 {path} 已损坏（{reason}）：现使用默认设置，{kept}。</translation>
+    </message>
+    <message>
+        <source>Your settings in {path} could not be read ({error}): the defaults are used, and changes are kept until Tightfit closes without touching the file.</source>
+        <translation>无法读取设置文件 {path}（{error}）：现使用默认设置，本次的更改保留到 Tightfit 关闭为止，不会写入该文件。</translation>
+    </message>
+    <message>
+        <source>a GPU of {target}</source>
+        <translation>{target}的 GPU</translation>
+    </message>
+    <message>
+        <source>a Git LFS pointer, not the model itself</source>
+        <translation>Git LFS 指针文件，不是模型本身</translation>
+    </message>
+    <message>
+        <source>a JSON string</source>
+        <translation>JSON 字符串</translation>
+    </message>
+    <message>
+        <source>a JSON {kind}</source>
+        <translation>一个 JSON {kind}</translation>
+    </message>
+    <message>
+        <source>a ZIP archive (a PyTorch checkpoint?)</source>
+        <translation>一个 ZIP 压缩包（PyTorch 检查点？）</translation>
+    </message>
+    <message>
+        <source>a batch</source>
+        <translation>分批结果</translation>
+    </message>
+    <message>
+        <source>a block of text</source>
+        <translation>文本块</translation>
+    </message>
+    <message>
+        <source>a date</source>
+        <translation>日期</translation>
+    </message>
+    <message>
+        <source>a default sweep has {low} to {high} steps (got {steps})</source>
+        <translation>默认扫描有 {low} 到 {high} 档（收到 {steps}）</translation>
+    </message>
+    <message>
+        <source>a folder</source>
+        <translation>文件夹</translation>
+    </message>
+    <message>
+        <source>a formatted string</source>
+        <translation>格式化字符串</translation>
+    </message>
+    <message>
+        <source>a gzip archive</source>
+        <translation>一个 gzip 压缩包</translation>
+    </message>
+    <message>
+        <source>a joined string</source>
+        <translation>拼接的字符串</translation>
+    </message>
+    <message>
+        <source>a label name is missing or malformed</source>
+        <translation>标签名缺失或格式不对</translation>
+    </message>
+    <message>
+        <source>a legacy GGJT file; re-convert it to GGUF</source>
+        <translation>旧式 GGJT 文件；请重新转换为 GGUF</translation>
+    </message>
+    <message>
+        <source>a legacy GGMF file; re-convert it to GGUF</source>
+        <translation>旧式 GGMF 文件；请重新转换为 GGUF</translation>
+    </message>
+    <message>
+        <source>a legacy GGML file; re-convert it to GGUF</source>
+        <translation>旧式 GGML 文件；请重新转换为 GGUF</translation>
+    </message>
+    <message>
+        <source>a list of repeated parts</source>
+        <translation>由重复部分组成的列表</translation>
+    </message>
+    <message>
+        <source>a padded string</source>
+        <translation>填充后的字符串</translation>
+    </message>
+    <message>
+        <source>a power limit must be a number of watts (got {value})</source>
+        <translation>功耗上限必须是瓦数（收到 {value}）</translation>
+    </message>
+    <message>
+        <source>a printout</source>
+        <translation>打印输出</translation>
+    </message>
+    <message>
+        <source>a q8_0 KV cache instead of {was}</source>
+        <translation>q8_0 KV 缓存（原为 {was}）</translation>
+    </message>
+    <message>
+        <source>a repeated string</source>
+        <translation>重复的字符串</translation>
+    </message>
+    <message>
+        <source>a row could not be remapped</source>
+        <translation>有一行显存无法重映射</translation>
+    </message>
+    <message>
+        <source>a settings file cannot pin: start koboldcpp as {prefix} koboldcpp …</source>
+        <translation>设置文件无法绑定 NUMA 节点：请用 {prefix} koboldcpp … 启动 koboldcpp</translation>
+    </message>
+    <message>
+        <source>a smaller micro-batch</source>
+        <translation>更小的微批大小</translation>
+    </message>
+    <message>
+        <source>a special file</source>
+        <translation>特殊文件</translation>
+    </message>
+    <message>
+        <source>a string or list</source>
+        <translation>字符串或列表</translation>
+    </message>
+    <message>
+        <source>a sudo -n rule for the helper</source>
+        <translation>有一条针对辅助程序的 sudo -n 规则</translation>
+    </message>
+    <message>
+        <source>a text with links</source>
+        <translation>带链接的文本</translation>
+    </message>
+    <message>
+        <source>a vision projector (mmproj) file, not a language model</source>
+        <translation>视觉投影（mmproj）文件，不是语言模型</translation>
+    </message>
+    <message>
+        <source>a whole number from 0 to {most}</source>
+        <translation>0 到 {most} 之间的整数</translation>
+    </message>
+    <message>
+        <source>a whole number from 0 to {most} ({source})</source>
+        <translation>0 到 {most} 之间的整数（{source}）</translation>
+    </message>
+    <message>
+        <source>a {type} V cache needs flash attention: set it to on or auto</source>
+        <translation>{type} 类型的 V 缓存需要 Flash Attention：请设为 on 或 auto</translation>
+    </message>
+    <message>
+        <source>aborted (SIGABRT)</source>
+        <translation>异常中止（SIGABRT）</translation>
+    </message>
+    <message>
+        <source>aborted (a fail-fast exception)</source>
+        <translation>异常中止（快速失败异常）</translation>
+    </message>
+    <message>
+        <source>acknowledge Stop</source>
+        <translation>确认停止命令</translation>
+    </message>
+    <message>
+        <source>acknowledge Unload</source>
+        <translation>确认卸载命令</translation>
+    </message>
+    <message>
+        <source>address already in use</source>
+        <translation>地址已被占用</translation>
+    </message>
+    <message>
+        <source>allow other machines</source>
+        <translation>勾选“允许其他机器”</translation>
+    </message>
+    <message>
+        <source>already capped at {watts} W</source>
+        <translation>功耗上限已是 {watts} W</translation>
+    </message>
+    <message>
+        <source>an HDF5 (Keras) file</source>
+        <translation>一个 HDF5（Keras）文件</translation>
+    </message>
+    <message>
+        <source>an HTML page (a login or error page saved instead of the model?)</source>
+        <translation>一个网页（存下来的是登录页或错误页，而不是模型？）</translation>
+    </message>
+    <message>
+        <source>an array holding {value}</source>
+        <translation>含有 {value} 的数组</translation>
+    </message>
+    <message>
+        <source>an array of 1 value</source>
+        <translation>含 1 个值的数组</translation>
+    </message>
+    <message>
+        <source>an array of {n} values</source>
+        <translation>含 {n} 个值的数组</translation>
+    </message>
+    <message>
+        <source>an empty item</source>
+        <translation>空项</translation>
+    </message>
+    <message>
+        <source>an empty item in the cap list {text}: list whole watts, e.g. {example}</source>
+        <translation>功耗上限列表 {text} 中有空项：请列出整数瓦数，例如 {example}</translation>
+    </message>
+    <message>
+        <source>an exporter&apos;s URL must be text such as http://gpu-box:9400/metrics</source>
+        <translation>导出器地址必须是文本，例如 http://gpu-box:9400/metrics</translation>
+    </message>
+    <message>
+        <source>an illegal memory access was encountered</source>
+        <translation>发生了非法内存访问</translation>
+    </message>
+    <message>
+        <source>and its memory</source>
+        <translation>及其内存</translation>
+    </message>
+    <message>
+        <source>applied</source>
+        <translation>已设置</translation>
+    </message>
+    <message>
+        <source>applied anyway: {error}</source>
+        <translation>已强制应用：{error}</translation>
+    </message>
+    <message>
+        <source>array claims {n} items, more than the {most} allowed (reading {what})</source>
+        <translation>数组声称有 {n} 个元素，超过允许的 {most} 个（读取{what}时）</translation>
+    </message>
+    <message>
+        <source>array of {n} {type} items</source>
+        <translation>{n} 个 {type} 元素的数组</translation>
+    </message>
+    <message>
+        <source>arrays nested more than {most} deep (reading {what})</source>
+        <translation>数组嵌套超过 {most} 层（读取{what}时）</translation>
+    </message>
+    <message>
+        <source>asked for {watts} W; the driver enforces {enforced} W ({path})</source>
+        <translation>请求 {watts} W；驱动实际执行 {enforced} W（{path}）</translation>
+    </message>
+    <message>
+        <source>bad arguments</source>
+        <translation>参数错误</translation>
+    </message>
+    <message>
+        <source>baseline: {description}</source>
+        <translation>基线：{description}</translation>
+    </message>
+    <message>
+        <source>batch {batch}, micro-batch {ubatch}</source>
+        <translation>批大小 {batch}，微批大小 {ubatch}</translation>
+    </message>
+    <message>
+        <source>best</source>
+        <translation>最佳</translation>
+    </message>
+    <message>
+        <source>big-endian GGUF file (version {version}); only little-endian files are supported</source>
+        <translation>大端序 GGUF 文件（版本 {version}）；只支持小端序文件</translation>
+    </message>
+    <message>
+        <source>cancelled</source>
+        <translation>已取消</translation>
+    </message>
+    <message>
+        <source>cannot assign requested address</source>
+        <translation>无法分配所请求的地址</translation>
+    </message>
+    <message>
+        <source>cannot restore the default: {why}</source>
+        <translation>无法恢复默认功耗上限：{why}</translation>
+    </message>
+    <message>
+        <source>cap at {watts} W</source>
+        <translation>功耗上限设为 {watts} W</translation>
+    </message>
+    <message>
+        <source>caps are whole watts (got {cap})</source>
+        <translation>功耗上限须为整数瓦（收到 {cap}）</translation>
+    </message>
+    <message>
+        <source>card {before} → {after}</source>
+        <translation>显卡 {before} → {after}</translation>
+    </message>
+    <message>
+        <source>clamped</source>
+        <translation>已调整到范围内</translation>
+    </message>
+    <message>
+        <source>clock-event reasons not known</source>
+        <translation>降频原因未知</translation>
+    </message>
+    <message>
+        <source>compiled for {archs}; {notes}</source>
+        <translation>编译架构：{archs}；{notes}</translation>
+    </message>
+    <message>
+        <source>compute capability {archs}</source>
+        <translation>计算能力 {archs}</translation>
+    </message>
+    <message>
+        <source>connection lost</source>
+        <translation>连接中断</translation>
+    </message>
+    <message>
+        <source>context full</source>
+        <translation>上下文已满</translation>
+    </message>
+    <message>
+        <source>context {ctx} is past the trained {trained}</source>
+        <translation>上下文 {ctx} 超出了训练上下文 {trained}</translation>
+    </message>
+    <message>
+        <source>context {n_ctx}; the model was trained on {trained}</source>
+        <translation>上下文 {n_ctx}；模型训练长度为 {trained}</translation>
+    </message>
+    <message>
+        <source>context {smaller} instead of {current}</source>
+        <translation>上下文 {smaller}（原为 {current}）</translation>
+    </message>
+    <message>
+        <source>corrected by {mib} MiB from {loads} on this card</source>
+        <translation>已按此卡 {loads}的结果修正 {mib} MiB</translation>
+    </message>
+    <message>
+        <source>could not ask {python}</source>
+        <translation>无法询问 {python}</translation>
+    </message>
+    <message>
+        <source>could not cap at {cap} W: {message}</source>
+        <translation>无法把功耗上限设为 {cap} W：{message}</translation>
+    </message>
+    <message>
+        <source>could not download {package}: {last}</source>
+        <translation>无法下载 {package}：{last}</translation>
+    </message>
+    <message>
+        <source>could not run {program}: {error}</source>
+        <translation>无法运行 {program}：{error}</translation>
+    </message>
+    <message>
+        <source>could not start the watchdog that restores the power limit: {error}</source>
+        <translation>无法启动负责恢复功耗上限的看门狗进程：{error}</translation>
+    </message>
+    <message>
+        <source>crashed (SIGBUS, a fault reading mapped memory)</source>
+        <translation>崩溃（SIGBUS，读取映射内存出错）</translation>
+    </message>
+    <message>
+        <source>crashed (SIGILL, an instruction this processor lacks)</source>
+        <translation>崩溃（SIGILL，用到了此处理器不支持的指令）</translation>
+    </message>
+    <message>
+        <source>crashed (SIGSEGV, a memory access fault)</source>
+        <translation>崩溃（SIGSEGV，内存访问错误）</translation>
+    </message>
+    <message>
+        <source>crashed (a stack overflow)</source>
+        <translation>崩溃（栈溢出）</translation>
+    </message>
+    <message>
+        <source>crashed (an access violation)</source>
+        <translation>崩溃（访问冲突）</translation>
+    </message>
+    <message>
+        <source>custom link</source>
+        <translation>自定义链路</translation>
+    </message>
+    <message>
+        <source>cut short: its header needs {needed}, the file holds {held} (an unfinished download?); it can be planned, not loaded</source>
+        <translation>文件不完整：文件头要求 {needed}，文件只有 {held}（下载没有完成？）；可以规划，不能加载</translation>
+    </message>
+    <message>
+        <source>display active</source>
+        <translation>显示输出已启用</translation>
+    </message>
+    <message>
+        <source>driver unavailable</source>
+        <translation>驱动不可用</translation>
+    </message>
+    <message>
+        <source>driver {version}</source>
+        <translation>驱动 {version}</translation>
+    </message>
+    <message>
+        <source>driver {version} (simulated)</source>
+        <translation>驱动 {version}（模拟）</translation>
+    </message>
+    <message>
+        <source>driver/library version mismatch</source>
+        <translation>驱动与库版本不一致</translation>
+    </message>
+    <message>
+        <source>duplicate metadata key {key}</source>
+        <translation>重复的元数据键 {key}</translation>
+    </message>
+    <message>
+        <source>duplicate tensor name {name}</source>
+        <translation>重复的张量名 {name}</translation>
+    </message>
+    <message>
+        <source>each value must be {allowed}</source>
+        <translation>每个值都必须是{allowed}</translation>
+    </message>
+    <message>
+        <source>empty file (0 bytes), not a GGUF file</source>
+        <translation>空文件（0 字节），不是 GGUF 文件</translation>
+    </message>
+    <message>
+        <source>end the reply after Stop</source>
+        <translation>在停止后结束回复</translation>
+    </message>
+    <message>
+        <source>engine</source>
+        <translation>引擎</translation>
+    </message>
+    <message>
+        <source>engine built with CUDA {runtime}; driver {driver} supports up to CUDA {supported}</source>
+        <translation>引擎用 CUDA {runtime} 编译；驱动 {driver} 最高支持 CUDA {supported}</translation>
+    </message>
+    <message>
+        <source>engine {before} → {after}</source>
+        <translation>引擎 {before} → {after}</translation>
+    </message>
+    <message>
+        <source>error while attempting to bind on address {address}: {reason}</source>
+        <translation>绑定地址 {address} 时出错：{reason}</translation>
+    </message>
+    <message>
+        <source>every expert</source>
+        <translation>所有专家也在 GPU 上</translation>
+    </message>
+    <message>
+        <source>exit status 127, no message</source>
+        <translation>退出状态 127，没有消息</translation>
+    </message>
+    <message>
+        <source>exited</source>
+        <translation>已退出</translation>
+    </message>
+    <message>
+        <source>exited with status {status}</source>
+        <translation>以状态码 {status} 退出</translation>
+    </message>
+    <message>
+        <source>failed</source>
+        <translation>失败</translation>
+    </message>
+    <message>
+        <source>fetching {package} to extract {file}</source>
+        <translation>正在获取 {package} 以提取 {file}</translation>
+    </message>
+    <message>
+        <source>file ends inside the header (at byte {pos} reading {what})</source>
+        <translation>文件在文件头内部就结束了（在第 {pos} 字节读取{what}时）</translation>
+    </message>
+    <message>
+        <source>file ends inside the header (at byte {pos} reading {what}; needs {n} bytes, {left} left)</source>
+        <translation>文件在文件头内部就结束了（在第 {pos} 字节读取{what}时；需要 {n} 字节，只剩 {left} 字节）</translation>
+    </message>
+    <message>
+        <source>file ends inside the header (at byte {pos} reading {what}; needs {n} bytes, {left} left: {detail})</source>
+        <translation>文件在文件头内部就结束了（在第 {pos} 字节读取{what}时；需要 {n} 字节，只剩 {left} 字节：{detail}）</translation>
+    </message>
+    <message>
+        <source>file is only {n} bytes, too short to be a GGUF file</source>
+        <translation>文件只有 {n} 字节，太短，不可能是 GGUF 文件</translation>
+    </message>
+    <message>
+        <source>first token {ms} ms</source>
+        <translation>首个词元 {ms} ms</translation>
+    </message>
+    <message>
+        <source>fits</source>
+        <translation>可以放下</translation>
+    </message>
+    <message>
+        <source>flash attention {mode}: CUDA has kernels for this model</source>
+        <translation>Flash Attention {mode}：CUDA 有这个模型所需的内核</translation>
+    </message>
+    <message>
+        <source>flash attention {mode}; no CUDA kernel for {gaps}</source>
+        <translation>Flash Attention {mode}；缺少对应的 CUDA 内核：{gaps}</translation>
+    </message>
+    <message>
+        <source>for very large models only</source>
+        <translation>仅适合超大模型</translation>
+    </message>
+    <message>
+        <source>free memory</source>
+        <translation>空闲显存</translation>
+    </message>
+    <message>
+        <source>from NVIDIA&apos;s repository for {name}</source>
+        <translation>（来自 NVIDIA 为 {name} 提供的软件源）</translation>
+    </message>
+    <message>
+        <source>gen {gen} x{width} of gen {gen_max} x{width_max} at {busy}% busy</source>
+        <translation>第 {gen} 代 x{width}（最高第 {gen_max} 代 x{width_max}），占用率 {busy}%</translation>
+    </message>
+    <message>
+        <source>general.alignment is {value}; it must be a power of two</source>
+        <translation>general.alignment 为 {value}；它必须是 2 的幂</translation>
+    </message>
+    <message>
+        <source>generation {rate} tok/s</source>
+        <translation>生成 {rate} tok/s</translation>
+    </message>
+    <message>
+        <source>hashing {file} was cancelled</source>
+        <translation>已取消计算 {file} 的哈希</translation>
+    </message>
+    <message>
+        <source>head size {size} with {gqa} query heads per KV head</source>
+        <translation>头大小 {size}、每个 KV 头对应 {gqa} 个查询头</translation>
+    </message>
+    <message>
+        <source>header claims {n} metadata keys, more than the {most} allowed</source>
+        <translation>文件头声称有 {n} 个元数据键，超过允许的 {most} 个</translation>
+    </message>
+    <message>
+        <source>header claims {n} tensors, more than the {most} allowed</source>
+        <translation>文件头声称有 {n} 个张量，超过允许的 {most} 个</translation>
+    </message>
+    <message>
+        <source>header is larger than the {most} allowed (at byte {pos} reading {what})</source>
+        <translation>文件头超过允许的 {most}（在第 {pos} 字节读取{what}时）</translation>
+    </message>
+    <message>
+        <source>header only: the weights are not in the file (a sparse file); it can be planned, not loaded</source>
+        <translation>只有文件头：权重不在文件里（稀疏文件）；可以规划，不能加载</translation>
+    </message>
+    <message>
+        <source>helper missing</source>
+        <translation>缺少辅助程序</translation>
+    </message>
+    <message>
+        <source>hit max tokens</source>
+        <translation>达到最大词元数</translation>
+    </message>
+    <message>
+        <source>indistinguishable from F16</source>
+        <translation>与 F16 无法区分</translation>
+    </message>
+    <message>
+        <source>installed at {path}</source>
+        <translation>已安装在 {path}</translation>
+    </message>
+    <message>
+        <source>invalid device function</source>
+        <translation>无效的设备函数</translation>
+    </message>
+    <message>
+        <source>it answers {kind}, not Prometheus text: is the path /metrics?</source>
+        <translation>它返回的是 {kind}，不是 Prometheus 文本：路径是 /metrics 吗？</translation>
+    </message>
+    <message>
+        <source>it asked wordwrap to cut a long text into many short lines</source>
+        <translation>它让 wordwrap 把长文本切成大量短行</translation>
+    </message>
+    <message>
+        <source>it does not start with a metric name</source>
+        <translation>开头不是指标名</translation>
+    </message>
+    <message>
+        <source>it gave strftime_now a field width</source>
+        <translation>它给 strftime_now 指定了字段宽度</translation>
+    </message>
+    <message>
+        <source>it is a directory</source>
+        <translation>它是一个文件夹</translation>
+    </message>
+    <message>
+        <source>it is nested too deeply to compile</source>
+        <translation>它嵌套太深，无法编译</translation>
+    </message>
+    <message>
+        <source>it is not a regular file</source>
+        <translation>它不是普通文件</translation>
+    </message>
+    <message>
+        <source>it is {n} characters long, more than the {most} allowed</source>
+        <translation>它长 {n} 个字符，超过允许的 {most} 个</translation>
+    </message>
+    <message>
+        <source>it must be {allowed}</source>
+        <translation>它必须是{allowed}</translation>
+    </message>
+    <message>
+        <source>it needs one value for each of the {n} blocks ({key})</source>
+        <translation>它需要为 {n} 个块各给一个值（{key}）</translation>
+    </message>
+    <message>
+        <source>it ran longer than {seconds} s</source>
+        <translation>它运行超过了 {seconds} s</translation>
+    </message>
+    <message>
+        <source>it ran out of memory</source>
+        <translation>它耗尽了内存</translation>
+    </message>
+    <message>
+        <source>it recursed too deeply</source>
+        <translation>它递归太深</translation>
+    </message>
+    <message>
+        <source>it took more than {n} steps (loop iterations and items)</source>
+        <translation>它执行了超过 {n} 步（循环次数和元素数）</translation>
+    </message>
+    <message>
+        <source>it tried something the sandbox forbids: {what}</source>
+        <translation>它试图做沙箱禁止的事：{what}</translation>
+    </message>
+    <message>
+        <source>it tried to compute an enormous number</source>
+        <translation>它试图计算一个极大的数</translation>
+    </message>
+    <message>
+        <source>it tried to make {what} longer than the limit of {n} characters</source>
+        <translation>它试图生成超过 {n} 个字符上限的{what}</translation>
+    </message>
+    <message>
+        <source>it tried to round to an enormous number of digits</source>
+        <translation>它试图保留极多位小数</translation>
+    </message>
+    <message>
+        <source>its output passed the limit of {n} characters</source>
+        <translation>它的输出超过了 {n} 个字符的上限</translation>
+    </message>
+    <message>
+        <source>koboldcpp has no micro-batch: it computes the batch ({batch}) at once, not {ubatch}</source>
+        <translation>koboldcpp 没有微批：它一次计算整个批（{batch}），而不是 {ubatch}</translation>
+    </message>
+    <message>
+        <source>koboldcpp serves one request at a time: {n} parallel slots not written</source>
+        <translation>koboldcpp 一次只处理一个请求：{n} 个并行槽位未写入</translation>
+    </message>
+    <message>
+        <source>koboldcpp takes one KV cache type for K and V, of {types} (these settings: K {k}, V {v})</source>
+        <translation>koboldcpp 的 K 和 V 只能用同一种 KV 缓存类型，可选 {types}（当前设置：K {k}，V {v}）</translation>
+    </message>
+    <message>
+        <source>koboldcpp&apos;s batch size is one of {sizes} (got {batch})</source>
+        <translation>koboldcpp 的批大小只能是 {sizes} 之一（收到 {batch}）</translation>
+    </message>
+    <message>
+        <source>koboldcpp&apos;s context is at most {most} (got {ctx})</source>
+        <translation>koboldcpp 的上下文最多 {most}（收到 {ctx}）</translation>
+    </message>
+    <message>
+        <source>koboldcpp&apos;s flash attention is on or off: written as on (auto turns it on where it can)</source>
+        <translation>koboldcpp 的 Flash Attention 只有开和关：写为开启（auto 会在可行时开启）</translation>
+    </message>
+    <message>
+        <source>larger than {mib} MiB</source>
+        <translation>大于 {mib} MiB</translation>
+    </message>
+    <message>
+        <source>layers split over {n} GPUs by {how}</source>
+        <translation>各层按{how}分布在 {n} 张 GPU 上</translation>
+    </message>
+    <message>
+        <source>legacy type</source>
+        <translation>旧类型</translation>
+    </message>
+    <message>
+        <source>legacy type; Q5_K_M is smaller and better</source>
+        <translation>旧类型；Q5_K_M 更小也更好</translation>
+    </message>
+    <message>
+        <source>lifetime {corrected} corrected, {uncorrected} uncorrected</source>
+        <translation>累计已纠正 {corrected} 个、未纠正 {uncorrected} 个</translation>
+    </message>
+    <message>
+        <source>line {line} was skipped: {why}</source>
+        <translation>第 {line} 行已跳过：{why}</translation>
+    </message>
+    <message>
+        <source>link not known</source>
+        <translation>链路未知</translation>
+    </message>
+    <message>
+        <source>listening on {host}: other machines that reach it can use the model</source>
+        <translation>正在监听 {host}：能访问到它的其他机器都可以使用此模型</translation>
+    </message>
+    <message>
+        <source>llama.cpp could not create the context (usually not enough memory for this context size)</source>
+        <translation>llama.cpp 无法创建上下文（通常是内存不足以容纳这么大的上下文）</translation>
+    </message>
+    <message>
+        <source>llama.cpp could not load the model</source>
+        <translation>llama.cpp 无法加载该模型</translation>
+    </message>
+    <message>
+        <source>llama.cpp could not use the model file.</source>
+        <translation>llama.cpp 无法使用该模型文件。</translation>
+    </message>
+    <message>
+        <source>llama.cpp ended the engine process.</source>
+        <translation>llama.cpp 结束了引擎进程。</translation>
+    </message>
+    <message>
+        <source>llama.cpp ends this way when an allocation fails or an internal check trips; its log says no more.</source>
+        <translation>llama.cpp 在内存分配失败或内部检查不通过时会这样退出；日志里没有更多信息。</translation>
+    </message>
+    <message>
+        <source>llama.cpp reported an error: {message}.</source>
+        <translation>llama.cpp 报告了错误：{message}。</translation>
+    </message>
+    <message>
+        <source>llama.cpp stopped on a CUDA error{on}: {error}.</source>
+        <translation>llama.cpp 因 CUDA 错误而停止{on}：{error}。</translation>
+    </message>
+    <message>
+        <source>llama.cpp stopped on a failed internal check: {check} ({where}).</source>
+        <translation>llama.cpp 因内部检查失败而停止：{check}（{where}）。</translation>
+    </message>
+    <message>
+        <source>llama.cpp stopped: {message} ({where}).</source>
+        <translation>llama.cpp 已停止：{message}（{where}）。</translation>
+    </message>
+    <message>
+        <source>llama.cpp tools/quantize (quantize.cpp QUANT_OPTIONS / README): perplexity increase vs F16 on Llama-3-8B; i-quants placed by bits per weight</source>
+        <translation>llama.cpp tools/quantize（quantize.cpp QUANT_OPTIONS / README）：在 Llama-3-8B 上相对 F16 的困惑度增量；i-quant 按每权重位数排位</translation>
+    </message>
+    <message>
+        <source>llama.cpp {backend} build (llama-cpp-python {version}), {offload}</source>
+        <translation>llama.cpp {backend} 构建（llama-cpp-python {version}），{offload}</translation>
+    </message>
+    <message>
+        <source>llama.cpp {backend} build (llama-cpp-python {version}), {offload}, for compute capability {archs}</source>
+        <translation>llama.cpp {backend} 构建（llama-cpp-python {version}），{offload}，面向计算能力 {archs}</translation>
+    </message>
+    <message>
+        <source>llama.cpp&apos;s AMX matrix kernels crash the first prompt on some Xeon processors with AMX ({issue}); an engine built without them runs on the same processor with its AVX-512 kernels.</source>
+        <translation>llama.cpp 的 AMX 矩阵内核在部分带 AMX 的 Xeon 处理器上会在第一个提示词就崩溃（{issue}）；不带这些内核编译的引擎在同一颗处理器上改用 AVX-512 内核运行。</translation>
+    </message>
+    <message>
+        <source>llama.cpp&apos;s LLAMA_MAX_EXPERTS</source>
+        <translation>llama.cpp 的 LLAMA_MAX_EXPERTS</translation>
+    </message>
+    <message>
+        <source>llama.cpp&apos;s LLAMA_MAX_LAYERS</source>
+        <translation>llama.cpp 的 LLAMA_MAX_LAYERS</translation>
+    </message>
+    <message>
+        <source>llama.cpp&apos;s log does not say why.</source>
+        <translation>llama.cpp 的日志没有说明原因。</translation>
+    </message>
+    <message>
+        <source>llama_decode failed during {where} (status {status})</source>
+        <translation>{where}期间 llama_decode 失败（状态码 {status}）</translation>
+    </message>
+    <message>
+        <source>llama_decode failed on the prompt (status {status})</source>
+        <translation>处理提示词时 llama_decode 失败（状态码 {status}）</translation>
+    </message>
+    <message>
+        <source>longer than {n} characters</source>
+        <translation>超过 {n} 个字符</translation>
+    </message>
+    <message>
+        <source>low loss</source>
+        <translation>损失小</translation>
+    </message>
+    <message>
+        <source>low-medium loss</source>
+        <translation>损失中偏小</translation>
+    </message>
+    <message>
+        <source>main GPU {gpu} is not one of the {n} GPU (0-{last}): llama.cpp refuses the load</source>
+        <translation>主 GPU {gpu} 不在这 {n} 张 GPU（0-{last}）之中：llama.cpp 会拒绝加载</translation>
+    </message>
+    <message>
+        <source>main GPU {gpu} is not one of the {n} GPUs (0-{last}): llama.cpp refuses the load</source>
+        <translation>主 GPU {gpu} 不在这 {n} 张 GPU（0-{last}）之中：llama.cpp 会拒绝加载</translation>
+    </message>
+    <message>
+        <source>medium loss</source>
+        <translation>损失中等</translation>
+    </message>
+    <message>
+        <source>memory not reported</source>
+        <translation>未报告显存用量</translation>
+    </message>
+    <message>
+        <source>metadata key {i}</source>
+        <translation>元数据键 {i}</translation>
+    </message>
+    <message>
+        <source>metadata key {i} {key}</source>
+        <translation>元数据键 {i} {key}</translation>
+    </message>
+    <message>
+        <source>mmap on; {weights} of weights in host memory, {room} of RAM available</source>
+        <translation>mmap 打开；主机内存中有 {weights} 权重，可用内存 {room}</translation>
+    </message>
+    <message>
+        <source>model file {before} → {after}</source>
+        <translation>模型文件 {before} → {after}</translation>
+    </message>
+    <message>
+        <source>model {before} → {after}</source>
+        <translation>模型 {before} → {after}</translation>
+    </message>
+    <message>
+        <source>more than a value and a timestamp after {name}</source>
+        <translation>{name} 后面除了数值和时间戳还有别的内容</translation>
+    </message>
+    <message>
+        <source>more than {n} labels</source>
+        <translation>标签超过 {n} 个</translation>
+    </message>
+    <message>
+        <source>more than {n} redirects in a row (a redirect loop?); stopped</source>
+        <translation>连续重定向超过 {n} 次（重定向循环？）；已停止</translation>
+    </message>
+    <message>
+        <source>n/a</source>
+        <translation>无数据</translation>
+    </message>
+    <message>
+        <source>near-lossless</source>
+        <translation>近乎无损</translation>
+    </message>
+    <message>
+        <source>neither pkexec nor sudo is installed, so the power limit cannot be set without running as root (see {hint})</source>
+        <translation>pkexec 和 sudo 都没有安装，不以 root 身份运行就无法设置功耗上限（见 {hint}）</translation>
+    </message>
+    <message>
+        <source>nested deeper than {levels} levels</source>
+        <translation>嵌套超过 {levels} 层</translation>
+    </message>
+    <message>
+        <source>nested too deeply to parse</source>
+        <translation>嵌套过深，无法解析</translation>
+    </message>
+    <message>
+        <source>no ECC readings (a card without ECC, or not reported)</source>
+        <translation>没有 ECC 读数（显卡不带 ECC，或未报告）</translation>
+    </message>
+    <message>
+        <source>no GPU offload</source>
+        <translation>不支持 GPU 卸载</translation>
+    </message>
+    <message>
+        <source>no URL given: type one such as http://gpu-box:9400/metrics</source>
+        <translation>没有给出地址：请输入一个，例如 http://gpu-box:9400/metrics</translation>
+    </message>
+    <message>
+        <source>no answer from {via} within {seconds} s; nothing was confirmed</source>
+        <translation>{via} 在 {seconds} s 内没有响应；没有任何更改得到确认</translation>
+    </message>
+    <message>
+        <source>no answer within {seconds} s</source>
+        <translation>{seconds} s 内没有应答</translation>
+    </message>
+    <message>
+        <source>no caps given: list whole watts, e.g. {example}</source>
+        <translation>没有给出功耗上限：请列出整数瓦数，例如 {example}</translation>
+    </message>
+    <message>
+        <source>no card to cap ({reason})</source>
+        <translation>没有可设上限的显卡（{reason}）</translation>
+    </message>
+    <message>
+        <source>no change in the settings that matter for speed</source>
+        <translation>影响速度的设置没有变化</translation>
+    </message>
+    <message>
+        <source>no helper at {path}</source>
+        <translation>{path} 处没有辅助程序</translation>
+    </message>
+    <message>
+        <source>no host before the colon</source>
+        <translation>冒号前没有主机名</translation>
+    </message>
+    <message>
+        <source>no kernel image is available for execution on the device</source>
+        <translation>没有可在该设备上执行的内核映像</translation>
+    </message>
+    <message>
+        <source>no message</source>
+        <translation>没有消息</translation>
+    </message>
+    <message>
+        <source>no model is loaded</source>
+        <translation>未加载模型</translation>
+    </message>
+    <message>
+        <source>no permission</source>
+        <translation>没有权限</translation>
+    </message>
+    <message>
+        <source>no pkexec</source>
+        <translation>没有 pkexec</translation>
+    </message>
+    <message>
+        <source>no setting called {name} (known: {known}, depth)</source>
+        <translation>没有名为 {name} 的设置（可用：{known}, depth）</translation>
+    </message>
+    <message>
+        <source>no such GPU</source>
+        <translation>没有这张 GPU</translation>
+    </message>
+    <message>
+        <source>no such file: {path}</source>
+        <translation>文件不存在：{path}</translation>
+    </message>
+    <message>
+        <source>no sudo</source>
+        <translation>没有 sudo</translation>
+    </message>
+    <message>
+        <source>no sudo -n rule</source>
+        <translation>没有 sudo -n 规则</translation>
+    </message>
+    <message>
+        <source>no value after {name}</source>
+        <translation>{name} 后面没有数值</translation>
+    </message>
+    <message>
+        <source>none</source>
+        <translation>无</translation>
+    </message>
+    <message>
+        <source>not a GGUF file (it starts with {start})</source>
+        <translation>不是 GGUF 文件（开头是 {start}）</translation>
+    </message>
+    <message>
+        <source>not a GGUF file (it starts with {start}; looks like {hint})</source>
+        <translation>不是 GGUF 文件（开头是 {start}；看起来是{hint}）</translation>
+    </message>
+    <message>
+        <source>not a tuning card: a JSON {kind}, not an object</source>
+        <translation>不是调优卡：是 JSON {kind}，而不是对象</translation>
+    </message>
+    <message>
+        <source>not a tuning card: its format is {given}, not {format}</source>
+        <translation>不是调优卡：格式为 {given}，而不是 {format}</translation>
+    </message>
+    <message>
+        <source>not a tuning card: larger than {most} KiB ({size} bytes)</source>
+        <translation>不是调优卡：超过 {most} KiB（{size} 字节）</translation>
+    </message>
+    <message>
+        <source>not a tuning card: nested too deeply</source>
+        <translation>不是调优卡：嵌套过深</translation>
+    </message>
+    <message>
+        <source>not a tuning card: not JSON ({reason})</source>
+        <translation>不是调优卡：不是 JSON（{reason}）</translation>
+    </message>
+    <message>
+        <source>not a tuning card: not UTF-8 text</source>
+        <translation>不是调优卡：不是 UTF-8 文本</translation>
+    </message>
+    <message>
+        <source>not a tuning card: {name} is not a number JSON allows</source>
+        <translation>不是调优卡：{name} 不是 JSON 允许的数字</translation>
+    </message>
+    <message>
+        <source>not asked</source>
+        <translation>未查询</translation>
+    </message>
+    <message>
+        <source>not enough on its own</source>
+        <translation>单靠这一项还不够</translation>
+    </message>
+    <message>
+        <source>not read</source>
+        <translation>未读取</translation>
+    </message>
+    <message>
+        <source>not supported</source>
+        <translation>不支持</translation>
+    </message>
+    <message>
+        <source>nothing</source>
+        <translation>无</translation>
+    </message>
+    <message>
+        <source>nothing to change, these settings already fit</source>
+        <translation>无需改动，当前设置已经放得下</translation>
+    </message>
+    <message>
+        <source>nothing to measure: --pp and --tg are both 0</source>
+        <translation>没有可测的：--pp 和 --tg 都是 0</translation>
+    </message>
+    <message>
+        <source>nothing to measure: pp {n_prompt}, tg {n_gen}, depth {n_depth}, {reps} repetitions</source>
+        <translation>没有可测的内容：pp {n_prompt}，tg {n_gen}，深度 {n_depth}，重复 {reps} 次</translation>
+    </message>
+    <message>
+        <source>obvious loss</source>
+        <translation>损失明显</translation>
+    </message>
+    <message>
+        <source>off</source>
+        <translation>关闭</translation>
+    </message>
+    <message>
+        <source>offline mode is on (HF_HUB_OFFLINE): the hub is not contacted; local models work</source>
+        <translation>离线模式已开启（HF_HUB_OFFLINE）：不连接 Hugging Face；本地模型照常可用</translation>
+    </message>
+    <message>
+        <source>offline: cannot reach {host} ({reason})</source>
+        <translation>离线：无法连接 {host}（{reason}）</translation>
+    </message>
+    <message>
+        <source>on</source>
+        <translation>开启</translation>
+    </message>
+    <message>
+        <source>on {card}</source>
+        <translation>运行于 {card}</translation>
+    </message>
+    <message>
+        <source>other programs keep the CPU busy. Close them, or use fewer threads</source>
+        <translation>其他程序占用着 CPU。关掉它们，或减少线程数</translation>
+    </message>
+    <message>
+        <source>out of range</source>
+        <translation>超出范围</translation>
+    </message>
+    <message>
+        <source>packaging/README.md, section &quot;{section}&quot;</source>
+        <translation>packaging/README.md 中的“{section}”一节</translation>
+    </message>
+    <message>
+        <source>pages waiting to be retired</source>
+        <translation>有等待屏蔽的显存页</translation>
+    </message>
+    <message>
+        <source>permission denied</source>
+        <translation>权限不足</translation>
+    </message>
+    <message>
+        <source>pinned system memory</source>
+        <translation>锁页系统内存</translation>
+    </message>
+    <message>
+        <source>pip downloaded no wheel for {package}</source>
+        <translation>pip 没有为 {package} 下载到 wheel 包</translation>
+    </message>
+    <message>
+        <source>pkexec (polkit {version})</source>
+        <translation>pkexec（polkit {version}）</translation>
+    </message>
+    <message>
+        <source>pkexec could not be run ({error})</source>
+        <translation>无法运行 pkexec（{error}）</translation>
+    </message>
+    <message>
+        <source>pkexec could not reach polkit (no polkit daemon or no system D-Bus)</source>
+        <translation>pkexec 连接不到 polkit（没有 polkit 守护进程或没有系统 D-Bus）</translation>
+    </message>
+    <message>
+        <source>pkexec failed ({detail})</source>
+        <translation>pkexec 失败（{detail}）</translation>
+    </message>
+    <message>
+        <source>pkexec found no polkit authentication agent to ask for the password</source>
+        <translation>pkexec 找不到可以询问密码的 polkit 认证代理</translation>
+    </message>
+    <message>
+        <source>pkexec is not installed, so the power limit cannot be set without running as root (see {hint})</source>
+        <translation>pkexec 没有安装，不以 root 身份运行就无法设置功耗上限（见 {hint}）</translation>
+    </message>
+    <message>
+        <source>pkexec is not setuid root here</source>
+        <translation>这里的 pkexec 没有 setuid root</translation>
+    </message>
+    <message>
+        <source>placed by size ({bpw} bpw)</source>
+        <translation>按体积排位（{bpw} bpw）</translation>
+    </message>
+    <message>
+        <source>placeholder text</source>
+        <translation>占位文本</translation>
+    </message>
+    <message>
+        <source>polkit 127&apos;s pkexec can reject the right password (its socket-activated agent helper)</source>
+        <translation>polkit 127 的 pkexec 可能拒绝正确的密码（它的套接字激活代理辅助程序所致）</translation>
+    </message>
+    <message>
+        <source>polkit did not authorise pkexec (a wrong password, a rule that says no, or polkit 127&apos;s socket-activated agent helper, which rejects even the right password)</source>
+        <translation>polkit 没有授权 pkexec（密码错误、规则不允许，或者是 polkit 127 由套接字激活的认证助手，它连正确的密码也会拒绝）</translation>
+    </message>
+    <message>
+        <source>port {port} is not one to listen on: 1-65535, or 0 for a free one</source>
+        <translation>端口 {port} 无法监听：请用 1-65535，或用 0 自动选择空闲端口</translation>
+    </message>
+    <message>
+        <source>practically lossless</source>
+        <translation>实际上无损</translation>
+    </message>
+    <message>
+        <source>process list not available ({reason})</source>
+        <translation>无法获取进程列表（{reason}）</translation>
+    </message>
+    <message>
+        <source>prompt {rate} tok/s ({evaluated} of {total} computed)</source>
+        <translation>提示词 {rate} tok/s（计算了 {evaluated} / {total}）</translation>
+    </message>
+    <message>
+        <source>q8_0 KV cache (--cache-type-k q8_0 --cache-type-v q8_0{flags})</source>
+        <translation>q8_0 KV 缓存（--cache-type-k q8_0 --cache-type-v q8_0{flags}）</translation>
+    </message>
+    <message>
+        <source>read failed at byte {pos} ({reason})</source>
+        <translation>在第 {pos} 字节读取失败（{reason}）</translation>
+    </message>
+    <message>
+        <source>reference</source>
+        <translation>基准</translation>
+    </message>
+    <message>
+        <source>refused a redirect from https to plain http ({url})</source>
+        <translation>拒绝从 https 重定向到明文 http（{url}）</translation>
+    </message>
+    <message>
+        <source>refused a redirect to {url}: only http and https are followed</source>
+        <translation>拒绝重定向到 {url}：只跟随 http 和 https</translation>
+    </message>
+    <message>
+        <source>repetition {number}</source>
+        <translation>第 {number} 次重复</translation>
+    </message>
+    <message>
+        <source>restoring {watts} W failed: {error}</source>
+        <translation>恢复到 {watts} W 失败：{error}</translation>
+    </message>
+    <message>
+        <source>resuming {file} at {offset} of {size} bytes</source>
+        <translation>从第 {offset} 字节（共 {size} 字节）继续下载 {file}</translation>
+    </message>
+    <message>
+        <source>rows waiting to be remapped</source>
+        <translation>有等待重映射的显存行</translation>
+    </message>
+    <message>
+        <source>set HF_TOKEN, log in with `hf auth login`, or enter a token in the Quants tab</source>
+        <translation>设置 HF_TOKEN、用 `hf auth login` 登录，或在“量化”标签页输入令牌</translation>
+    </message>
+    <message>
+        <source>settings from the tuning card for {file} applied</source>
+        <translation>已应用 {file} 的调优卡中的设置</translation>
+    </message>
+    <message>
+        <source>severe loss</source>
+        <translation>损失严重</translation>
+    </message>
+    <message>
+        <source>simulated</source>
+        <translation>模拟</translation>
+    </message>
+    <message>
+        <source>simulated card capped at {watts} W</source>
+        <translation>模拟卡的功耗上限已设为 {watts} W</translation>
+    </message>
+    <message>
+        <source>since boot {corrected} corrected, {uncorrected} uncorrected</source>
+        <translation>开机以来已纠正 {corrected} 个、未纠正 {uncorrected} 个</translation>
+    </message>
+    <message>
+        <source>sliding-window layers keep {cells} cells (window {window})</source>
+        <translation>滑动窗口层保留 {cells} 个单元（窗口 {window}）</translation>
+    </message>
+    <message>
+        <source>split mode none: the model is on GPU {gpu} ({name}) alone</source>
+        <translation>切分模式 none：模型只在 GPU {gpu}（{name}）上</translation>
+    </message>
+    <message>
+        <source>split mode row: the CUDA backend of the bundled llama.cpp has no row-split buffers, so the load fails (&quot;does not support split buffers&quot;); use --split-mode layer</source>
+        <translation>切分模式 row：随附 llama.cpp 的 CUDA 后端没有按行切分的缓冲区，加载会失败（&quot;does not support split buffers&quot;）；请用 --split-mode layer</translation>
+    </message>
+    <message>
+        <source>stopped</source>
+        <translation>已停止</translation>
+    </message>
+    <message>
+        <source>stopped answering</source>
+        <translation>失去响应</translation>
+    </message>
+    <message>
+        <source>string at byte {pos} claims {n} bytes, more than the {most} allowed (reading {what})</source>
+        <translation>第 {pos} 字节处的字符串声称有 {n} 字节，超过允许的 {most}（读取{what}时）</translation>
+    </message>
+    <message>
+        <source>string at byte {pos} is {n} bytes, more than the {most} allowed (reading {what})</source>
+        <translation>第 {pos} 字节处的字符串有 {n} 字节，超过允许的 {most}（读取{what}时）</translation>
+    </message>
+    <message>
+        <source>sudo -n was not tried (this limiter uses pkexec only)</source>
+        <translation>没有尝试 sudo -n（这里只使用 pkexec）</translation>
+    </message>
+    <message>
+        <source>sudo -n was refused ({detail})</source>
+        <translation>sudo -n 被拒绝（{detail}）</translation>
+    </message>
+    <message>
+        <source>sudo is not installed, so the power limit cannot be set without running as root (see {hint})</source>
+        <translation>sudo 没有安装，不以 root 身份运行就无法设置功耗上限（见 {hint}）</translation>
+    </message>
+    <message>
+        <source>sudo is not installed: run a polkit agent, or install sudo and add the sudoers rule for the helper</source>
+        <translation>sudo 没有安装：请运行一个 polkit 认证代理，或者安装 sudo 并为辅助程序添加 sudoers 规则</translation>
+    </message>
+    <message>
+        <source>syntax error on line {line}: {message}</source>
+        <translation>第 {line} 行有语法错误：{message}</translation>
+    </message>
+    <message>
+        <source>system memory</source>
+        <translation>系统内存</translation>
+    </message>
+    <message>
+        <source>temporary buffers during a computation</source>
+        <translation>计算过程中的临时缓冲区</translation>
+    </message>
+    <message>
+        <source>tensor info {i}</source>
+        <translation>张量信息 {i}</translation>
+    </message>
+    <message>
+        <source>tensor info {i} {name}</source>
+        <translation>张量信息 {i} {name}</translation>
+    </message>
+    <message>
+        <source>tensor override {pattern}={buffer}: the buffer must be CPU or CUDA0..CUDA{last}</source>
+        <translation>张量覆盖 {pattern}={buffer}：缓冲区必须是 CPU 或 CUDA0..CUDA{last}</translation>
+    </message>
+    <message>
+        <source>tensor override {pattern}={buffer}: {error}</source>
+        <translation>张量覆盖 {pattern}={buffer}：{error}</translation>
+    </message>
+    <message>
+        <source>tensor {name} claims {n} dimensions, more than the {most} allowed</source>
+        <translation>张量 {name} 声称有 {n} 个维度，超过允许的 {most} 个</translation>
+    </message>
+    <message>
+        <source>tensor {name} has offset {offset}, beyond any possible file</source>
+        <translation>张量 {name} 的偏移为 {offset}，超出了任何可能的文件大小</translation>
+    </message>
+    <message>
+        <source>tensor {name} has offset {offset}, not a multiple of the alignment {alignment}</source>
+        <translation>张量 {name} 的偏移为 {offset}，不是对齐值 {alignment} 的倍数</translation>
+    </message>
+    <message>
+        <source>tensor {name}: {problem}</source>
+        <translation>张量 {name}：{problem}</translation>
+    </message>
+    <message>
+        <source>the GPU ({gpus})</source>
+        <translation>这块 GPU（{gpus}）</translation>
+    </message>
+    <message>
+        <source>the GPU fell off the bus; a power limit cannot be set now</source>
+        <translation>GPU 已从总线上掉线；现在无法设置功耗上限</translation>
+    </message>
+    <message>
+        <source>the GPU fell off the bus; its power limit cannot be set now</source>
+        <translation>GPU 已从总线上掉线；现在无法设置它的功耗上限</translation>
+    </message>
+    <message>
+        <source>the GPU is held back ({reasons}). Check its cooling, or the power cap</source>
+        <translation>GPU 被限速了（{reasons}）。检查散热或功耗上限</translation>
+    </message>
+    <message>
+        <source>the KV cache</source>
+        <translation>KV 缓存</translation>
+    </message>
+    <message>
+        <source>the R580 branch: it is the last that drives cards older than compute capability 7.5 (590 and later no longer do)</source>
+        <translation>R580 分支：它是最后一个支持计算能力低于 7.5 显卡的驱动（590 及以后不再支持）</translation>
+    </message>
+    <message>
+        <source>the URL is longer than {n} characters</source>
+        <translation>地址超过 {n} 个字符</translation>
+    </message>
+    <message>
+        <source>the URL {url} holds spaces or control characters</source>
+        <translation>地址 {url} 含有空格或控制字符</translation>
+    </message>
+    <message>
+        <source>the address to listen on is empty (127.0.0.1: this machine only)</source>
+        <translation>监听地址为空（127.0.0.1：仅限本机）</translation>
+    </message>
+    <message>
+        <source>the allowed loss must be a percentage (got {loss})</source>
+        <translation>允许的损失须为百分比（收到 {loss}）</translation>
+    </message>
+    <message>
+        <source>the allowed loss must be from 0 to under 100% (got {loss}%)</source>
+        <translation>允许的损失须在 0 到 100% 之间，不含 100%（收到 {loss}%）</translation>
+    </message>
+    <message>
+        <source>the answer has no GPU metric this monitor reads (dcgm-exporter&apos;s DCGM_FI_DEV_GPU_TEMP …, nvitop-exporter&apos;s gpu_temperature_C …): is it a GPU exporter?</source>
+        <translation>返回内容里没有本监控能读的 GPU 指标（dcgm-exporter 的 DCGM_FI_DEV_GPU_TEMP …，nvitop-exporter 的 gpu_temperature_C …）：它是 GPU 导出器吗？</translation>
+    </message>
+    <message>
+        <source>the answer is binary data, not Prometheus text</source>
+        <translation>返回的是二进制数据，不是 Prometheus 文本</translation>
+    </message>
+    <message>
+        <source>the answer is larger than {mib} MiB</source>
+        <translation>返回内容超过 {mib} MiB</translation>
+    </message>
+    <message>
+        <source>the answer is not UTF-8 text (byte {offset} is not)</source>
+        <translation>返回内容不是 UTF-8 文本（第 {offset} 字节不是）</translation>
+    </message>
+    <message>
+        <source>the answer names no GPU</source>
+        <translation>返回内容里没有 GPU</translation>
+    </message>
+    <message>
+        <source>the bad file could not be set aside ({error})</source>
+        <translation>损坏的文件无法移到一旁（{error}）</translation>
+    </message>
+    <message>
+        <source>the bad file is kept as {path}</source>
+        <translation>损坏的文件已另存为 {path}</translation>
+    </message>
+    <message>
+        <source>the card could not be put back at {watts} W: {message}</source>
+        <translation>无法把显卡恢复到 {watts} W：{message}</translation>
+    </message>
+    <message>
+        <source>the card&apos;s enforced power limit cannot be read ({why}), so it could not be restored</source>
+        <translation>读不到显卡当前执行的功耗上限（{why}），扫描后将无法恢复</translation>
+    </message>
+    <message>
+        <source>the chat history at {path} cannot be opened: {error}</source>
+        <translation>无法打开 {path} 处的聊天记录：{error}</translation>
+    </message>
+    <message>
+        <source>the chat history at {path} was written by a newer Tightfit (schema {version}, this one knows {known}); update Tightfit to open it</source>
+        <translation>{path} 处的聊天记录由更新版本的 Tightfit 写入（架构版本 {version}，本版本只认识 {known}）；请更新 Tightfit 后再打开</translation>
+    </message>
+    <message>
+        <source>the common default</source>
+        <translation>常用默认选择</translation>
+    </message>
+    <message>
+        <source>the compute buffer</source>
+        <translation>计算缓冲区</translation>
+    </message>
+    <message>
+        <source>the connection closed after {offset} of {size} bytes</source>
+        <translation>连接在第 {offset} 字节（共 {size} 字节）后关闭</translation>
+    </message>
+    <message>
+        <source>the connection closed {n} bytes before the end the server announced</source>
+        <translation>连接在服务器声明的结尾之前 {n} 字节处关闭</translation>
+    </message>
+    <message>
+        <source>the connection kept dropping</source>
+        <translation>连接一再中断</translation>
+    </message>
+    <message>
+        <source>the conversation is {n_prompt} tokens, the context holds {n_ctx}</source>
+        <translation>对话有 {n_prompt} 个词元，上下文只能容纳 {n_ctx} 个</translation>
+    </message>
+    <message>
+        <source>the current</source>
+        <translation>当前类型</translation>
+    </message>
+    <message>
+        <source>the decode workload ended before {cap} W was measured</source>
+        <translation>解码负载在 {cap} W 测量完成前就结束了</translation>
+    </message>
+    <message>
+        <source>the depth</source>
+        <translation>深度部分</translation>
+    </message>
+    <message>
+        <source>the driver does not report it</source>
+        <translation>驱动没有报告</translation>
+    </message>
+    <message>
+        <source>the driver reports</source>
+        <translation>驱动报告</translation>
+    </message>
+    <message>
+        <source>the driver reports no default power limit</source>
+        <translation>驱动没有报告默认功耗上限</translation>
+    </message>
+    <message>
+        <source>the driver reports no power-limit range</source>
+        <translation>驱动没有报告功耗上限的范围</translation>
+    </message>
+    <message>
+        <source>the driver&apos;s CUDA version</source>
+        <translation>驱动的 CUDA 版本</translation>
+    </message>
+    <message>
+        <source>the engine (llama-cpp-python) is not installed: run make engine</source>
+        <translation>引擎（llama-cpp-python）尚未安装：请运行 make engine</translation>
+    </message>
+    <message>
+        <source>the engine did not answer within {seconds} s</source>
+        <translation>引擎在 {seconds} 秒内没有响应</translation>
+    </message>
+    <message>
+        <source>the engine has not started</source>
+        <translation>引擎尚未启动</translation>
+    </message>
+    <message>
+        <source>the engine refused the load: {error}</source>
+        <translation>引擎拒绝了这次加载：{error}</translation>
+    </message>
+    <message>
+        <source>the engine stopped: {error}</source>
+        <translation>引擎已停止：{error}</translation>
+    </message>
+    <message>
+        <source>the engine&apos;s CUDA runtime</source>
+        <translation>引擎的 CUDA 运行时</translation>
+    </message>
+    <message>
+        <source>the engine&apos;s libggml.so cannot be loaded: {why}</source>
+        <translation>无法加载引擎的 libggml.so：{why}</translation>
+    </message>
+    <message>
+        <source>the engine&apos;s libggml.so is missing from {folder}</source>
+        <translation>{folder} 中缺少引擎的 libggml.so</translation>
+    </message>
+    <message>
+        <source>the experts of {blocks} blocks in host memory</source>
+        <translation>{blocks} 个块的专家留在主机内存</translation>
+    </message>
+    <message>
+        <source>the experts of {blocks} blocks stay in host memory ({gib} GiB); their attention is on the GPU</source>
+        <translation>{blocks} 个块的专家留在主机内存（{gib} GiB）；它们的注意力在 GPU 上</translation>
+    </message>
+    <message>
+        <source>the file magic</source>
+        <translation>文件魔数</translation>
+    </message>
+    <message>
+        <source>the file memory-mapped instead of read into RAM</source>
+        <translation>内存映射模型文件，而不是整个读入内存</translation>
+    </message>
+    <message>
+        <source>the header</source>
+        <translation>文件头</translation>
+    </message>
+    <message>
+        <source>the helper exited with status {code}: {detail} ({path})</source>
+        <translation>辅助程序以状态 {code} 退出：{detail}（{path}）</translation>
+    </message>
+    <message>
+        <source>the host name is longer than 253 characters</source>
+        <translation>主机名超过 253 个字符</translation>
+    </message>
+    <message>
+        <source>the hub</source>
+        <translation>Hugging Face</translation>
+    </message>
+    <message>
+        <source>the label {label} has no quoted value</source>
+        <translation>标签 {label} 没有带引号的值</translation>
+    </message>
+    <message>
+        <source>the label {label} is given twice</source>
+        <translation>标签 {label} 出现了两次</translation>
+    </message>
+    <message>
+        <source>the label {label} is longer than {n} characters</source>
+        <translation>标签 {label} 超过 {n} 个字符</translation>
+    </message>
+    <message>
+        <source>the labels have no closing brace</source>
+        <translation>标签缺少右花括号</translation>
+    </message>
+    <message>
+        <source>the launch timed out and was terminated</source>
+        <translation>内核启动超时并被终止</translation>
+    </message>
+    <message>
+        <source>the measured time at each cap must be more than 0 seconds (got {seconds})</source>
+        <translation>每个功耗上限的测量时间必须大于 0 秒（收到 {seconds}）</translation>
+    </message>
+    <message>
+        <source>the model weights</source>
+        <translation>模型权重</translation>
+    </message>
+    <message>
+        <source>the model&apos;s SHA-256 cannot match: the card is for {card_file} of {card_bytes} bytes, {file} has {size}</source>
+        <translation>模型的 SHA-256 不可能一致：调优卡对应的是 {card_bytes} 字节的 {card_file}，而 {file} 为 {size} 字节</translation>
+    </message>
+    <message>
+        <source>the model&apos;s SHA-256 does not match: the card is for {card_file} (SHA-256 {card_sha}…), this file is {sha}…</source>
+        <translation>模型的 SHA-256 不符：这张卡是给 {card_file} 的（SHA-256 {card_sha}…），这个文件是 {sha}…</translation>
+    </message>
+    <message>
+        <source>the model&apos;s SHA-256 does not match: the card is for {card_file} (SHA-256 {card_sha}…), this file {file} is {sha}…</source>
+        <translation>模型的 SHA-256 不符：这张卡是给 {card_file} 的（SHA-256 {card_sha}…），这个文件 {file} 是 {sha}…</translation>
+    </message>
+    <message>
+        <source>the model&apos;s chat template failed: {reason}</source>
+        <translation>模型的对话模板出错：{reason}</translation>
+    </message>
+    <message>
+        <source>the output buffer</source>
+        <translation>输出缓冲区</translation>
+    </message>
+    <message>
+        <source>the output layer shares token_embd; the GPU holds its own copy of it</source>
+        <translation>输出层与 token_embd 共用权重；GPU 上另存一份副本</translation>
+    </message>
+    <message>
+        <source>the password dialog was dismissed; the power limit is unchanged (sudo -n was not tried)</source>
+        <translation>密码对话框被关闭；功耗上限没有改变（没有尝试 sudo -n）</translation>
+    </message>
+    <message>
+        <source>the power helper could not run: {error}</source>
+        <translation>功耗上限辅助程序无法运行：{error}</translation>
+    </message>
+    <message>
+        <source>the power-limit helper is not installed at {helper} (see packaging/README.md)</source>
+        <translation>功耗上限辅助程序没有安装在 {helper}（见 packaging/README.md）</translation>
+    </message>
+    <message>
+        <source>the prompt is empty</source>
+        <translation>提示词为空</translation>
+    </message>
+    <message>
+        <source>the range {item} needs a step in watts, e.g. 150-250/25</source>
+        <translation>范围 {item} 需要以瓦为单位的步长，例如 150-250/25</translation>
+    </message>
+    <message>
+        <source>the recurrent state</source>
+        <translation>循环状态</translation>
+    </message>
+    <message>
+        <source>the server</source>
+        <translation>服务器</translation>
+    </message>
+    <message>
+        <source>the server answered {code}</source>
+        <translation>服务器回应 {code}</translation>
+    </message>
+    <message>
+        <source>the server answered {code} {reason}</source>
+        <translation>服务器回应 {code} {reason}</translation>
+    </message>
+    <message>
+        <source>the server kept sending too slowly</source>
+        <translation>服务器一直发送得太慢</translation>
+    </message>
+    <message>
+        <source>the server&apos;s answer is not valid HTTP ({reason})</source>
+        <translation>服务器的回应不是有效的 HTTP（{reason}）</translation>
+    </message>
+    <message>
+        <source>the simulated card reports</source>
+        <translation>模拟卡报告</translation>
+    </message>
+    <message>
+        <source>the step of {item} must be at least 1 W</source>
+        <translation>{item} 的步长至少为 1 W</translation>
+    </message>
+    <message>
+        <source>the sweep failed: {error}</source>
+        <translation>扫描失败：{error}</translation>
+    </message>
+    <message>
+        <source>the template raised an error</source>
+        <translation>模板主动报错</translation>
+    </message>
+    <message>
+        <source>the tensor and metadata counts</source>
+        <translation>张量数和元数据数</translation>
+    </message>
+    <message>
+        <source>the tensor split gives these {n} GPUs nothing: llama.cpp splits by free memory instead</source>
+        <translation>张量切分没有给这 {n} 张 GPU 分配任何份额：llama.cpp 改为按空闲显存切分</translation>
+    </message>
+    <message>
+        <source>the tensor split names {given} devices; llama.cpp reads the first {n}</source>
+        <translation>张量切分列出了 {given} 个设备；llama.cpp 只读取前 {n} 个</translation>
+    </message>
+    <message>
+        <source>the tensor split {split}</source>
+        <translation>张量切分（{split}）</translation>
+    </message>
+    <message>
+        <source>the test needs a context of {needed} tokens, the loaded one holds {n_ctx}</source>
+        <translation>此测试需要 {needed} 个词元的上下文，已加载的只有 {n_ctx} 个</translation>
+    </message>
+    <message>
+        <source>the timestamp {value} is not a whole number of milliseconds</source>
+        <translation>时间戳 {value} 不是整数毫秒</translation>
+    </message>
+    <message>
+        <source>the tokens measured at each cap must be a whole number of at least 1 ({value})</source>
+        <translation>每个功耗上限测量的词元数必须是不小于 1 的整数（{value}）</translation>
+    </message>
+    <message>
+        <source>the value is longer than {n} characters</source>
+        <translation>数值超过 {n} 个字符</translation>
+    </message>
+    <message>
+        <source>the value of the label {label} is not closed</source>
+        <translation>标签 {label} 的值没有闭合</translation>
+    </message>
+    <message>
+        <source>the values it made added up to more than {n} characters</source>
+        <translation>它生成的值加起来超过了 {n} 个字符</translation>
+    </message>
+    <message>
+        <source>the version</source>
+        <translation>版本号</translation>
+    </message>
+    <message>
+        <source>the warm-up</source>
+        <translation>预热</translation>
+    </message>
+    <message>
+        <source>the warm-up must be zero or more seconds (got {seconds})</source>
+        <translation>预热时间必须是 0 秒或更长（收到 {seconds}）</translation>
+    </message>
+    <message>
+        <source>the watchdog that restores the power limit did not start (it said {line}); the card was not changed</source>
+        <translation>负责恢复功耗上限的看门狗进程没有启动（它输出了 {line}）；显卡没有被改动</translation>
+    </message>
+    <message>
+        <source>the watchdog that restores the power limit did not start within {seconds} s; the card was not changed</source>
+        <translation>负责恢复功耗上限的看门狗进程没有在 {seconds} 秒内启动；显卡没有被改动</translation>
+    </message>
+    <message>
+        <source>then all of {n} layers fit</source>
+        <translation>之后全部 {n} 层都能放下</translation>
+    </message>
+    <message>
+        <source>then only {blocks} blocks&apos; experts need host memory</source>
+        <translation>之后只有 {blocks} 个块的专家需要放在主机内存</translation>
+    </message>
+    <message>
+        <source>then run the same command again (make run or make test): the set-up finds the toolkit in /usr/local/cuda-{toolkit} and builds llama.cpp for {target}.</source>
+        <translation>然后再次运行同一命令（make run 或 make test）：安装程序会在 /usr/local/cuda-{toolkit} 找到工具包，并为{target}编译 llama.cpp。</translation>
+    </message>
+    <message>
+        <source>then {layers} of {n} layers fit</source>
+        <translation>之后 {n} 层中能放下 {layers} 层</translation>
+    </message>
+    <message>
+        <source>there is no GPU to cap</source>
+        <translation>没有可设置功耗上限的 GPU</translation>
+    </message>
+    <message>
+        <source>there is no reading of this GPU yet</source>
+        <translation>还没有这张 GPU 的读数</translation>
+    </message>
+    <message>
+        <source>thermal slowdown in {hot} of {readings} readings</source>
+        <translation>{readings} 次读数中有 {hot} 次过热降频</translation>
+    </message>
+    <message>
+        <source>this GPU reports an unusable power-limit range ({low}-{high} W)</source>
+        <translation>这张 GPU 报告的功耗上限范围不可用（{low}-{high} W）</translation>
+    </message>
+    <message>
+        <source>this GPU&apos;s power limit cannot be changed ({why})</source>
+        <translation>这张 GPU 的功耗上限无法更改（{why}）</translation>
+    </message>
+    <message>
+        <source>this engine was built without llama.cpp&apos;s RPC backend (no ggml_backend_rpc_start_server in {folder}): rebuild it with make engine, which builds with GGML_RPC=ON</source>
+        <translation>这个引擎编译时没有带 llama.cpp 的 RPC 后端（{folder} 中没有 ggml_backend_rpc_start_server）：请用 make engine 重新编译，它会以 GGML_RPC=ON 编译</translation>
+    </message>
+    <message>
+        <source>this engine was built without llama.cpp&apos;s RPC backend: rebuild it with make engine (GGML_RPC=ON)</source>
+        <translation>此引擎编译时未包含 llama.cpp 的 RPC 后端：请用 make engine 重新编译（GGML_RPC=ON）</translation>
+    </message>
+    <message>
+        <source>this one</source>
+        <translation>当前驱动</translation>
+    </message>
+    <message>
+        <source>this process (the engine inherits its CPUs)</source>
+        <translation>本进程（引擎继承它的 CPU）</translation>
+    </message>
+    <message>
+        <source>this system</source>
+        <translation>本系统</translation>
+    </message>
+    <message>
+        <source>timed out</source>
+        <translation>超时</translation>
+    </message>
+    <message>
+        <source>too long to be one value per block</source>
+        <translation>太长，不可能是每个块一个值</translation>
+    </message>
+    <message>
+        <source>too slow</source>
+        <translation>速度太慢</translation>
+    </message>
+    <message>
+        <source>top level is a {kind}, not an object</source>
+        <translation>顶层是 {kind}，而不是对象</translation>
+    </message>
+    <message>
+        <source>tuning card version {version} is from a newer Tightfit (this one reads {reads})</source>
+        <translation>调优卡版本 {version} 来自更新的 Tightfit（此版本只能读取 {reads}）</translation>
+    </message>
+    <message>
+        <source>tuning card: model_bytes must be a file size in bytes (got {value})</source>
+        <translation>调优卡：model_bytes 须为以字节计的文件大小（收到 {value}）</translation>
+    </message>
+    <message>
+        <source>tuning card: model_file must be a file name, not a path (got {value})</source>
+        <translation>调优卡：model_file 须为文件名，而不是路径（收到 {value}）</translation>
+    </message>
+    <message>
+        <source>tuning card: model_sha256 must be 64 hexadecimal digits (got {value})</source>
+        <translation>调优卡：model_sha256 须为 64 位十六进制数字（收到 {value}）</translation>
+    </message>
+    <message>
+        <source>tuning card: settings must be an object (got {value})</source>
+        <translation>调优卡：settings 须为对象（收到 {value}）</translation>
+    </message>
+    <message>
+        <source>tuning card: settings: {reason}</source>
+        <translation>调优卡：settings：{reason}</translation>
+    </message>
+    <message>
+        <source>tuning card: version must be 1 or more (got {version})</source>
+        <translation>调优卡：version 须不小于 1（收到 {version}）</translation>
+    </message>
+    <message>
+        <source>tuning card: version must be a whole number (got {version})</source>
+        <translation>调优卡：version 须为整数（收到 {version}）</translation>
+    </message>
+    <message>
+        <source>tuning card: {key} has a control character in it</source>
+        <translation>调优卡：{key} 含有控制字符</translation>
+    </message>
+    <message>
+        <source>tuning card: {key} is longer than {limit} characters</source>
+        <translation>调优卡：{key} 超过 {limit} 个字符</translation>
+    </message>
+    <message>
+        <source>tuning card: {key} must be a number (got {value})</source>
+        <translation>调优卡：{key} 须为数字（收到 {value}）</translation>
+    </message>
+    <message>
+        <source>tuning card: {key} must be between 0 and {most} (got {value})</source>
+        <translation>调优卡：{key} 须在 0 到 {most} 之间（收到 {value}）</translation>
+    </message>
+    <message>
+        <source>tuning card: {key} must be text (got {value})</source>
+        <translation>调优卡：{key} 须为文本（收到 {value}）</translation>
+    </message>
+    <message>
+        <source>unknown</source>
+        <translation>未知</translation>
+    </message>
+    <message>
+        <source>unknown array item type {type} (reading {what})</source>
+        <translation>未知的数组元素类型 {type}（读取{what}时）</translation>
+    </message>
+    <message>
+        <source>unknown error</source>
+        <translation>未知错误</translation>
+    </message>
+    <message>
+        <source>unknown metadata value type {type} (reading {what})</source>
+        <translation>未知的元数据值类型 {type}（读取{what}时）</translation>
+    </message>
+    <message>
+        <source>unload the model</source>
+        <translation>卸载模型</translation>
+    </message>
+    <message>
+        <source>unquantised</source>
+        <translation>未量化</translation>
+    </message>
+    <message>
+        <source>unquantised; twice the size of F16 for no gain</source>
+        <translation>未量化；体积是 F16 的两倍，毫无收益</translation>
+    </message>
+    <message>
+        <source>unspecified launch failure</source>
+        <translation>未指明的内核启动失败</translation>
+    </message>
+    <message>
+        <source>unsupported GGUF version {version} (this reader understands versions 2 and 3)</source>
+        <translation>不支持的 GGUF 版本 {version}（本读取器只认识版本 2 和 3）</translation>
+    </message>
+    <message>
+        <source>versions not known</source>
+        <translation>版本未知</translation>
+    </message>
+    <message>
+        <source>very low loss</source>
+        <translation>损失极小</translation>
+    </message>
+    <message>
+        <source>via {via}</source>
+        <translation>通过 {via}</translation>
+    </message>
+    <message>
+        <source>via {via}; {failed}</source>
+        <translation>通过 {via}；{failed}</translation>
+    </message>
+    <message>
+        <source>was ended by signal {number}</source>
+        <translation>被信号 {number} 结束</translation>
+    </message>
+    <message>
+        <source>was ended by {signal}</source>
+        <translation>被 {signal} 结束</translation>
+    </message>
+    <message>
+        <source>was killed (SIGKILL)</source>
+        <translation>被强制结束（SIGKILL）</translation>
+    </message>
+    <message>
+        <source>was terminated (SIGTERM)</source>
+        <translation>被终止（SIGTERM）</translation>
+    </message>
+    <message>
+        <source>watts must be whole and positive ({value})</source>
+        <translation>瓦数必须是正整数（{value}）</translation>
+    </message>
+    <message>
+        <source>where the engine runs is not known</source>
+        <translation>不知道引擎在哪些 CPU 上运行</translation>
+    </message>
+    <message>
+        <source>will not fit: {devices} (--anyway runs it)</source>
+        <translation>放不下：{devices}（加 --anyway 仍会运行）</translation>
+    </message>
+    <message>
+        <source>with NVIDIA&apos;s installer (toolkit only; {name} has no NVIDIA package repository)</source>
+        <translation>（用 NVIDIA 的安装程序，仅安装工具包；{name} 没有 NVIDIA 软件源）</translation>
+    </message>
+    <message>
+        <source>your card</source>
+        <translation>你的显卡</translation>
+    </message>
+    <message>
+        <source>{advice} The system log (journalctl -k or dmesg) says whether the OOM killer did it.</source>
+        <translation>{advice}系统日志（journalctl -k 或 dmesg）会写明是否是 OOM 杀手所为。</translation>
+    </message>
+    <message>
+        <source>{advice}: on a blower V100, 200 W held about 70 °C for about 5% fewer tokens/s.</source>
+        <translation>{advice}：在涡轮散热的 V100 上，200 W 能稳定在约 70 °C，速度（tok/s）只少约 5%。</translation>
+    </message>
+    <message>
+        <source>{backend} build</source>
+        <translation>{backend} 构建</translation>
+    </message>
+    <message>
+        <source>{backend} build for {archs}</source>
+        <translation>{backend} 构建（面向 {archs}）</translation>
+    </message>
+    <message>
+        <source>{backend} build {version}</source>
+        <translation>{backend} 构建 {version}</translation>
+    </message>
+    <message>
+        <source>{backend} build {version} for {archs}</source>
+        <translation>{backend} 构建 {version}（面向 {archs}）</translation>
+    </message>
+    <message>
+        <source>{backend} ran out of memory</source>
+        <translation>{backend} 显存不足</translation>
+    </message>
+    <message>
+        <source>{caps} or {range}</source>
+        <translation>{caps} 或 {range}</translation>
+    </message>
+    <message>
+        <source>{cap} W is above this card&apos;s maximum power limit ({limits})</source>
+        <translation>{cap} W 高于这张显卡的最高功耗上限（{limits}）</translation>
+    </message>
+    <message>
+        <source>{cap} W is below this card&apos;s minimum power limit ({limits})</source>
+        <translation>{cap} W 低于这张显卡的最低功耗上限（{limits}）</translation>
+    </message>
+    <message>
+        <source>{cap} W: the fastest cap ({speed} tok/s); no lower cap is within {allowed}%</source>
+        <translation>{cap} W：最快的功耗上限（{speed} tok/s）；没有更低的上限能把损失控制在 {allowed}% 以内</translation>
+    </message>
+    <message>
+        <source>{cap} W: {speed} tok/s, {loss}% below the best ({best} tok/s at {best_cap} W)</source>
+        <translation>{cap} W：{speed} tok/s，比最佳（{best_cap} W 时 {best} tok/s）低 {loss}%</translation>
+    </message>
+    <message>
+        <source>{cap} W: {speed} tok/s, {loss}% below the best ({best} tok/s at {best_cap} W), {saved}% less power</source>
+        <translation>{cap} W：{speed} tok/s，比最佳（{best_cap} W 时 {best} tok/s）低 {loss}%，功耗少 {saved}%</translation>
+    </message>
+    <message>
+        <source>{change}: −{mib} MiB</source>
+        <translation>{change}：−{mib} MiB</translation>
+    </message>
+    <message>
+        <source>{change}: −{mib} MiB, {then}</source>
+        <translation>{change}：−{mib} MiB，{then}</translation>
+    </message>
+    <message>
+        <source>{cores} performance cores (CPUs {performance}), efficiency cores on CPUs {efficiency}</source>
+        <translation>{cores} 个性能核（CPU {performance}），能效核在 CPU {efficiency}</translation>
+    </message>
+    <message>
+        <source>{count} caps is too many for one sweep (at most {most}); use a larger step</source>
+        <translation>一次扫描 {count} 个功耗上限太多（最多 {most} 个）；请用更大的步长</translation>
+    </message>
+    <message>
+        <source>{device} needs {needed} MiB, {free} MiB free</source>
+        <translation>{device} 需要 {needed} MiB，空闲 {free} MiB</translation>
+    </message>
+    <message>
+        <source>{engine}; NVML sees {gpus}</source>
+        <translation>{engine}；NVML 发现 {gpus}</translation>
+    </message>
+    <message>
+        <source>{engine}; {no_gpu}, so the CPU is what runs models</source>
+        <translation>{engine}；{no_gpu}，所以模型由 CPU 运行</translation>
+    </message>
+    <message>
+        <source>{error} This reply was formatted as {format} instead.</source>
+        <translation>{error}本次回复改用 {format} 格式。</translation>
+    </message>
+    <message>
+        <source>{evidence} (a quantized V cache forces it on)</source>
+        <translation>{evidence}（量化的 V 缓存会强制打开它）</translation>
+    </message>
+    <message>
+        <source>{evidence} (auto turns it off)</source>
+        <translation>{evidence}（auto 会关掉它）</translation>
+    </message>
+    <message>
+        <source>{evidence} (counting the {rss} the engine holds now)</source>
+        <translation>{evidence}（已算上引擎当前占用的 {rss}）</translation>
+    </message>
+    <message>
+        <source>{evidence} (it runs on the processor)</source>
+        <translation>{evidence}（它会在处理器上运行）</translation>
+    </message>
+    <message>
+        <source>{evidence} (same major version: CUDA&apos;s minor-version compatibility runs it, but any kernel it must compile at start fails)</source>
+        <translation>{evidence}（主版本相同：CUDA 的小版本兼容性能让它运行，但启动时需要即时编译的内核都会失败）</translation>
+    </message>
+    <message>
+        <source>{evidence}: less than {margin} to spare</source>
+        <translation>{evidence}：余量不足 {margin}</translation>
+    </message>
+    <message>
+        <source>{failed} (see the engine log)</source>
+        <translation>{failed}（详见引擎日志）</translation>
+    </message>
+    <message>
+        <source>{failed}, and {refused}: run a polkit agent or add the sudoers rule for the helper (see {hint})</source>
+        <translation>{failed}，而且{refused}：请运行一个 polkit 认证代理，或者为辅助程序添加 sudoers 规则（见 {hint}）</translation>
+    </message>
+    <message>
+        <source>{failed}, and {why} (see {hint})</source>
+        <translation>{failed}，而且{why}（见 {hint}）</translation>
+    </message>
+    <message>
+        <source>{file} from {wheel} has SHA-256 {got}, expected {expected}; not using it</source>
+        <translation>{wheel} 中的 {file} 的 SHA-256 为 {got}，应为 {expected}；不使用它</translation>
+    </message>
+    <message>
+        <source>{file} is already in {folder}</source>
+        <translation>{file} 已在 {folder} 中</translation>
+    </message>
+    <message>
+        <source>{file} is not a tuning card: larger than {kib} KiB</source>
+        <translation>{file} 不是调优卡：大于 {kib} KiB</translation>
+    </message>
+    <message>
+        <source>{file}: SHA-256 mismatch (expected {expected}…, got {got}…); the download was deleted</source>
+        <translation>{file}：SHA-256 不匹配（应为 {expected}…，实为 {got}…）；已删除下载的文件</translation>
+    </message>
+    <message>
+        <source>{file}: a different file of that name is already in {folder}</source>
+        <translation>{file}：{folder} 中已有一个同名的不同文件</translation>
+    </message>
+    <message>
+        <source>{file}: cannot be read ({error})</source>
+        <translation>{file}：无法读取（{error}）</translation>
+    </message>
+    <message>
+        <source>{file}: cannot open ({reason})</source>
+        <translation>{file}：无法打开（{reason}）</translation>
+    </message>
+    <message>
+        <source>{file}: cannot read ({reason})</source>
+        <translation>{file}：无法读取（{reason}）</translation>
+    </message>
+    <message>
+        <source>{file}: checksum does not match (corrupt or partial download); fetching it again</source>
+        <translation>{file}：校验和不匹配（文件损坏或没下完）；重新获取</translation>
+    </message>
+    <message>
+        <source>{file}: download failed ({error})</source>
+        <translation>{file}：下载失败（{error}）</translation>
+    </message>
+    <message>
+        <source>{file}: got {got} bytes, the hub lists {size}</source>
+        <translation>{file}：收到 {got} 字节，而 Hugging Face 列出的是 {size}</translation>
+    </message>
+    <message>
+        <source>{file}: header continues past the {have} bytes read (at byte {pos} reading {what}); retry with {needed} bytes</source>
+        <translation>{file}：文件头超出了已读的 {have} 字节（在第 {pos} 字节读取{what}时）；请用 {needed} 字节重试</translation>
+    </message>
+    <message>
+        <source>{file}: is split part {no}, expected part {expected}</source>
+        <translation>{file}：这是第 {no} 个分卷，应为第 {expected} 个</translation>
+    </message>
+    <message>
+        <source>{file}: not a regular file</source>
+        <translation>{file}：不是普通文件</translation>
+    </message>
+    <message>
+        <source>{file}: not enough disk space: {needed} GiB more needed, {free} GiB free in {folder}</source>
+        <translation>{file}：磁盘空间不足：还需要 {needed} GiB，{folder} 中只剩 {free} GiB</translation>
+    </message>
+    <message>
+        <source>{file}: part number {no} of {count} is not a valid split name</source>
+        <translation>{file}：第 {no} 部分（共 {count} 部分）不是有效的分卷文件名</translation>
+    </message>
+    <message>
+        <source>{file}: says it has {declared} parts, but its name says {named}</source>
+        <translation>{file}：文件说自己有 {declared} 个分卷，但文件名表明是 {named} 个</translation>
+    </message>
+    <message>
+        <source>{file}: split model declares {declared} tensors but its parts hold {held}</source>
+        <translation>{file}：分卷模型声明有 {declared} 个张量，但各分卷里共有 {held} 个</translation>
+    </message>
+    <message>
+        <source>{file}: split model part is missing: {parts} (looked in {folder})</source>
+        <translation>{file}：分卷模型缺少一个分卷：{parts}（在 {folder} 中查找过）</translation>
+    </message>
+    <message>
+        <source>{file}: split model {n} parts are missing: {parts} (looked in {folder})</source>
+        <translation>{file}：分卷模型缺少 {n} 个分卷：{parts}（在 {folder} 中查找过）</translation>
+    </message>
+    <message>
+        <source>{file}: tensor {name} appears in two parts</source>
+        <translation>{file}：张量 {name} 出现在两个分卷中</translation>
+    </message>
+    <message>
+        <source>{file}: the file changed on the server; restarting from 0</source>
+        <translation>{file}：服务器上的文件变了；从 0 重新开始</translation>
+    </message>
+    <message>
+        <source>{file}: the header names no architecture (general.architecture)</source>
+        <translation>{file}：文件头没有指明架构（general.architecture）</translation>
+    </message>
+    <message>
+        <source>{file}: the hub lists no SHA-256; only the size was checked</source>
+        <translation>{file}：Hugging Face 没有列出 SHA-256；只校验了大小</translation>
+    </message>
+    <message>
+        <source>{file}: the server answered {status} instead of the file</source>
+        <translation>{file}：服务器回应了 {status}，而不是文件</translation>
+    </message>
+    <message>
+        <source>{file}: the server does not support resuming (no range requests); restarting from 0</source>
+        <translation>{file}：服务器不支持断点续传（不支持范围请求）；从 0 重新开始</translation>
+    </message>
+    <message>
+        <source>{file}: the server offers {length} bytes from byte {start}, the hub lists {size}</source>
+        <translation>{file}：服务器从第 {start} 字节起提供 {length} 字节，而 Hugging Face 列出的是 {size}</translation>
+    </message>
+    <message>
+        <source>{file}: the server sent the wrong bytes (Content-Range: {sent} for byte {offset})</source>
+        <translation>{file}：服务器发来的字节不对（请求第 {offset} 字节，Content-Range 却是 {sent}）</translation>
+    </message>
+    <message>
+        <source>{file}: the server&apos;s file has {total} bytes, the hub lists {size}</source>
+        <translation>{file}：服务器上的文件有 {total} 字节，而 Hugging Face 列出的是 {size}</translation>
+    </message>
+    <message>
+        <source>{file}: unexpected error ({error})</source>
+        <translation>{file}：意外错误（{error}）</translation>
+    </message>
+    <message>
+        <source>{file}: unsupported architecture {architecture} (llama.cpp does not know it)</source>
+        <translation>{file}：不支持的架构 {architecture}（llama.cpp 不认识它）</translation>
+    </message>
+    <message>
+        <source>{file}: {error}</source>
+        <translation>{file}：{error}</translation>
+    </message>
+    <message>
+        <source>{file}: {key} is {value}, more than {most_key} ({most})</source>
+        <translation>{file}：{key} 为 {value}，超过了 {most_key}（{most}）</translation>
+    </message>
+    <message>
+        <source>{file}: {key} is {value}; {reason}</source>
+        <translation>{file}：{key} 为 {value}；{reason}</translation>
+    </message>
+    <message>
+        <source>{file}: {problem}</source>
+        <translation>{file}：{problem}</translation>
+    </message>
+    <message>
+        <source>{file}: {trouble} at {offset} of {size} bytes ({problem}); gave up after {tries} tries without progress. {outcome}</source>
+        <translation>{file}：在第 {offset} 字节（共 {size} 字节）处{trouble}（{problem}）；连续 {tries} 次没有进展，已放弃。{outcome}</translation>
+    </message>
+    <message>
+        <source>{first} and {last}</source>
+        <translation>{first} 和 {last}</translation>
+    </message>
+    <message>
+        <source>{first} or {second}</source>
+        <translation>{first} 或 {second}</translation>
+    </message>
+    <message>
+        <source>{flag}: an empty item in {text}</source>
+        <translation>{flag}：{text} 中有空项</translation>
+    </message>
+    <message>
+        <source>{flag}: no value given</source>
+        <translation>{flag}：没有给出值</translation>
+    </message>
+    <message>
+        <source>{flag}: {why}</source>
+        <translation>{flag}：{why}</translation>
+    </message>
+    <message>
+        <source>{gpu} is compute capability {capability}</source>
+        <translation>{gpu} 的计算能力为 {capability}</translation>
+    </message>
+    <message>
+        <source>{gpu} is {cap}: compiled in</source>
+        <translation>{gpu} 是 {cap}：已编译</translation>
+    </message>
+    <message>
+        <source>{gpu} is {cap}: not compiled in</source>
+        <translation>{gpu} 是 {cap}：未编译</translation>
+    </message>
+    <message>
+        <source>{gpu} is {cap}: only an older {major}.x architecture is compiled in</source>
+        <translation>{gpu} 是 {cap}：只编译了更早的 {major}.x 架构</translation>
+    </message>
+    <message>
+        <source>{gpu}, compute capability {capability}</source>
+        <translation>{gpu}，计算能力 {capability}</translation>
+    </message>
+    <message>
+        <source>{gpu}: compute capability unknown</source>
+        <translation>{gpu}：计算能力未知</translation>
+    </message>
+    <message>
+        <source>{gpu}: {what}</source>
+        <translation>{gpu}：{what}</translation>
+    </message>
+    <message>
+        <source>{host} cannot be read: {why}</source>
+        <translation>无法读取 {host}：{why}</translation>
+    </message>
+    <message>
+        <source>{host} is not a host name or an IPv4 address</source>
+        <translation>{host} 不是主机名，也不是 IPv4 地址</translation>
+    </message>
+    <message>
+        <source>{host} is not an IPv4 address</source>
+        <translation>{host} 不是 IPv4 地址</translation>
+    </message>
+    <message>
+        <source>{host} would let other machines use the model; {how_to_allow} (and set an API key) if that is what you want</source>
+        <translation>{host} 会让其他机器使用此模型；如确有此意，请{how_to_allow}（并设置 API 密钥）</translation>
+    </message>
+    <message>
+        <source>{item} is not a number</source>
+        <translation>{item} 不是数字</translation>
+    </message>
+    <message>
+        <source>{item} is not a range of watts: write START-END/STEP, e.g. 150-250/25</source>
+        <translation>{item} 不是瓦数范围：请写成 起点-终点/步长，例如 150-250/25</translation>
+    </message>
+    <message>
+        <source>{item} is not a whole number</source>
+        <translation>{item} 不是整数</translation>
+    </message>
+    <message>
+        <source>{item} is not on or off</source>
+        <translation>{item} 不是 on 或 off</translation>
+    </message>
+    <message>
+        <source>{item} is {count} caps, too many for one sweep (at most {most}); use a larger step</source>
+        <translation>{item} 共 {count} 个功耗上限，一次扫描太多（最多 {most} 个）；请用更大的步长</translation>
+    </message>
+    <message>
+        <source>{keys} metadata keys and {tensors} tensor infos cannot fit</source>
+        <translation>{keys} 个元数据键和 {tensors} 条张量信息放不下</translation>
+    </message>
+    <message>
+        <source>{key} is {value}, not a version number</source>
+        <translation>{key} 为 {value}，不是版本号</translation>
+    </message>
+    <message>
+        <source>{kv} of {n} blocks use attention KV; {recurrent} keep a fixed recurrent state per sequence</source>
+        <translation>{n} 个块中有 {kv} 个使用注意力 KV；{recurrent} 个为每个序列保留固定大小的循环状态</translation>
+    </message>
+    <message>
+        <source>{label} must be a number (got {value})</source>
+        <translation>{label}须为数字（收到 {value}）</translation>
+    </message>
+    <message>
+        <source>{label} must be a whole number (got {value})</source>
+        <translation>{label}须为整数（收到 {value}）</translation>
+    </message>
+    <message>
+        <source>{label} must be between {minimum} and {top} (got {value})</source>
+        <translation>{label}须在 {minimum} 到 {top} 之间（收到 {value}）</translation>
+    </message>
+    <message>
+        <source>{label} must be one of {choices} (got {value})</source>
+        <translation>{label}须为 {choices} 之一（收到 {value}）</translation>
+    </message>
+    <message>
+        <source>{label} must be text such as 10.0.0.5:50052 (got {value})</source>
+        <translation>{label}须为 10.0.0.5:50052 这样的文本（收到 {value}）</translation>
+    </message>
+    <message>
+        <source>{label} must be text such as 3,1 (got {value})</source>
+        <translation>{label}须为 3,1 这样的文本（收到 {value}）</translation>
+    </message>
+    <message>
+        <source>{label} must be true or false (got {value})</source>
+        <translation>{label}须为 true 或 false（收到 {value}）</translation>
+    </message>
+    <message>
+        <source>{layers} GPU layers instead of {current}</source>
+        <translation>GPU 层数 {layers}（原为 {current}）</translation>
+    </message>
+    <message>
+        <source>{link} (links slow down when idle: run the Doctor during a reply to check)</source>
+        <translation>{link}（空闲时链路会降速：请在生成回复时运行诊断来检查）</translation>
+    </message>
+    <message>
+        <source>{low}-{high} W, default {default} W</source>
+        <translation>{low}-{high} W，默认 {default} W</translation>
+    </message>
+    <message>
+        <source>{message} ({path})</source>
+        <translation>{message}（{path}）</translation>
+    </message>
+    <message>
+        <source>{names}, compute capability {archs}</source>
+        <translation>{names}，计算能力 {archs}</translation>
+    </message>
+    <message>
+        <source>{name} (pid {pid}) {used}</source>
+        <translation>{name}（PID {pid}）{used}</translation>
+    </message>
+    <message>
+        <source>{name} at {address}</source>
+        <translation>{name}（{address}）</translation>
+    </message>
+    <message>
+        <source>{name}, {mbit} Mbit/s, {rtt} ms round trip</source>
+        <translation>{name}，{mbit} Mbit/s，往返 {rtt} ms</translation>
+    </message>
+    <message>
+        <source>{name}: access denied (403): the repository is gated or private; a token is needed ({hint})</source>
+        <translation>{name}：拒绝访问（403）：仓库需授权或是私有的；需要令牌（{hint}）</translation>
+    </message>
+    <message>
+        <source>{name}: access denied (403): the token lacks permission, or the repository is gated</source>
+        <translation>{name}：拒绝访问（403）：令牌权限不够，或仓库需授权</translation>
+    </message>
+    <message>
+        <source>{name}: cannot reach the server ({reason})</source>
+        <translation>{name}：无法连接服务器（{reason}）</translation>
+    </message>
+    <message>
+        <source>{name}: file not found on the hub (404)</source>
+        <translation>{name}：Hugging Face 上找不到这个文件（404）</translation>
+    </message>
+    <message>
+        <source>{name}: gated repository (403): the token&apos;s account has no access yet; accept the terms on the repository&apos;s page</source>
+        <translation>{name}：需授权的仓库（403）：令牌所属账号还没有访问权限；请在仓库页面上接受条款</translation>
+    </message>
+    <message>
+        <source>{name}: gated repository ({code}): accept its terms on the hub, then use a token ({hint})</source>
+        <translation>{name}：需授权的仓库（{code}）：先在 Hugging Face 上接受它的条款，再使用令牌（{hint}）</translation>
+    </message>
+    <message>
+        <source>{name}: gated repository: the hub refused the token ({code}); check it, or enter a new one</source>
+        <translation>{name}：需授权的仓库：Hugging Face 拒绝了令牌（{code}）；请检查它，或输入一个新的</translation>
+    </message>
+    <message>
+        <source>{name}: header larger than {mib} MiB; not a model file?</source>
+        <translation>{name}：文件头超过 {mib} MiB；不是模型文件？</translation>
+    </message>
+    <message>
+        <source>{name}: offline: cannot reach the server ({reason})</source>
+        <translation>{name}：离线：无法连接服务器（{reason}）</translation>
+    </message>
+    <message>
+        <source>{name}: repository not found or private ({code}): a private or gated one needs a token ({hint})</source>
+        <translation>{name}：找不到仓库或仓库是私有的（{code}）：私有或需授权的仓库要用令牌（{hint}）</translation>
+    </message>
+    <message>
+        <source>{name}: repository not found, or the token has no access to it ({code})</source>
+        <translation>{name}：找不到仓库，或令牌无权访问它（{code}）</translation>
+    </message>
+    <message>
+        <source>{name}: the file ends inside its header ({n} bytes)</source>
+        <translation>{name}：文件在文件头内部就结束了（{n} 字节）</translation>
+    </message>
+    <message>
+        <source>{name}: the hub refused the token (401): check it, or enter a new one</source>
+        <translation>{name}：Hugging Face 拒绝了令牌（401）：请检查它，或输入一个新的</translation>
+    </message>
+    <message>
+        <source>{name}: the server answered the range request with the wrong bytes (Content-Range: {sent})</source>
+        <translation>{name}：服务器对范围请求回了错误的字节（Content-Range: {sent}）</translation>
+    </message>
+    <message>
+        <source>{name}: the server answered {code}</source>
+        <translation>{name}：服务器回应 {code}</translation>
+    </message>
+    <message>
+        <source>{name}: the server answered {code}: {server_says}</source>
+        <translation>{name}：服务器回应 {code}：{server_says}</translation>
+    </message>
+    <message>
+        <source>{name}: the server refused the byte range (416)</source>
+        <translation>{name}：服务器拒绝了字节范围请求（416）</translation>
+    </message>
+    <message>
+        <source>{name}: {problem}</source>
+        <translation>{name}：{problem}</translation>
+    </message>
+    <message>
+        <source>{name}: {why}</source>
+        <translation>{name}：{why}</translation>
+    </message>
+    <message>
+        <source>{n} (all)</source>
+        <translation>{n}（全部）</translation>
+    </message>
+    <message>
+        <source>{n} NUMA nodes; the board does not say which one the GPU is on</source>
+        <translation>{n} 个 NUMA 节点；主板没有说明 GPU 在哪个节点上</translation>
+    </message>
+    <message>
+        <source>{n} NVIDIA card(s) on the PCI bus that NVML does not list</source>
+        <translation>PCI 总线上有 {n} 张 NVIDIA 显卡 NVML 没有列出</translation>
+    </message>
+    <message>
+        <source>{n} NVIDIA card(s) on the PCI bus that NVML does not list (disabled, or given to a VM?)</source>
+        <translation>PCI 总线上有 {n} 张 NVIDIA 显卡 NVML 没有列出（被禁用，或分配给了虚拟机？）</translation>
+    </message>
+    <message>
+        <source>{n} NVIDIA card(s) on the PCI bus, but {no_gpu}</source>
+        <translation>PCI 总线上有 {n} 张 NVIDIA 显卡，但 {no_gpu}</translation>
+    </message>
+    <message>
+        <source>{n} bytes</source>
+        <translation>{n} 字节</translation>
+    </message>
+    <message>
+        <source>{n} entries left out: not a plain file name, or no valid size.</source>
+        <translation>略去了 {n} 个条目：不是普通文件名，或没有有效的大小。</translation>
+    </message>
+    <message>
+        <source>{n} loads</source>
+        <translation>{n} 次加载</translation>
+    </message>
+    <message>
+        <source>{n} more lines were skipped</source>
+        <translation>另有 {n} 行被跳过</translation>
+    </message>
+    <message>
+        <source>{n} parallel slots share one cache of {cells} cells</source>
+        <translation>{n} 个并行槽位共用一个 {cells} 单元的缓存</translation>
+    </message>
+    <message>
+        <source>{n} parallel slots: each sequence gets {cells} cells of context</source>
+        <translation>{n} 个并行槽位：每个序列分到 {cells} 个单元的上下文</translation>
+    </message>
+    <message>
+        <source>{n} series or lines past the first {series} series or {lines} lines were not read</source>
+        <translation>超出前 {series} 条序列或 {lines} 行的 {n} 条序列或行没有读取</translation>
+    </message>
+    <message>
+        <source>{n} test measured in {wall} s, {timed} s of it in the timed repetitions; the rest (warm-ups, depths, loads) {per} s per configuration</source>
+        <translation>共测 {n} 项，用时 {wall} s，其中 {timed} s 用于计时重复；其余时间（预热、填充深度、加载）每个配置 {per} s</translation>
+    </message>
+    <message>
+        <source>{n} tests measured in {wall} s, {timed} s of it in the timed repetitions</source>
+        <translation>共测 {n} 项，用时 {wall} s，其中 {timed} s 用于计时重复</translation>
+    </message>
+    <message>
+        <source>{n} tests measured in {wall} s, {timed} s of it in the timed repetitions; the rest (warm-ups, depths, loads) {per} s per configuration</source>
+        <translation>共测 {n} 项，用时 {wall} s，其中 {timed} s 用于计时重复；其余时间（预热、填充深度、加载）每个配置 {per} s</translation>
+    </message>
+    <message>
+        <source>{n} threads</source>
+        <translation>{n} 个线程</translation>
+    </message>
+    <message>
+        <source>{n} tokens</source>
+        <translation>{n} 个词元</translation>
+    </message>
+    <message>
+        <source>{on_cpu} of {n} layers run from host memory, read at RAM speed each token. A smaller quant or a shorter context lets more of them onto the GPU</source>
+        <translation>{n} 层中有 {on_cpu} 层从主机内存运行，每个词元都以内存速度读取。换更小的量化或更短的上下文，可以让更多层放进 GPU</translation>
+    </message>
+    <message>
+        <source>{part}: write a setting and its values, e.g. threads=1,2</source>
+        <translation>{part}：请写出设置及其取值，例如 threads=1,2</translation>
+    </message>
+    <message>
+        <source>{path} cannot be opened: {error}</source>
+        <translation>无法打开 {path}：{error}</translation>
+    </message>
+    <message>
+        <source>{path} cannot be read ({error}); move it away to start a new journey</source>
+        <translation>无法读取 {path}（{error}）；将其移走即可开始新的历程</translation>
+    </message>
+    <message>
+        <source>{path} is damaged ({result}); move it away to start a new journey</source>
+        <translation>{path} 已损坏（{result}）；将其移走即可开始新的历程</translation>
+    </message>
+    <message>
+        <source>{path} is {kind}, not a database file</source>
+        <translation>{path} 是{kind}，不是数据库文件</translation>
+    </message>
+    <message>
+        <source>{path} verified (SHA-256 {digest}…, licence {license})</source>
+        <translation>{path} 已校验（SHA-256 {digest}…，许可证 {license}）</translation>
+    </message>
+    <message>
+        <source>{path} was written by a newer Tightfit (schema {version}, this one knows {known}); update Tightfit to use it</source>
+        <translation>{path} 由更新版本的 Tightfit 写入（架构版本 {version}，本版本只认识 {known}）；请更新 Tightfit 后再使用</translation>
+    </message>
+    <message>
+        <source>{problem}: line {line} column {column} (char {char})</source>
+        <translation>{problem}：第 {line} 行第 {column} 列（第 {char} 个字符）</translation>
+    </message>
+    <message>
+        <source>{python} cannot import pynvml</source>
+        <translation>{python} 无法导入 pynvml</translation>
+    </message>
+    <message>
+        <source>{python} has pynvml</source>
+        <translation>{python} 已有 pynvml</translation>
+    </message>
+    <message>
+        <source>{rate} bytes/s over {seconds} s</source>
+        <translation>{seconds} s 内平均 {rate} 字节/秒</translation>
+    </message>
+    <message>
+        <source>{rate} tok/s is {share} of this load&apos;s ceiling ({ceiling} tok/s)</source>
+        <translation>{rate} tok/s 仅为本次加载上限（{ceiling} tok/s）的 {share}</translation>
+    </message>
+    <message>
+        <source>{refused}: add the sudoers rule for the helper (see {hint})</source>
+        <translation>{refused}：请为辅助程序添加 sudoers 规则（见 {hint}）</translation>
+    </message>
+    <message>
+        <source>{repo}: revision {revision} not found</source>
+        <translation>{repo}：找不到版本 {revision}</translation>
+    </message>
+    <message>
+        <source>{repo}: the hub&apos;s answer is larger than {cap}; not a listing</source>
+        <translation>{repo}：Hugging Face 的回应超过 {cap}；不是文件列表</translation>
+    </message>
+    <message>
+        <source>{repo}: the hub&apos;s answer is not a file listing (a JSON {kind})</source>
+        <translation>{repo}：Hugging Face 的回应不是文件列表（而是 JSON {kind}）</translation>
+    </message>
+    <message>
+        <source>{repo}: the hub&apos;s answer is not a file listing (malformed JSON)</source>
+        <translation>{repo}：Hugging Face 的回应不是文件列表（JSON 格式错误）</translation>
+    </message>
+    <message>
+        <source>{repo}: the listing could not be read ({problem})</source>
+        <translation>{repo}：无法读取文件列表（{problem}）</translation>
+    </message>
+    <message>
+        <source>{repo}: {problem}</source>
+        <translation>{repo}：{problem}</translation>
+    </message>
+    <message>
+        <source>{seconds} s</source>
+        <translation>{seconds} 秒</translation>
+    </message>
+    <message>
+        <source>{sentence} {found} can stay installed: CUDA 13 cannot build for compute capability below 7.5, so the set-up passes it over.</source>
+        <translation>{sentence}{found} 可以保留：CUDA 13 无法为计算能力低于 7.5 的显卡编译，安装程序会跳过它。</translation>
+    </message>
+    <message>
+        <source>{setting} ({value}) has no llama.cpp flag: {program} uses its own</source>
+        <translation>{setting}（{value}）没有对应的 llama.cpp 参数：{program} 会用它自己的值</translation>
+    </message>
+    <message>
+        <source>{setting} ({value}) not written: set it in koboldcpp&apos;s own GPU settings</source>
+        <translation>{setting}（{value}）未写入：请在 koboldcpp 自己的 GPU 设置里设置</translation>
+    </message>
+    <message>
+        <source>{setting} {before} → {after}</source>
+        <translation>{setting} {before} → {after}</translation>
+    </message>
+    <message>
+        <source>{setting} {value}</source>
+        <translation>{setting} {value}</translation>
+    </message>
+    <message>
+        <source>{setting}: koboldcpp has no such setting</source>
+        <translation>{setting}：koboldcpp 没有这个设置</translation>
+    </message>
+    <message>
+        <source>{setting}: {program} has no {flag} (llama-server only)</source>
+        <translation>{setting}：{program} 没有 {flag}（仅 llama-server 有）</translation>
+    </message>
+    <message>
+        <source>{share}: {reasons}.</source>
+        <translation>{share}：{reasons}。</translation>
+    </message>
+    <message>
+        <source>{slots} slots sharing one {n_ctx}-token cache</source>
+        <translation>{slots} 个槽位共用一个 {n_ctx} 词元的缓存</translation>
+    </message>
+    <message>
+        <source>{slots} slots: each gets {each} tokens of the {n_ctx}-token context</source>
+        <translation>{slots} 个槽位：每个只分到 {n_ctx} 词元上下文中的 {each} 个词元</translation>
+    </message>
+    <message>
+        <source>{slowdown} at the default {default} W limit</source>
+        <translation>{slowdown}，功耗为默认上限 {default} W</translation>
+    </message>
+    <message>
+        <source>{slowdown}, {temperature} °C</source>
+        <translation>{slowdown}，{temperature} °C</translation>
+    </message>
+    <message>
+        <source>{slowdown}; already capped at {limit} W (default {default} W)</source>
+        <translation>{slowdown}；已设功耗上限 {limit} W（默认 {default} W）</translation>
+    </message>
+    <message>
+        <source>{subject}{size}{purpose}{where}.</source>
+        <translation>{subject}{size}{purpose}{where}。</translation>
+    </message>
+    <message>
+        <source>{target} W is above this card&apos;s maximum; capping at {high} W</source>
+        <translation>{target} W 高于此卡的最大值；功耗上限设为 {high} W</translation>
+    </message>
+    <message>
+        <source>{target} W is below this card&apos;s minimum; capping at {low} W</source>
+        <translation>{target} W 低于此卡的最小值；功耗上限设为 {low} W</translation>
+    </message>
+    <message>
+        <source>{text} is not a number of watts: list whole watts, e.g. {example}</source>
+        <translation>{text} 不是瓦数：请列出整数瓦数，例如 {example}</translation>
+    </message>
+    <message>
+        <source>{text} is not a repository name: type it as owner/name</source>
+        <translation>{text} 不是仓库名：请按 owner/name 的格式输入</translation>
+    </message>
+    <message>
+        <source>{text}: a power cap is a positive number of watts</source>
+        <translation>{text}：功耗上限须为正的瓦数</translation>
+    </message>
+    <message>
+        <source>{text}: caps are whole watts (the driver takes no fractions), e.g. {example}</source>
+        <translation>{text}：功耗上限须为整数瓦（驱动不接受小数），例如 {example}</translation>
+    </message>
+    <message>
+        <source>{threads} threads</source>
+        <translation>{threads} 个线程</translation>
+    </message>
+    <message>
+        <source>{threads} threads is more than the {cores} physical cores; hyper-threads slow llama.cpp down. Try {fewer}</source>
+        <translation>{threads} 个线程多于 {cores} 个物理核；超线程会拖慢 llama.cpp。试试 {fewer}</translation>
+    </message>
+    <message>
+        <source>{threads} threads on {cores} physical cores</source>
+        <translation>{threads} 个线程跑在 {cores} 个物理核心上</translation>
+    </message>
+    <message>
+        <source>{threads} threads use every logical core, and llama.cpp&apos;s threads spin: one core busy with something else can cut the speed tenfold. Try {fewer}</source>
+        <translation>{threads} 个线程占满了所有逻辑核，而 llama.cpp 的线程会自旋等待：只要有一个核在忙别的，速度就可能降到十分之一。试试 {fewer}</translation>
+    </message>
+    <message>
+        <source>{trouble} at {offset} of {size} bytes ({problem}); trying again</source>
+        <translation>在第 {offset} 字节（共 {size} 字节）处{trouble}（{problem}）；正在重试</translation>
+    </message>
+    <message>
+        <source>{type} {kind} cache</source>
+        <translation>{type} {kind} 缓存</translation>
+    </message>
+    <message>
+        <source>{url} answered HTTP {code}</source>
+        <translation>{url} 返回了 HTTP {code}</translation>
+    </message>
+    <message>
+        <source>{url} has no http:// or https:// in front (e.g. http://{url}/metrics)</source>
+        <translation>{url} 前面没有 http:// 或 https://（例如 http://{url}/metrics）</translation>
+    </message>
+    <message>
+        <source>{url} holds a user name or password, which would be kept in the settings file</source>
+        <translation>{url} 含有用户名或密码，它们会被保存在设置文件里</translation>
+    </message>
+    <message>
+        <source>{url} is not a URL with a valid port</source>
+        <translation>{url} 不是端口有效的地址</translation>
+    </message>
+    <message>
+        <source>{url} is not an http(s) URL</source>
+        <translation>{url} 不是 http(s) 地址</translation>
+    </message>
+    <message>
+        <source>{url} names no host</source>
+        <translation>{url} 没有指定主机</translation>
+    </message>
+    <message>
+        <source>{url}: only http and https are read, not {scheme}</source>
+        <translation>{url}：只读取 http 和 https，不读取 {scheme}</translation>
+    </message>
+    <message>
+        <source>{url}: the port must be a number from 1 to 65535</source>
+        <translation>{url}：端口必须是 1 到 65535 之间的数字</translation>
+    </message>
+    <message>
+        <source>{used} of {total} swap in use</source>
+        <translation>交换区已用 {used} / {total}</translation>
+    </message>
+    <message>
+        <source>{value} is not a number</source>
+        <translation>{value} 不是数字</translation>
+    </message>
+    <message>
+        <source>{warmup} s warm-up, then {measured} measured, at each cap</source>
+        <translation>每个功耗上限先预热 {warmup} 秒，再测量 {measured}</translation>
+    </message>
+    <message>
+        <source>{weights} of weights in host memory; {room} of RAM available</source>
+        <translation>主机内存中有 {weights} 权重；可用内存 {room}</translation>
+    </message>
+    <message>
+        <source>{what} did not finish within {seconds} s</source>
+        <translation>{what}在 {seconds} s 内没有完成</translation>
+    </message>
+    <message>
+        <source>{what} is not known</source>
+        <translation>{what}未知</translation>
+    </message>
+    <message>
+        <source>{what}: {detail}</source>
+        <translation>{what}：{detail}</translation>
+    </message>
+    <message>
+        <source>{wheel} has no {member}</source>
+        <translation>{wheel} 中没有 {member}</translation>
+    </message>
+    <message>
+        <source>{wheel} is not a valid wheel: {why}</source>
+        <translation>{wheel} 不是有效的 wheel 包：{why}</translation>
+    </message>
+    <message>
+        <source>{whose} allowed on {cpus}</source>
+        <translation>{whose}可用的 CPU：{cpus}</translation>
+    </message>
+    <message>
+        <source>{why}: formatting as ChatML, the most common format (the vocabulary has none of the turn markers Tightfit knows). A model trained on another format may answer poorly or not stop: pick its format under Chat format.</source>
+        <translation>{why}：按最常见的 ChatML 格式排版（词表里没有 Tightfit 认识的任何轮次标记）。用其他格式训练的模型可能答得不好或停不下来：请在“对话格式”中选择它的格式。</translation>
+    </message>
+    <message>
+        <source>{why}: formatting as {format} (the vocabulary has {format}&apos;s turn markers).</source>
+        <translation>{why}：按 {format} 排版（词表里有 {format} 的轮次标记）。</translation>
     </message>
 </context>
 </TS>
