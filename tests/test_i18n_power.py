@@ -155,7 +155,7 @@ def test_the_sweeps_workload_in_chinese(chinese: None) -> None:
         "45 s warm-up, then 512 tokens measured, at each cap",
     )
     assert core_text("power_sweep", timed.describe()) == "每个功耗上限先预热 90 秒，再测量 30 秒"
-    assert core_text("power_sweep", counted.describe()) == "每个功耗上限先预热 45 秒，再测量 512 个 token"
+    assert core_text("power_sweep", counted.describe()) == "每个功耗上限先预热 45 秒，再测量 512 个词元"
     with pytest.raises(ValueError) as bad:
         Workload(-1.0).validated()
     assert str(bad.value) == "the warm-up must be zero or more seconds (got -1)"
