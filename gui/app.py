@@ -204,10 +204,12 @@ def run_gui(args: argparse.Namespace, settings: Any, models_dir: Path, simulate:
     import qasync
     from PySide6.QtWidgets import QApplication
 
+    from gui.ui.main_thread_gc import MainThreadGc
     from gui.ui.main_window import MainWindow
 
     app = QApplication.instance() or QApplication(sys.argv[:1])
     set_identity(app)
+    MainThreadGc(app).start()  # Qt objects in cycles are destroyed on this thread, never on a worker's
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
 

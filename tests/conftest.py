@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import tempfile
 from collections.abc import Iterator
@@ -49,6 +50,29 @@ def own_user_dirs(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.Temp
     for var in ("XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME"):
         monkeypatch.setenv(var, str(home / var.lower()))
     return home
+
+
+@pytest.fixture(scope="session", autouse=True)
+def cycles_collected_on_the_main_thread() -> Iterator[None]:
+    """As in the app (gui/ui/main_thread_gc.py): the collector never runs on a worker thread, where destroying
+    a Qt object left from an earlier test deadlocks against the main thread. Collected after every test, and
+    on a timer while a test runs Qt's event loop."""
+    gc.disable()
+    yield
+    gc.enable()
+
+
+@pytest.fixture(autouse=True)
+def collect_due_garbage() -> Iterator[None]:
+    from gui.ui.main_thread_gc import MainThreadGc, collect_due
+
+    yield
+    from PySide6.QtWidgets import QApplication
+
+    app = QApplication.instance()
+    if app is not None and app.findChild(MainThreadGc) is None:
+        MainThreadGc(app).start()
+    collect_due()
 
 
 @pytest.fixture(autouse=True)
