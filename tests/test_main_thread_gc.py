@@ -25,6 +25,7 @@ class _Cycle:
 def test_a_worker_never_collects_and_the_ui_thread_does(qtbot) -> None:
     guard = MainThreadGc(interval_ms=20)
     guard.start()
+    thresholds = gc.get_threshold()
     try:
         assert not gc.isenabled()
         gc.collect()
@@ -45,10 +46,12 @@ def test_a_worker_never_collects_and_the_ui_thread_does(qtbot) -> None:
         assert peak[0] > 100 * gc.get_threshold()[0]
         assert sum(stats["collections"] for stats in gc.get_stats()) == runs  # the worker never collected
         assert _Cycle.destroyed_on == []  # the cycle made before is still there
-        backlog = [[i] for i in range(2 * gc.get_threshold()[0])]  # live allocations: the youngest generation is due
+        gc.set_threshold(1, 1, 1)  # every generation due at the next tick, whatever other threads allocate or free
+        backlog = [[i] for i in range(100)]
         qtbot.waitUntil(lambda: _Cycle.destroyed_on != [], timeout=5000)  # the UI thread's timer collected it
         del backlog
         assert _Cycle.destroyed_on == [threading.main_thread().name] and guard.collected >= 1
     finally:
         guard.stop()
+        gc.set_threshold(*thresholds)
         gc.disable()  # as the test session keeps it (tests/conftest.py)

@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 from gui.core.prometheus_text import MAX_EXPORTERS, scrape_url
 from gui.services.gpu_exporter import ExporterStatus
 from gui.ui.i18n import Tr, core_text, error_text
+from gui.ui.list_edit import take_chosen
 from gui.ui.plain import plain_label, plain_tip
 from gui.ui.theme import themed_style
 
@@ -126,12 +127,8 @@ class ExporterPanel(QWidget):
         self.urls_changed.emit(self.urls())
 
     def remove_selected(self) -> None:
-        row = self.list.currentRow()
-        if row < 0 and self.list.count() == 1:
-            row = 0
-        if row < 0:
+        if not take_chosen(self.list):
             return
-        self.list.takeItem(row)
         self.say("")
         self._show_rows()
         self.urls_changed.emit(self.urls())

@@ -28,6 +28,7 @@ from gui.services.devices import device_from_remote
 from gui.services.rpc import RemoteDevice, RpcUnavailable, ask_devices, probe
 from gui.ui.background import Background
 from gui.ui.i18n import Tr, core_text, error_text, number
+from gui.ui.list_edit import take_chosen
 from gui.ui.plain import plain_label
 from gui.ui.spec_widgets import choice_box, float_box, help_text, label
 from gui.ui.theme import themed_style
@@ -186,12 +187,8 @@ class RpcPanel(QWidget):
         self._list_changed()
 
     def remove_selected(self) -> None:
-        row = self.list.currentRow()
-        if row < 0 and self.list.count() == 1:
-            row = 0
-        if row < 0:
+        if not take_chosen(self.list):
             return
-        self.list.takeItem(row)
         self.say("")
         self._list_changed()
 
