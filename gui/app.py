@@ -216,7 +216,10 @@ def run_gui(args: argparse.Namespace, settings: Any, models_dir: Path, simulate:
     services = build_services(models_dir, simulate)
     _apply_theme(services.settings)
     _apply_language(services.settings)
-    window = MainWindow(services, settings)
+    from gui.commands.flags import given_values
+    from gui.core.params import LOAD_SPECS
+
+    window = MainWindow(services, settings, given_values(args, LOAD_SPECS))
     window.tabs.setCurrentIndex(TABS.index(getattr(args, "tab", "chat")))
     install_excepthook(window)
     if args.screenshot is not None:

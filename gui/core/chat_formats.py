@@ -21,6 +21,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
+from gui.core.words import words
+
 __all__ = [
     "CHATML",
     "FORMATS",
@@ -125,7 +127,7 @@ FORMATS: Mapping[str, ChatFormat] = {f.name: f for f in (CHATML, GEMMA, LLAMA3, 
 def format_label(name: str) -> str:
     """How a format is named to the user: "the model's own" for the file's template, else its label."""
     if name == MODEL_FORMAT:
-        return "the model's own"
+        return words("the model's own")
     known = FORMATS.get(name)
     return known.label if known is not None else name
 

@@ -409,7 +409,7 @@ class ChatPane(QWidget):
         tip = tr("How the conversation is laid out for the model, remembered per model file.")
         if loaded is not None:
             own = loaded.chat_format == MODEL_FORMAT
-            chosen = tr("its own chat template") if own else format_label(loaded.chat_format)
+            chosen = tr("its own chat template") if own else core_text("chat", format_label(loaded.chat_format))
             tip += tr(" From the model: {format}.").format(format=chosen)
         self.format_box.setToolTip(plain_tip(tip))
 

@@ -9,7 +9,7 @@ import logging
 import os
 import shutil
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -134,9 +134,13 @@ class MainWindow(QMainWindow):
     serving_changed = Signal(object)  # (host, port) once the API listens; None when it stopped or could not start
     memory_measured = Signal(object)  # list[MemoryCheck], after a load on this machine's GPUs was measured
 
-    def __init__(self, services: Services, settings: LoadSettings) -> None:
+    def __init__(self, services: Services, settings: LoadSettings, given: Iterable[str] = ()) -> None:
+        """``given``: the settings named on the command line; they win over what the model selected at start
+        remembers from its last load (once: the models chosen after it load as they last did)."""
         super().__init__()
         self.services = services
+        self._given = {key: getattr(settings, key) for key in given}
+        self._given_settings = settings
         simulate = services.simulated
         self.simulate = simulate
         self.background = Background("gpu-detect", parent=self)
@@ -1165,6 +1169,14 @@ class MainWindow(QMainWindow):
     def _remember_load(self, model: Path, settings: LoadSettings) -> None:
         self.store.write(LAST_SETTINGS, self.store.read(LAST_SETTINGS) | {model.name: settings})
 
+    def _with_given(self, remembered: LoadSettings) -> LoadSettings:
+        """A model's remembered settings with those named on the command line; the command line's alone when
+        the two do not go together (a micro-batch past the remembered batch)."""
+        try:
+            return remembered.with_values(**self._given).validated()
+        except ValueError:
+            return self._given_settings
+
     def _last_settings_for(self, entry: ModelEntry) -> LoadSettings | None:
         return self.store.read(LAST_SETTINGS).get(entry.path.name)
 
@@ -1215,7 +1227,8 @@ class MainWindow(QMainWindow):
             self.params.set_model_limits(entry.n_layer, entry.context_length, n_expert)
             remembered = self._last_settings_for(entry) if changed else None
             if remembered is not None:  # the settings this model last loaded with
-                self.params.set_settings(remembered)
+                self.params.set_settings(self._with_given(remembered))
+            self._given = {}
         self.plan_panel.show_verify(None)
         group = self.picker.current_group()
         if group is not None:
@@ -1402,9 +1415,9 @@ class MainWindow(QMainWindow):
         picked = self.store.read(CHAT_FORMATS).get(state.model.name, "")
         self.chat.set_chat_format(picked)
         chat_format = (
-            tr("{format} (your choice)").format(format=format_label(picked))
+            tr("{format} (your choice)").format(format=core_text("chat", format_label(picked)))
             if picked
-            else format_label(event.chat_format)
+            else core_text("chat", format_label(event.chat_format))
         )
         self.load_status.setText(
             tr("Loaded {model} in {seconds} s: context {context}, {layers}, chat format: {format}.").format(

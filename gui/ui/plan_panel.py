@@ -282,7 +282,7 @@ class PlanPanel(QWidget):
         """The corrections in force for the target's cards, in words ('' when none)."""
         names = {d.name for d in target.devices}
         learned = [
-            f"{name}: {core_text('memory_check', c.describe())}"
+            tr("{card}: {correction}").format(card=name, correction=core_text("memory_check", c.describe()))
             for name, c in self.corrections.items()
             if name in names
         ]

@@ -3101,6 +3101,10 @@ Source: {source}</source>
         <translation>{cards}（实测）</translation>
     </message>
     <message>
+        <source>{card}: {correction}</source>
+        <translation>{card}：{correction}</translation>
+    </message>
+    <message>
         <source>{lead}: {suggestions}.</source>
         <translation>{lead}：{suggestions}。</translation>
     </message>
@@ -6068,6 +6072,10 @@ Source: {source}</source>
     <message>
         <source>the model&apos;s chat template failed: {reason}</source>
         <translation>模型的对话模板出错：{reason}</translation>
+    </message>
+    <message>
+        <source>the model&apos;s own</source>
+        <translation>模型自带的模板</translation>
     </message>
     <message>
         <source>the output buffer</source>
