@@ -50,7 +50,8 @@ def test_a_worker_never_collects_and_the_ui_thread_does(qtbot) -> None:
         backlog = [[i] for i in range(100)]
         qtbot.waitUntil(lambda: _Cycle.destroyed_on != [], timeout=5000)  # the UI thread's timer collected it
         del backlog
-        assert _Cycle.destroyed_on == [threading.main_thread().name] and guard.collected >= 1
+        # On the UI thread: by this collector, or the one the test session keeps on the application (conftest).
+        assert _Cycle.destroyed_on == [threading.main_thread().name]
     finally:
         guard.stop()
         gc.set_threshold(*thresholds)
