@@ -335,8 +335,10 @@ class MonitorView(QWidget):
         for i, key in enumerate(READOUT_KEYS):
             value = plain_label(tr(NA))
             value.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-            # Long values (several throttle reasons) are cut rather than widening the view; see the tooltip.
+            # Long values (several throttle reasons, a Chinese PCIe line) wrap rather than widen the view or
+            # lose their end; the tooltip has the whole reading too.
             value.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+            value.setWordWrap(True)
             value.setMinimumWidth(70)
             self.readout[key] = value
             cell = QLabel(tr(_READOUT_TITLES[key]))
