@@ -99,6 +99,7 @@ def english_words(text: str) -> list[str]:
 def _texts(widget: QWidget) -> Iterator[tuple[str, str]]:
     """What a widget shows a reader, by kind."""
     yield "tooltip", widget.toolTip()
+    yield "accessible name", widget.accessibleName()  # what a screen reader says
     if isinstance(widget, QLabel):
         yield "label", widget.text()
     elif isinstance(widget, QAbstractButton):
@@ -107,6 +108,8 @@ def _texts(widget: QWidget) -> Iterator[tuple[str, str]]:
         yield "group box", widget.title()
     elif isinstance(widget, QLineEdit | QTextEdit | QPlainTextEdit):
         yield "placeholder", widget.placeholderText()
+        if isinstance(widget, QTextEdit | QPlainTextEdit) and widget.isReadOnly() and not widget.property("command"):
+            yield "text", widget.toPlainText()  # the window's own words (a reply is the model's: none in a walk)
     elif isinstance(widget, QComboBox):
         for i in range(widget.count()):
             yield "list item", widget.itemText(i)

@@ -196,6 +196,7 @@ class DoctorView(QWidget):
             if fix.command:
                 box = QPlainTextEdit(fix.command, frame)
                 box.setReadOnly(True)
+                box.setProperty("command", True)  # a shell command, as it is typed: never translated
                 # Wrapped to the width, so the whole command is seen; Copy takes it as it is.
                 box.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
                 box.setAccessibleName(tr("Command for {check}").format(check=title_words))

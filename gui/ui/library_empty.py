@@ -44,7 +44,7 @@ class EmptyLibrary(QScrollArea):
         self.setWidgetResizable(True)
         self.setFrameShape(QFrame.Shape.NoFrame)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.setAccessibleName("Empty library")
+        self.setAccessibleName(tr("Empty library"))
         body = QWidget(self)
         body.setBackgroundRole(QPalette.ColorRole.Base)  # looks like the tree it stands in for
         body.setAutoFillBackground(True)  # and hides it
@@ -76,7 +76,7 @@ class EmptyLibrary(QScrollArea):
         self.busy.setTextVisible(False)
         self.busy.hide()
         self.status = plain_label("", body, wrap=True)  # may quote pip's errors
-        self.status.setAccessibleName("Demo model status")
+        self.status.setAccessibleName(tr("Demo model status"))
         self.status.hide()
         buttons = QHBoxLayout()
         for button in (self.demo_button, self.folder_button, self.hub_button):

@@ -192,14 +192,14 @@ class MainWindow(QMainWindow):
         plan_box.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Maximum)
 
         self.load_button = QPushButton(tr("&Load"), self)
-        self.load_button.setAccessibleName("Load model")
+        self.load_button.setAccessibleName(tr("Load model"))
         self.load_button.setToolTip(tr("Load the selected model with these settings (Ctrl+L)"))
         self.unload_button = QPushButton(tr("&Unload"), self)
-        self.unload_button.setAccessibleName("Unload model")
+        self.unload_button.setAccessibleName(tr("Unload model"))
         self.progress = QProgressBar(self)
         self.progress.setRange(0, 100)
         self.progress.setTextVisible(True)
-        self.progress.setAccessibleName("Load progress")
+        self.progress.setAccessibleName(tr("Load progress"))
         self.load_status = plain_label(tr("No model loaded."), self)  # says file names, engine errors, log lines
         self.load_status.setWordWrap(True)
         load_row = QHBoxLayout()
@@ -326,7 +326,7 @@ class MainWindow(QMainWindow):
         # The engine line is a way into the Doctor: what the engine was built for is checked there.
         self.engine_label = QPushButton(tr("Engine: starting…"), self)
         self.engine_label.setFlat(True)
-        self.engine_label.setAccessibleName("Engine build: open the Doctor")
+        self.engine_label.setAccessibleName(tr("Engine build: open the Doctor"))
         self.engine_label.setCursor(Qt.CursorShape.PointingHandCursor)
         self.engine_label.clicked.connect(lambda: self.tabs.setCurrentWidget(self.doctor))
         self.statusBar().addPermanentWidget(self.engine_label)

@@ -131,7 +131,7 @@ class ModelPicker(QTreeWidget):
         self.library = library
         library.set_listener(self._changed.emit)
         self.setHeaderLabels([tr(c) for c in self.COLUMNS])
-        self.setAccessibleName("Model files")
+        self.setAccessibleName(tr("Model files"))
         self.names = FileNameDelegate(self)
         self.setItemDelegateForColumn(0, self.names)
         header = self.header()

@@ -184,7 +184,7 @@ class ParamPanel(QWidget):
         self.note = plain_label(parent=self)
         self.note.setWordWrap(True)
         themed_style(self.note, lambda palette: f"color: {palette.warn}")
-        self.note.setAccessibleName("Load settings note")
+        self.note.setAccessibleName(tr("Load settings note"))
         self.note.hide()
         grid.addWidget(self.note, n_rows, 0, 1, 4)
         self.set_settings(settings)

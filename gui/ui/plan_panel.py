@@ -134,7 +134,7 @@ class PlanPanel(QWidget):
         self.remote: tuple[Device, ...] = ()
         self.link_name = ""
         self.target_combo = QComboBox(self)
-        self.target_combo.setAccessibleName("Plan for device")
+        self.target_combo.setAccessibleName(tr("Plan for device"))
         # Long card names are cut in the closed box (the list shows them whole), so they never widen the window.
         self.target_combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         self.target_combo.setMinimumContentsLength(18)
@@ -143,11 +143,11 @@ class PlanPanel(QWidget):
         self.custom_labels = [QLabel(spec_label(spec), self) for spec in (CUSTOM_VRAM, CUSTOM_BANDWIDTH)]
         # Fixed regions: the plan's words change with every slider, the layout around them does not.
         self.mode_label = TextArea(2, self)  # may quote the driver's error
-        self.mode_label.setAccessibleName("Planning mode")
+        self.mode_label.setAccessibleName(tr("Planning mode"))
         self._mode_look = ("muted", False)  # the palette role the planning mode is written in, and bold
         # The RPC workers in words: asking, what they have, or which one cannot be reached (before any load).
         self.remote_label = TextArea(2, self)
-        self.remote_label.setAccessibleName("RPC workers")
+        self.remote_label.setAccessibleName(tr("RPC workers"))
         self._remote_trouble = False
         themed_style(self.remote_label, self._remote_style)
         self.remote_label.hide()
@@ -155,9 +155,9 @@ class PlanPanel(QWidget):
         self.bars_box = QVBoxLayout()
         self.host_label = TextArea(2, self)
         self.verdict_label = TextArea(3, self, rich=True)
-        self.verdict_label.setAccessibleName("Plan verdict")
+        self.verdict_label.setAccessibleName(tr("Plan verdict"))
         self.margin = int_box(MARGIN, self)
-        self.margin.setAccessibleName("Safety margin")
+        self.margin.setAccessibleName(tr("Safety margin"))
         self.auto_fit_button = QPushButton(tr("&Auto-fit"), self)
         self.auto_fit_button.setToolTip(
             tr("Most GPU layers, then the largest context, that fit with the margin. Pinned settings stay.")
@@ -165,12 +165,12 @@ class PlanPanel(QWidget):
         self.verify_button = QPushButton(tr("&Verify"), self)
         self.verify_button.setToolTip(tr("Ask llama.cpp for its own dry run of these settings (reads no weights)."))
         self.verify_label = TextArea(2, self)  # llama.cpp's messages
-        self.verify_label.setAccessibleName("Verify result")
+        self.verify_label.setAccessibleName(tr("Verify result"))
         themed_style(self.verify_label, lambda palette: f"color: {palette.muted}")
         self.verify_label.hide()
         # After a load on a GPU: the driver's reading beside the plan (MemoryCheck.describe).
         self.measured_label = TextArea(2, self)
-        self.measured_label.setAccessibleName("Measured memory")
+        self.measured_label.setAccessibleName(tr("Measured memory"))
         themed_style(self.measured_label, lambda palette: f"color: {palette.muted}")
         self.measured_label.hide()
 
@@ -344,7 +344,8 @@ class PlanPanel(QWidget):
             mode = tr("Measured: free memory read from the driver just now.") + self._learned(target)
             look = ("ok", False)
         elif target.key == CPU_ONLY:
-            why = f" ({self.why_none})" if self.why_none and not self.targets[0].measured else ""
+            shown = self.why_none and not self.targets[0].measured
+            why = tr(" ({why})").format(why=core_text("nvml", self.why_none)) if shown else ""
             mode = tr("Planning a load on this machine's CPU and RAM{why}.").format(why=why)
             look = ("muted", False)
         else:

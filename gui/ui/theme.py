@@ -198,7 +198,7 @@ class ThemeBox(QComboBox):
         self._store = store
         for choice, label in CHOICE_LABELS.items():
             self.addItem(tr(label), choice.value)
-        self.setAccessibleName("Theme")
+        self.setAccessibleName(tr("Theme"))
         self.setToolTip(tr("Light or dark window: System follows the desktop's setting"))
         self.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
         self._show(theme().choice)

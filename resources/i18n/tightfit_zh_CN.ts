@@ -1493,6 +1493,14 @@ Apply its settings anyway?</source>
         <translation>无法把演示模型放入 {folder}：{error}{where}。请添加一个存有 GGUF 文件的文件夹，或用 --models 指定一个可写的文件夹来启动 Tightfit。</translation>
     </message>
     <message>
+        <source>Demo model status</source>
+        <translation>演示模型状态</translation>
+    </message>
+    <message>
+        <source>Empty library</source>
+        <translation>模型库为空</translation>
+    </message>
+    <message>
         <source>Find a model on Hugging Face</source>
         <translation>在 Hugging Face 上找模型</translation>
     </message>
@@ -1654,6 +1662,10 @@ Apply its settings anyway?</source>
         <translation>诊断(&amp;O)</translation>
     </message>
     <message>
+        <source>Engine build: open the Doctor</source>
+        <translation>引擎构建：打开诊断</translation>
+    </message>
+    <message>
         <source>Engine log…</source>
         <translation>引擎日志…</translation>
     </message>
@@ -1696,6 +1708,14 @@ Apply its settings anyway?</source>
     <message>
         <source>Load failed: {error}</source>
         <translation>加载失败：{error}</translation>
+    </message>
+    <message>
+        <source>Load model</source>
+        <translation>加载模型</translation>
+    </message>
+    <message>
+        <source>Load progress</source>
+        <translation>加载进度</translation>
     </message>
     <message>
         <source>Load settings</source>
@@ -1866,6 +1886,10 @@ Apply its settings anyway?</source>
         <translation>调优</translation>
     </message>
     <message>
+        <source>Unload model</source>
+        <translation>卸载模型</translation>
+    </message>
+    <message>
         <source>Your conversation is kept.</source>
         <translation>对话内容已保留。</translation>
     </message>
@@ -1941,6 +1965,10 @@ Apply its settings anyway?</source>
     <message>
         <source>Model / file</source>
         <translation>模型 / 文件</translation>
+    </message>
+    <message>
+        <source>Model files</source>
+        <translation>模型文件</translation>
     </message>
     <message>
         <source>Quant</source>
@@ -2523,6 +2551,10 @@ Source: {source}</source>
         <translation>点击固定{setting}：自动适配将不再改动它。</translation>
     </message>
     <message>
+        <source>Load settings note</source>
+        <translation>加载设置提示</translation>
+    </message>
+    <message>
         <source>Pin {setting}</source>
         <translation>固定{setting}</translation>
     </message>
@@ -2917,6 +2949,10 @@ Source: {source}</source>
 <context>
     <name>plan_panel</name>
     <message>
+        <source> ({why})</source>
+        <translation>（{why}）</translation>
+    </message>
+    <message>
         <source> — at most {rate} tok/s from the network alone.</source>
         <translation> — 仅网络就限制为最多 {rate} tok/s。</translation>
     </message>
@@ -2977,6 +3013,10 @@ Source: {source}</source>
         <translation>余量</translation>
     </message>
     <message>
+        <source>Measured memory</source>
+        <translation>实测显存</translation>
+    </message>
+    <message>
         <source>Measured: free memory read from the driver just now.</source>
         <translation>实测：刚从驱动读取的空闲显存。</translation>
     </message>
@@ -2997,8 +3037,24 @@ Source: {source}</source>
         <translation>规划目标</translation>
     </message>
     <message>
+        <source>Plan for device</source>
+        <translation>规划目标设备</translation>
+    </message>
+    <message>
+        <source>Plan verdict</source>
+        <translation>规划结论</translation>
+    </message>
+    <message>
         <source>Planning a load on this machine&apos;s CPU and RAM{why}.</source>
         <translation>按本机 CPU 和内存规划加载{why}。</translation>
+    </message>
+    <message>
+        <source>Planning mode</source>
+        <translation>规划方式</translation>
+    </message>
+    <message>
+        <source>RPC workers</source>
+        <translation>RPC 工作节点</translation>
     </message>
     <message>
         <source>SIMULATED card: planning against a simulated GPU, not a real one.</source>
@@ -3007,6 +3063,10 @@ Source: {source}</source>
     <message>
         <source>SIMULATED {card}</source>
         <translation>模拟 {card}</translation>
+    </message>
+    <message>
+        <source>Safety margin</source>
+        <translation>安全余量</translation>
     </message>
     <message>
         <source>Select a model to see its memory plan.</source>
@@ -3027,6 +3087,10 @@ Source: {source}</source>
     <message>
         <source>To put more on the GPU</source>
         <translation>要在 GPU 上多放一些，可以</translation>
+    </message>
+    <message>
+        <source>Verify result</source>
+        <translation>校验结果</translation>
     </message>
     <message>
         <source>What if I had a custom card…</source>
@@ -3691,6 +3755,10 @@ Source: {source}</source>
     <message>
         <source>System</source>
         <translation>跟随系统</translation>
+    </message>
+    <message>
+        <source>Theme</source>
+        <translation>主题</translation>
     </message>
 </context>
 <context>
