@@ -42,7 +42,7 @@ from PySide6.QtWidgets import (
 from gui.core.telemetry_history import DAY_S, Frame, Span, TelemetryHistory, TelemetryWindow, plan_span
 from gui.core.theme import LIGHT, Palette, gpu_series
 from gui.ui.background import Background
-from gui.ui.i18n import Tr
+from gui.ui.i18n import Tr, error_text
 from gui.ui.theme import current_palette, follow_theme
 
 __all__ = [
@@ -654,7 +654,9 @@ class TelemetryCharts(QWidget):
             lambda rows: self.exported.emit(
                 tr("exported {rows} readings to {path}").format(rows=f"{rows:,}", path=path)
             ),
-            lambda exc: self.exported.emit(tr("cannot export to {path}: {error}").format(path=path, error=exc)),
+            lambda exc: self.exported.emit(
+                tr("cannot export to {path}: {error}").format(path=path, error=error_text(exc, "charts"))
+            ),
         )
 
 

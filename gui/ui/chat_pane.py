@@ -36,7 +36,7 @@ from gui.core.theme import Palette
 from gui.services.engine_client import EngineUnavailable
 from gui.ui.background import Background
 from gui.ui.engine_bridge import ACK_S, FINISH_S, EngineBridge
-from gui.ui.i18n import Tr, core_text
+from gui.ui.i18n import Tr, core_text, error_text
 from gui.ui.load_session import LoadSession
 from gui.ui.plain import open_link, plain_label, plain_tip
 from gui.ui.spec_widgets import float_box, int_box
@@ -404,7 +404,7 @@ class ChatPane(QWidget):
         """Say which format replies are in when the engine chose one in place of the model's own template."""
         loaded = self.session.state.loaded if self._ready else None
         note = loaded.chat_format_reason if loaded is not None and not self.chat_format else ""
-        self.format_note.setText(note)
+        self.format_note.setText(core_text("chat", note))  # a sentence of gui/core/chat_template.py
         self.format_note.setVisible(bool(note))
         tip = tr("How the conversation is laid out for the model, remembered per model file.")
         if loaded is not None:
@@ -517,7 +517,9 @@ class ChatPane(QWidget):
         try:
             sampling = self.sampling.validated()
         except ValueError as exc:
-            self.show_notice(tr("Cannot send: {error}. Your message is kept in the box.").format(error=exc))
+            self.show_notice(
+                tr("Cannot send: {error}. Your message is kept in the box.").format(error=error_text(exc, "chat"))
+            )
             return False
         self._reply = self.conversation.start_reply()
         loaded = self.session.state  # what was sent with the load, whatever the sliders show now
@@ -531,7 +533,9 @@ class ChatPane(QWidget):
         except EngineUnavailable as exc:
             self.conversation.turns.pop()
             self._reply = None
-            self.show_notice(tr("Cannot send: {error}. Your message is kept in the box.").format(error=exc))
+            self.show_notice(
+                tr("Cannot send: {error}. Your message is kept in the box.").format(error=error_text(exc, "chat"))
+            )
             return False
         self.arrivals = []
         self._prompt_tokens = 0
@@ -699,11 +703,11 @@ class ChatPane(QWidget):
                 )
             else:
                 if reply is not None:
-                    reply.note = tr("failed: {error}").format(error=event.error)
+                    reply.note = tr("failed: {error}").format(error=core_text("engine", event.error))
                 self.show_conversation()
-                self.show_notice(tr("The reply failed: {error}").format(error=event.error))
+                self.show_notice(tr("The reply failed: {error}").format(error=core_text("engine", event.error)))
         elif isinstance(event, p.Notice) and event.request_id == self._request:
-            self.show_notice(event.text)
+            self.show_notice(core_text("engine", event.text))
 
     def _load_state_changed(self, state: LoadState, before: LoadState) -> None:
         if state.phase is Phase.ENGINE_DEAD and self.streaming:

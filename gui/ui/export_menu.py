@@ -154,7 +154,9 @@ class ExportMenu(QToolButton):
             lambda _: self._say(
                 tr("Saved {file}: start it with koboldcpp --config {file}.").format(file=target.name), result
             ),
-            lambda exc: self.message.emit(tr("Could not save {file}: {error}").format(file=target.name, error=exc)),
+            lambda exc: self.message.emit(
+                tr("Could not save {file}: {error}").format(file=target.name, error=error_text(exc, "export"))
+            ),
         )
 
     def save_card_file(self) -> None:
@@ -165,7 +167,7 @@ class ExportMenu(QToolButton):
         try:
             settings = settings.validated()
         except ValueError as exc:
-            self.message.emit(tr("Could not save a tuning card: {error}").format(error=exc))
+            self.message.emit(tr("Could not save a tuning card: {error}").format(error=error_text(exc, "export")))
             return
         path = self.ask_save_path(tr("Save tuning card"), f"{model.stem}.tuning.json", tr(CARD_FILTER))
         if not path:
@@ -230,8 +232,9 @@ class ExportMenu(QToolButton):
     def _opened(self, settings: LoadSettings, message: str) -> None:
         self._finish(None)
         self.settings_opened.emit(settings)
+        said = core_text("export", message)  # translated before its first letter is raised (a Words would lose it)
         self.message.emit(
-            tr("{message}; they take effect at the next load.").format(message=f"{message[:1].upper()}{message[1:]}")
+            tr("{message}; they take effect at the next load.").format(message=f"{said[:1].upper()}{said[1:]}")
         )
 
     # ---- hashing in progress ------------------------------------------------------------------

@@ -28,8 +28,11 @@ from gui.core.journey import LoadRecord, bench_record, card_of, load_record, rep
 from gui.core.load_state import LoadState
 from gui.services.journey import JourneyStore
 from gui.ui.background import Background
+from gui.ui.i18n import Tr, error_text
 
 __all__ = ["JourneyRecorder"]
+
+tr = Tr("journey_recorder")
 
 
 class JourneyRecorder(QObject):
@@ -88,7 +91,9 @@ class JourneyRecorder(QObject):
                 n_layer=loaded.n_layer if loaded is not None and model is not None and row_is_for(row, model) else None,
             )
         except ValueError as exc:
-            self.failed.emit(f"Journey: benchmark row not recorded: {exc}")
+            self.failed.emit(
+                tr("Journey: benchmark row not recorded: {error}").format(error=error_text(exc, "journey"))
+            )
             return
         self._write(lambda: self.store.add_bench_row(record))
 
@@ -98,7 +103,11 @@ class JourneyRecorder(QObject):
             self._db.shutdown(wait=True)
 
     def _write(self, job: Callable[[], None]) -> None:
-        self._db.run(job, lambda _: self.recorded.emit(), lambda exc: self.failed.emit(f"Journey: {exc}"))
+        self._db.run(
+            job,
+            lambda _: self.recorded.emit(),
+            lambda exc: self.failed.emit(tr("Journey: {error}").format(error=error_text(exc, "journey"))),
+        )
 
 
 def row_is_for(row: Mapping[str, Any], model: object) -> bool:

@@ -32,7 +32,7 @@ from PySide6.QtWidgets import (
 from gui.core.journey import NOTE_COLUMN, STAGE_COLUMNS, Stage, stage_cells, stages, to_csv, to_markdown
 from gui.services.journey import JourneyStore
 from gui.ui.background import Background
-from gui.ui.i18n import Tr, core_text
+from gui.ui.i18n import Tr, core_text, error_text
 from gui.ui.journey_recorder import JourneyRecorder
 from gui.ui.plain import plain_label, plain_tip
 
@@ -220,7 +220,9 @@ class JourneyView(QWidget):
         self._db.run(
             lambda: store.set_note(key, note, now=time.time()),
             lambda _: self.note_saved.emit(key),
-            lambda exc: self._failed(tr("Journey: the note was not saved: {error}").format(error=exc)),
+            lambda exc: self._failed(
+                tr("Journey: the note was not saved: {error}").format(error=error_text(exc, "journey"))
+            ),
         )
 
     def _item_changed(self, item: QTableWidgetItem) -> None:
@@ -287,7 +289,7 @@ class JourneyView(QWidget):
         self.failed.emit(message)
 
     def _failed_read(self, exc: Exception) -> None:
-        self._failed(tr("Journey: cannot read the records: {error}").format(error=exc))
+        self._failed(tr("Journey: cannot read the records: {error}").format(error=error_text(exc, "journey")))
 
     def shutdown(self) -> None:
         """Finish the writes already queued, then close the store."""
@@ -326,4 +328,4 @@ def _column(name: str) -> str:
 def _reason(exc: Exception) -> str:
     if isinstance(exc, OSError) and exc.strerror:
         return exc.strerror
-    return str(exc)
+    return error_text(exc, "journey")

@@ -48,7 +48,7 @@ from gui.core.bench import (
 )
 from gui.core.chat import Conversation
 from gui.core.chat_formats import format_label
-from gui.core.doctor import Check, Status, summary
+from gui.core.doctor import Check, Status
 from gui.core.llama_log import Failure
 from gui.core.load_state import LoadState, Phase
 from gui.core.memory_check import MemoryCheck, correction_for, correction_key, recorded
@@ -87,7 +87,7 @@ from gui.services.system import physical_cores
 from gui.services.telemetry import SimulatedSource
 from gui.ui.background import Background
 from gui.ui.chat_pane import ChatPane
-from gui.ui.doctor_view import DoctorView
+from gui.ui.doctor_view import DoctorView, summary
 from gui.ui.engine_bridge import EngineBridge
 from gui.ui.export_menu import ExportMenu
 from gui.ui.history_panel import HistoryPanel
@@ -514,7 +514,7 @@ class MainWindow(QMainWindow):
     def _doctor_failed(self, exc: Exception) -> None:
         self._doctor_running = False
         log.error("doctor failed", exc_info=exc)
-        self.doctor.show_failed(str(exc) or type(exc).__name__)
+        self.doctor.show_failed(error_text(exc, "doctor") or type(exc).__name__)
 
     def _doctor_action(self, action: str) -> None:
         """A fix the window does itself; the next load uses it, and the status line says so."""
@@ -524,7 +524,9 @@ class MainWindow(QMainWindow):
             try:
                 changed = self.params.set_value(key, value)
             except ValueError as exc:
-                self.statusBar().showMessage(tr("Could not apply the fix: {error}").format(error=exc), 15000)
+                self.statusBar().showMessage(
+                    tr("Could not apply the fix: {error}").format(error=error_text(exc, "params")), 15000
+                )
                 return
             self.statusBar().showMessage(tr("{change}. It applies at the next load.").format(change=changed), 15000)
         elif kind == "pin_numa" and arg.isdigit():
@@ -715,7 +717,7 @@ class MainWindow(QMainWindow):
         try:
             plan = view.plan()
         except ValueError as exc:
-            view.say(str(exc))
+            view.say(error_text(exc, "power_sweep"))
             return
         gpu = self.services.gpu
         feed = EngineFeed()
@@ -1124,7 +1126,7 @@ class MainWindow(QMainWindow):
                 self.bridge.client.start()
             self._verify_request = self.bridge.client.dry_run(entry.path, self.params.settings())
         except (ValueError, EngineUnavailable) as exc:
-            self.plan_panel.say_verify(tr("Cannot verify: {error}").format(error=exc))
+            self.plan_panel.say_verify(tr("Cannot verify: {error}").format(error=error_text(exc, "engine")))
             return
         self.plan_panel.show_verify(None, pending=True)
 
@@ -1264,7 +1266,7 @@ class MainWindow(QMainWindow):
         try:
             self.session.load(entry.path, settings, entry.header, self.plan)
         except (ValueError, EngineUnavailable) as exc:
-            self.load_status.setText(tr("Cannot load: {error}").format(error=exc))
+            self.load_status.setText(tr("Cannot load: {error}").format(error=error_text(exc, "engine")))
             self.load_finished.emit(False)
             return
         # llama.cpp's own dry run goes first (tens of ms): its figures appear beside the estimate.

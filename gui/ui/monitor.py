@@ -55,7 +55,7 @@ from gui.services.gpu_exporter import ExporterPoller
 from gui.services.telemetry import GpuSource, Tick
 from gui.ui.charts import TelemetryCharts
 from gui.ui.exporter_panel import ExporterPanel
-from gui.ui.i18n import Tr, core_text
+from gui.ui.i18n import Tr, core_text, error_text
 from gui.ui.plain import plain_label, plain_tip
 from gui.ui.power_panel import PowerPanel
 from gui.ui.spec_widgets import float_box
@@ -697,7 +697,9 @@ class MonitorView(QWidget):
             self.set_csv_log(path)
         except OSError as exc:
             self.log_box.setChecked(False)
-            self.status_label.setText(tr("cannot log to {path}: {error}").format(path=path, error=exc))
+            self.status_label.setText(
+                tr("cannot log to {path}: {error}").format(path=path, error=error_text(exc, "monitor"))
+            )
 
 
 def _escape(text: str) -> str:

@@ -280,18 +280,18 @@ class ParamPanel(QWidget):
         a stored value is; return what changed, in words. A bad key or value is a ValueError."""
         spec = SPECS_BY_KEY.get(key)
         if spec is None:
-            raise ValueError(f"no load setting called {key!r}")
+            raise ValueError(tr("no load setting called {key}").format(key=repr(key)))
         value: object = text
         if isinstance(spec, IntSpec):
             value = int(text)
         elif isinstance(spec, BoolSpec):
             if text.lower() not in ("true", "false", "on", "off", "1", "0"):
-                raise ValueError(f"{spec.label}: {text!r} is not on or off")
+                raise ValueError(tr("{setting}: {text} is not on or off").format(setting=label(spec), text=repr(text)))
             value = text.lower() in ("true", "on", "1")
         settings = LoadSettings.from_dict({**self.settings().to_dict(), key: value})
         self.set_settings(settings)
-        shown = ("on" if value else "off") if isinstance(value, bool) else str(value)
-        return f"{spec.label} set to {shown}"
+        shown = (tr("on") if value else tr("off")) if isinstance(value, bool) else str(value)
+        return tr("{setting} set to {value}").format(setting=label(spec), value=shown)
 
     def say(self, text: str, near: QWidget | None = None) -> None:
         """A line under the settings: what just changed them, or why a typed value was not taken. With

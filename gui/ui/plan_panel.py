@@ -57,7 +57,7 @@ class Target:
 def format_verify(result: p.DryRunResult, plan: Plan | None, note: str = "") -> str:
     """llama.cpp's figures beside the planner's for the same settings and the same devices."""
     if not result.ok:
-        return tr("llama.cpp dry run failed: {error}").format(error=result.error)
+        return tr("llama.cpp dry run failed: {error}").format(error=core_text("engine", result.error))
     compute = sum(result.compute_mib.values())
     if plan is None:
         parts = [

@@ -226,7 +226,11 @@ class ServePanel(QWidget):
     def add_request(self, activity: ApiActivity, now: float | None = None) -> None:
         """An API request that ended, as a row at the top (the newest first)."""
         stamp = time.strftime("%H:%M:%S", time.localtime(now if now is not None else time.time()))
-        ended = activity.finish_reason if not activity.error else tr("error: {error}").format(error=activity.error)
+        ended = (
+            activity.finish_reason
+            if not activity.error
+            else tr("error: {error}").format(error=core_text("engine", activity.error))
+        )
         rate = f"{activity.decode_tok_s:,.1f}" if activity.decode_tok_s > 0 else ""
         cells = (stamp, activity.endpoint, str(activity.n_prompt), str(activity.n_gen), rate, ended)
         self.requests.insertRow(0)
