@@ -1349,6 +1349,17 @@ Apply its settings anyway?</source>
     </message>
 </context>
 <context>
+    <name>journey_recorder</name>
+    <message>
+        <source>Journey: benchmark row not recorded: {error}</source>
+        <translation>历程：基准测试行未记录：{error}</translation>
+    </message>
+    <message>
+        <source>Journey: {error}</source>
+        <translation>历程：{error}</translation>
+    </message>
+</context>
+<context>
     <name>journey_view</name>
     <message>
         <source> Fastest: stage {number}, {speed} tok/s typical.</source>
@@ -2563,6 +2574,18 @@ Source: {source}</source>
         <translation>已固定：自动适配不会改动{setting}。点击后允许自动适配调整它。</translation>
     </message>
     <message>
+        <source>no load setting called {key}</source>
+        <translation>没有名为 {key} 的加载设置</translation>
+    </message>
+    <message>
+        <source>off</source>
+        <translation>关闭</translation>
+    </message>
+    <message>
+        <source>on</source>
+        <translation>开启</translation>
+    </message>
+    <message>
         <source>pin</source>
         <translation>固定</translation>
     </message>
@@ -2579,8 +2602,16 @@ Source: {source}</source>
         <translation>{setting}允许的最大值</translation>
     </message>
     <message>
+        <source>{setting} set to {value}</source>
+        <translation>{setting} 已设为 {value}</translation>
+    </message>
+    <message>
         <source>{setting} slider</source>
         <translation>{setting}滑块</translation>
+    </message>
+    <message>
+        <source>{setting}: {text} is not on or off</source>
+        <translation>{setting}：{text} 既不是开启也不是关闭</translation>
     </message>
     <message>
         <source>{setting}: {typed} is less than the least allowed ({value}), so {value} is used.</source>
