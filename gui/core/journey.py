@@ -263,7 +263,7 @@ def load_record(
     ``plan`` overrides ``state.plan``. Raises ValueError when the state holds no finished load."""
     loaded, model, settings = state.loaded, state.model, state.settings
     if loaded is None or model is None or settings is None:
-        raise ValueError("no finished load in this state")
+        raise ValueError(words("no finished load in this state"))
     build = BuildInfo.from_engine(state.build)
     plan = plan if plan is not None else state.plan
     layers = layers_on_gpu(loaded.n_gpu_layers, loaded.n_layer, build.gpu_offload)
@@ -320,7 +320,7 @@ def bench_record(
     test = str(row.get("test") or "").strip()
     avg = _number(row.get("avg_ts"))
     if not test or avg is None:
-        raise ValueError("a benchmark row needs a test name and avg_ts")
+        raise ValueError(words("a benchmark row needs a test name and avg_ts"))
     path = str(_first(row, "model_path", "model", "model_filename") or model_path or "")
     raw_settings = row.get("settings")
     if isinstance(raw_settings, Mapping):

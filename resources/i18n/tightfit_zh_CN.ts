@@ -4705,6 +4705,10 @@ Source: {source}</source>
         <translation>分批结果</translation>
     </message>
     <message>
+        <source>a benchmark row needs a test name and avg_ts</source>
+        <translation>基准测试的一行需要测试名和 avg_ts</translation>
+    </message>
+    <message>
         <source>a block of text</source>
         <translation>文本块</translation>
     </message>
@@ -5535,6 +5539,10 @@ Source: {source}</source>
     <message>
         <source>no change in the settings that matter for speed</source>
         <translation>影响速度的设置没有变化</translation>
+    </message>
+    <message>
+        <source>no finished load in this state</source>
+        <translation>这个状态里没有完成的加载</translation>
     </message>
     <message>
         <source>no helper at {path}</source>
