@@ -10,7 +10,7 @@ import signal
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from gui.core.words import Words, joined, words
+from gui.core.words import Words, by_english, joined, words
 
 KV_SIZE = re.compile(r"llama_kv_cache\w*: size =\s*([\d.]+) MiB")
 RS_SIZE = re.compile(r"llama_memory_recurrent\w*: size =\s*([\d.]+) MiB")
@@ -154,15 +154,12 @@ def exit_reason(exitcode: int | None) -> Words:
 
 
 # What the window waits for a worker to do, in the words of ``stuck_reason``.
-_STUCK_WHAT: dict[str, Words] = {
-    what: what
-    for what in (
-        words("acknowledge Stop"),
-        words("end the reply after Stop"),
-        words("acknowledge Unload"),
-        words("unload the model"),
-    )
-}
+_STUCK_WHAT: dict[str, Words] = by_english(
+    words("acknowledge Stop"),
+    words("end the reply after Stop"),
+    words("acknowledge Unload"),
+    words("unload the model"),
+)
 
 
 def stuck_reason(what: str, within_s: float) -> Words:

@@ -68,5 +68,11 @@ def message_of(exc: BaseException) -> str:
     return first if isinstance(first, Words) else str(exc)
 
 
+def by_english(*sentences: Words) -> dict[str, Words]:
+    """Sentences as another program writes them (asyncio, Python's JSON parser, the engine), looked up by their
+    English text to be shown translated."""
+    return {str(sentence): sentence for sentence in sentences}
+
+
 # The separators a joined list may have, each translated like a template.
 SEPARATORS = (words(", "), words("; "), words(" · "))

@@ -34,7 +34,7 @@ from aiohttp import web
 from gui.core import openai_api as api
 from gui.core import protocol as p
 from gui.core.openai_api import ApiError, CompletionRequest
-from gui.core.words import Words, words
+from gui.core.words import Words, by_english, words
 
 log = logging.getLogger(__name__)
 
@@ -42,14 +42,11 @@ log = logging.getLogger(__name__)
 # asyncio's words when it cannot listen: "error while attempting to bind on address ('127.0.0.1', 8080): address
 # already in use" (the system's reason, lower-cased).
 BIND_FAILED = re.compile(r"error while attempting to bind on address (?P<address>.+): (?P<reason>[^:]+)")
-_BIND_REASONS: dict[str, Words] = {
-    reason: reason
-    for reason in (
-        words("address already in use"),
-        words("cannot assign requested address"),
-        words("permission denied"),
-    )
-}
+_BIND_REASONS: dict[str, Words] = by_english(
+    words("address already in use"),
+    words("cannot assign requested address"),
+    words("permission denied"),
+)
 
 
 def bind_error(exc: OSError) -> OSError:

@@ -39,7 +39,7 @@ from typing import Any, TypeVar
 from platformdirs import user_config_dir
 
 from gui.core.preferences import MODEL_FOLDERS, Preference
-from gui.core.words import Words, message_of, words
+from gui.core.words import Words, by_english, message_of, words
 
 __all__ = ["MIGRATIONS", "SCHEMA_KEY", "SCHEMA_VERSION", "SettingsStore", "default_settings_path"]
 
@@ -266,20 +266,17 @@ def _why(exc: OSError) -> str:
 
 
 # What Python's JSON parser says of a file it cannot parse (``JSONDecodeError.msg``), each kept translatable.
-_JSON_PROBLEMS: dict[str, Words] = {
-    problem: problem
-    for problem in (
-        words("Expecting value"),
-        words("Expecting property name enclosed in double quotes"),
-        words("Expecting ',' delimiter"),
-        words("Expecting ':' delimiter"),
-        words("Extra data"),
-        words("Unterminated string starting at"),
-        words("Invalid control character at"),
-        words("Illegal trailing comma before end of object"),
-        words("Illegal trailing comma before end of array"),
-    )
-}
+_JSON_PROBLEMS: dict[str, Words] = by_english(
+    words("Expecting value"),
+    words("Expecting property name enclosed in double quotes"),
+    words("Expecting ',' delimiter"),
+    words("Expecting ':' delimiter"),
+    words("Extra data"),
+    words("Unterminated string starting at"),
+    words("Invalid control character at"),
+    words("Illegal trailing comma before end of object"),
+    words("Illegal trailing comma before end of array"),
+)
 
 
 def _reason(exc: ValueError | RecursionError) -> str:
