@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, replace
 from typing import Any, cast
 
@@ -83,20 +83,32 @@ def split_proportions(text: str) -> tuple[float, ...]:
 
 
 @dataclass(frozen=True, kw_only=True)
-class TensorSplitSpec(Spec[str]):
-    """Per-device proportions as llama.cpp's --tensor-split writes them ("3,1"); "" for its default."""
+class ListTextSpec(Spec[str]):
+    """A setting written as llama.cpp's flag takes a list ("3,1", "host:port,host:port"); "" for its default.
+    ``normalised`` checks the text (a ValueError in words) and gives it as llama.cpp reads it."""
+
+    example: str
+    normalised: Callable[[str], str]
 
     def check(self, value: str) -> None:
-        split_proportions(value)
+        self.normalised(value)
 
     def parse(self, value: object) -> str:
         if not isinstance(value, str):
             raise ValueError(
                 words(
-                    "{label} must be text such as 3,1 (got {value})", label=self.shown_label(), value=shown_value(value)
+                    "{label} must be text such as {example} (got {value})",
+                    label=self.shown_label(),
+                    example=self.example,
+                    value=shown_value(value),
                 )
             )
-        return ",".join(f"{v:.9g}" for v in split_proportions(value))
+        return self.normalised(value)
+
+
+def normalised_split(text: str) -> str:
+    """A tensor split as llama.cpp reads it ("3/1" -> "3,1")."""
+    return ",".join(f"{v:.9g}" for v in split_proportions(text))
 
 
 # Other machines' devices through llama.cpp's RPC backend (its --rpc, served by `tightfit rpc-worker`).
@@ -175,23 +187,9 @@ def join_endpoints(endpoints: Iterable[tuple[str, int]]) -> str:
     return ",".join(f"{host}:{port}" for host, port in endpoints)
 
 
-@dataclass(frozen=True, kw_only=True)
-class RpcServersSpec(Spec[str]):
-    """llama.cpp's --rpc text ("host:port,host:port"); "" for none."""
-
-    def check(self, value: str) -> None:
-        rpc_endpoints(value)
-
-    def parse(self, value: object) -> str:
-        if not isinstance(value, str):
-            raise ValueError(
-                words(
-                    "{label} must be text such as 10.0.0.5:50052 (got {value})",
-                    label=self.shown_label(),
-                    value=shown_value(value),
-                )
-            )
-        return join_endpoints(rpc_endpoints(value))
+def normalised_endpoints(text: str) -> str:
+    """RPC servers as llama.cpp's --rpc takes them: checked, lower-case hosts, no repeats."""
+    return join_endpoints(rpc_endpoints(text))
 
 
 # The network to the RPC servers, for the decode speed the plan predicts (docs/rpc.md): each token crosses it
@@ -401,8 +399,10 @@ class LoadSettings:
         "the tensor split), row (each weight matrix split by rows over the GPUs; the CUDA backend of the bundled "
         "llama.cpp cannot load this way), none (everything on the main GPU).",
     ).field()
-    tensor_split: str = TensorSplitSpec(
+    tensor_split: str = ListTextSpec(
         label="Tensor split",
+        example="3,1",
+        normalised=normalised_split,
         flag="--tensor-split",
         default="",
         panel=False,
@@ -419,8 +419,10 @@ class LoadSettings:
         help="The GPU that holds the whole model with split mode none (0 is the first).",
     ).field()
     # Other machines' devices (llama.cpp's --rpc): listed before this machine's GPUs, as llama.cpp lists them.
-    rpc_servers: str = RpcServersSpec(
+    rpc_servers: str = ListTextSpec(
         label="RPC servers",
+        example="10.0.0.5:50052",
+        normalised=normalised_endpoints,
         flag="--rpc",
         default="",
         panel=False,

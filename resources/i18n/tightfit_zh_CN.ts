@@ -6901,12 +6901,8 @@ Source: {source}</source>
         <translation>{label}须为 {choices} 之一（收到 {value}）</translation>
     </message>
     <message>
-        <source>{label} must be text such as 10.0.0.5:50052 (got {value})</source>
-        <translation>{label}须为 10.0.0.5:50052 这样的文本（收到 {value}）</translation>
-    </message>
-    <message>
-        <source>{label} must be text such as 3,1 (got {value})</source>
-        <translation>{label}须为 3,1 这样的文本（收到 {value}）</translation>
+        <source>{label} must be text such as {example} (got {value})</source>
+        <translation>{label}须为 {example} 这样的文本（收到 {value}）</translation>
     </message>
     <message>
         <source>{label} must be true or false (got {value})</source>
