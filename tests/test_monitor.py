@@ -14,9 +14,8 @@ from pathlib import Path
 
 import pytest
 from fake_nvml import FakeGpu, FakeNvml
-from monitor_kit import FakeClock, MakeView
-from PySide6.QtCore import QRect, Qt
-from PySide6.QtGui import QColor, QImage
+from monitor_kit import FakeClock, MakeView, count_colour, plot_area, ticks
+from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QFileDialog
 from pytestqt.qtbot import QtBot
@@ -34,30 +33,6 @@ from gui.ui.monitor import MonitorView
 
 def simulated(clock: FakeClock, *cards: str) -> SimulatedSource:
     return SimulatedSource([SimulatedGpu(card, index=i) for i, card in enumerate(cards or ("v100-16gb",))], clock=clock)
-
-
-def ticks(view: MonitorView, clock: FakeClock, n: int) -> None:
-    for _ in range(n):
-        clock.t += 1.0
-        view.sample_now()
-
-
-def plot_area(view: MonitorView, key: str) -> QRect:
-    """The data area of one chart (no title, no axes) in the view's coordinates."""
-    plot = view.charts.plots[key]
-    box = plot.getPlotItem().getViewBox()
-    rect = plot.mapFromScene(box.sceneBoundingRect()).boundingRect()
-    return QRect(plot.mapTo(view, rect.topLeft()), rect.size())
-
-
-def count_colour(image: QImage, rect: QRect, colour: str) -> int:
-    wanted = QColor(colour).rgb()
-    return sum(
-        1
-        for y in range(rect.top(), rect.bottom() + 1, 1)
-        for x in range(rect.left(), rect.right() + 1)
-        if image.pixel(x, y) == wanted
-    )
 
 
 # --- simulated card: drawing and labelling -------------------------------------------------------------

@@ -7,15 +7,13 @@ from __future__ import annotations
 
 import csv
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from fake_nvml import FakeGpu, FakeNvml
-from monitor_kit import FakeClock, MakeView
-from PySide6.QtCore import QRect
-from PySide6.QtGui import QColor, QImage
+from monitor_kit import FakeClock, MakeView, count_colour, plot_area, ticks
 from pytestqt.qtbot import QtBot
 
 from gui.core.gpu_sample import GpuSample
@@ -26,7 +24,7 @@ from gui.services.telemetry import SimulatedSource
 from gui.ui.i18n import install_language
 from gui.ui.monitor import MonitorView, compact_sample, gpu_name
 from gui.ui.theme import current_palette
-from tests.test_i18n import english_words, untranslated
+from tests.i18n_kit import english_words, untranslated
 
 
 def p40(temperature_c: int, power_w: int, util: int) -> FakeGpu:
@@ -45,31 +43,6 @@ def p40(temperature_c: int, power_w: int, util: int) -> FakeGpu:
             "util_gpu": util,
             "util_memory": util // 2,
         },
-    )
-
-
-def ticks(view: MonitorView, clock: FakeClock, n: int, change: Callable[[int], None] | None = None) -> None:
-    for step in range(n):
-        if change is not None:
-            change(step)
-        clock.t += 1.0
-        view.sample_now()
-
-
-def plot_area(view: MonitorView, key: str) -> QRect:
-    plot = view.charts.plots[key]
-    box = plot.getPlotItem().getViewBox()
-    rect = plot.mapFromScene(box.sceneBoundingRect()).boundingRect()
-    return QRect(plot.mapTo(view, rect.topLeft()), rect.size())
-
-
-def count_colour(image: QImage, rect: QRect, colour: str) -> int:
-    wanted = QColor(colour).rgb()
-    return sum(
-        1
-        for y in range(rect.top(), rect.bottom() + 1)
-        for x in range(rect.left(), rect.right() + 1)
-        if image.pixel(x, y) == wanted
     )
 
 

@@ -7,7 +7,6 @@ loading and the load refused; the link in the plan's speed; a worker lost mid-re
 from __future__ import annotations
 
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,7 +14,7 @@ from fake_engine import CUDA_BUILD, FakeEngine
 from fake_nvml import FakeGpu, FakeNvml
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
-from test_rpc import Worker
+from test_rpc import Worker, worker
 from window_kit import load, open_window
 
 from gui.core.cards import find_card
@@ -23,6 +22,8 @@ from gui.core.params import LoadSettings
 from gui.services.nvml import Nvml
 from gui.services.rpc import ask_devices, free_port
 from gui.ui.main_window import MainWindow
+
+__all__ = ["worker"]  # a fixture, used by name
 
 WAIT_MS = 90_000  # a worker's answer comes from a child process that loads llama.cpp's libraries
 SETTINGS = LoadSettings(n_threads=2, n_ctx=1024)
@@ -34,15 +35,6 @@ def models(tmp_path: Path, demo_model: Path) -> Path:
     folder.mkdir()
     shutil.copy(demo_model, folder / demo_model.name)
     return folder
-
-
-@pytest.fixture
-def worker() -> Iterator[Worker]:
-    w = Worker()
-    try:
-        yield w
-    finally:
-        w.kill()
 
 
 def two_gpu_window(qtbot, models: Path, n_gpus: int = 2) -> MainWindow:
