@@ -57,6 +57,9 @@ CORE_NAMED: tuple[tuple[str, str, tuple[str, ...], tuple[str, ...]], ...] = (
     ("doctor", "gui/core/doctor.py", ("title", "why", "words", "legacy_words", "STATUS_WORDS"), ("Fix", "_check:3")),
     ("power_sweep", "gui/core/power_sweep.py", ("SIMULATED_NOTE",), ()),
     ("journey", "gui/core/journey.py", ("STAGE_COLUMNS",), ()),
+    # The declared GPU readings' titles (the monitor's readout) and chart words (gui/core/telemetry_fields.py).
+    ("monitor", "gui/core/telemetry_fields.py", (), ("monitor_text",)),
+    ("charts", "gui/core/telemetry_fields.py", (), ("chart_text",)),
     # Why the Monitor has no GPU reading: NVML's errors in words, and the telemetry's own two statuses.
     ("nvml", "gui/services/nvml.py", ("said",), ()),
     ("nvml", "gui/services/telemetry.py", ("STATUS_READ_FAILED", "STATUS_NO_GPU"), ()),

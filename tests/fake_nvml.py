@@ -1,7 +1,9 @@
 """A stand-in for the pynvml module at the hardware edge, built on pynvml's real names and signatures.
 
 Each fake function is checked against the real one (same name, same parameters), and errors are the
-real pynvml exception classes, so code that works against the fake calls NVML the way NVML is called.
+real pynvml exception classes, so code that works against the fake calls NVML the way NVML is called. The
+functions of the declared readings (gui/core/telemetry_fields.py) that have no answer written here are made
+from the declarations: each call is bound to pynvml's own signature and answered from the GPU's readings.
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ from types import SimpleNamespace
 from typing import Any
 
 import pynvml
+
+from gui.core.telemetry_fields import READINGS
 
 DATA = Path(__file__).resolve().parent / "data"
 MIB = 1 << 20
@@ -33,7 +37,8 @@ class FakeGpu:
     compute_capability: tuple[int, int] = (7, 0)
     uuid: str = "GPU-00000000-0000-0000-0000-000000000000"
     failures: dict[str, int] = field(default_factory=dict)  # function name -> NVML error code
-    # Readings in NVML's own units (mW, °C, MHz, bytes, bitmasks); a missing key reads as NotSupported.
+    # Readings in NVML's own units (mW, °C, MHz, bytes, bitmasks); a missing key reads as NotSupported. A declared
+    # reading answered from its declaration is under its name, as NVML answers ("encoder_util_pct": [0, 167000]).
     readings: dict[str, Any] = field(default_factory=dict)
     lost: bool = False  # fell off the bus: every device call fails with GPU_IS_LOST
     frames: list[dict[str, Any]] = field(default_factory=list)  # recorded changes, one per tick
@@ -81,22 +86,22 @@ class FakeNvml(SimpleNamespace):
         for fn in (
             self.nvmlInit, self.nvmlShutdown, self.nvmlDeviceGetCount, self.nvmlDeviceGetHandleByIndex,
             self.nvmlDeviceGetMemoryInfo, self.nvmlDeviceGetName, self.nvmlDeviceGetCudaComputeCapability,
-            self.nvmlDeviceGetUUID, self.nvmlDeviceGetTemperature, self.nvmlDeviceGetTemperatureV,
-            self.nvmlDeviceGetTemperatureThreshold, self.nvmlDeviceGetPowerUsage,
+            self.nvmlDeviceGetUUID, self.nvmlDeviceGetPowerUsage,
             self.nvmlDeviceGetEnforcedPowerLimit, self.nvmlDeviceGetPowerManagementLimit,
             self.nvmlDeviceGetPowerManagementLimitConstraints, self.nvmlDeviceGetPowerManagementDefaultLimit,
-            self.nvmlDeviceSetPowerManagementLimit, self.nvmlDeviceGetUtilizationRates, self.nvmlDeviceGetClockInfo,
-            self.nvmlDeviceGetFanSpeed, self.nvmlDeviceGetPerformanceState,
+            self.nvmlDeviceSetPowerManagementLimit, self.nvmlDeviceGetUtilizationRates,
             self.nvmlDeviceGetCurrentClocksEventReasons, self.nvmlDeviceGetCurrentClocksThrottleReasons,
-            self.nvmlDeviceGetTotalEccErrors, self.nvmlDeviceGetCurrPcieLinkGeneration,
-            self.nvmlDeviceGetCurrPcieLinkWidth, self.nvmlDeviceGetMaxPcieLinkGeneration,
-            self.nvmlDeviceGetMaxPcieLinkWidth, self.nvmlDeviceGetComputeRunningProcesses,
+            self.nvmlDeviceGetTotalEccErrors, self.nvmlDeviceGetComputeRunningProcesses,
             self.nvmlDeviceGetGraphicsRunningProcesses, self.nvmlSystemGetProcessName,
             self.nvmlSystemGetDriverVersion, self.nvmlSystemGetNVMLVersion, self.nvmlSystemGetCudaDriverVersion,
             self.nvmlDeviceGetPersistenceMode, self.nvmlDeviceGetDisplayActive, self.nvmlDeviceGetPciInfo,
             self.nvmlDeviceGetRetiredPagesPendingStatus, self.nvmlDeviceGetRemappedRows,
         ):  # fmt: skip
             check_signature(fn)
+        for declared in READINGS:
+            for function in declared.nvml.functions:
+                if not hasattr(self, function):
+                    setattr(self, function, self._declared(function))
 
     @classmethod
     def replay(cls, recording: str | Path) -> FakeNvml:
@@ -133,6 +138,28 @@ class FakeNvml(SimpleNamespace):
             raise pynvml.NVMLError(pynvml.NVML_ERROR_NOT_SUPPORTED)
         return gpu.readings[key]
 
+    def _declared(self, function: str) -> Callable[..., Any]:
+        """pynvml's `function` for the declared readings it gives: the call is bound to the real signature (a
+        call pynvml would refuse fails here too) and answered with the reading its arguments name (a sensor, a
+        clock, a threshold); arguments no declaration names read as NotSupported."""
+        signature = inspect.signature(getattr(pynvml, function))
+        readings = [
+            (r.name, tuple(getattr(pynvml, name) for name in r.nvml.args))
+            for r in READINGS
+            if function in r.nvml.functions
+        ]
+
+        def answer(*args: Any, **kwargs: Any) -> Any:
+            handle, *given = signature.bind(*args, **kwargs).args
+            for name, constants in readings:
+                if tuple(given[: len(constants)]) == constants:
+                    return self._read(handle, function, name)
+            self._gpu(handle, function)
+            raise pynvml.NVMLError(pynvml.NVML_ERROR_NOT_SUPPORTED)
+
+        answer.__name__ = function
+        return answer
+
     def nvmlInit(self) -> None:
         self.calls.append("nvmlInit")
         if self.init_error is not None:
@@ -168,19 +195,6 @@ class FakeNvml(SimpleNamespace):
     def nvmlDeviceGetUUID(self, handle: Any) -> str:
         return self._gpu(handle, "nvmlDeviceGetUUID").uuid
 
-    def nvmlDeviceGetTemperature(self, handle: Any, sensor: int) -> int:
-        return int(self._read(handle, "nvmlDeviceGetTemperature", "temperature_c"))
-
-    def nvmlDeviceGetTemperatureV(self, handle: Any, sensor: int, version: int = 0) -> int:
-        return int(self._read(handle, "nvmlDeviceGetTemperatureV", "temperature_c"))
-
-    def nvmlDeviceGetTemperatureThreshold(self, handle: Any, threshold: int) -> int:
-        key = {
-            pynvml.NVML_TEMPERATURE_THRESHOLD_SLOWDOWN: "slowdown_c",
-            pynvml.NVML_TEMPERATURE_THRESHOLD_SHUTDOWN: "shutdown_c",
-        }.get(threshold, f"threshold_{threshold}")
-        return int(self._read(handle, "nvmlDeviceGetTemperatureThreshold", key))
-
     def nvmlDeviceGetPowerUsage(self, handle: Any) -> int:
         return int(self._read(handle, "nvmlDeviceGetPowerUsage", "power_mw"))
 
@@ -215,16 +229,6 @@ class FakeNvml(SimpleNamespace):
             raise pynvml.NVMLError(pynvml.NVML_ERROR_NOT_SUPPORTED)
         return SimpleNamespace(gpu=int(gpu.readings["util_gpu"]), memory=int(gpu.readings.get("util_memory", 0)))
 
-    def nvmlDeviceGetClockInfo(self, handle: Any, type: int) -> int:
-        key = {pynvml.NVML_CLOCK_SM: "sm_clock_mhz", pynvml.NVML_CLOCK_MEM: "mem_clock_mhz"}.get(type, f"clock_{type}")
-        return int(self._read(handle, "nvmlDeviceGetClockInfo", key))
-
-    def nvmlDeviceGetFanSpeed(self, handle: Any) -> int:
-        return int(self._read(handle, "nvmlDeviceGetFanSpeed", "fan_pct"))
-
-    def nvmlDeviceGetPerformanceState(self, handle: Any) -> int:
-        return int(self._read(handle, "nvmlDeviceGetPerformanceState", "pstate"))
-
     def nvmlDeviceGetCurrentClocksEventReasons(self, handle: Any) -> int:
         return int(self._read(handle, "nvmlDeviceGetCurrentClocksEventReasons", "clock_event_reasons"))
 
@@ -235,18 +239,6 @@ class FakeNvml(SimpleNamespace):
         kind = "corrected" if errorType == pynvml.NVML_MEMORY_ERROR_TYPE_CORRECTED else "uncorrected"
         scope = "volatile" if counterType == pynvml.NVML_VOLATILE_ECC else "aggregate"
         return int(self._read(handle, "nvmlDeviceGetTotalEccErrors", f"ecc_{kind}_{scope}"))
-
-    def nvmlDeviceGetCurrPcieLinkGeneration(self, handle: Any) -> int:
-        return int(self._read(handle, "nvmlDeviceGetCurrPcieLinkGeneration", "pcie_gen"))
-
-    def nvmlDeviceGetCurrPcieLinkWidth(self, handle: Any) -> int:
-        return int(self._read(handle, "nvmlDeviceGetCurrPcieLinkWidth", "pcie_width"))
-
-    def nvmlDeviceGetMaxPcieLinkGeneration(self, handle: Any) -> int:
-        return int(self._read(handle, "nvmlDeviceGetMaxPcieLinkGeneration", "pcie_gen_max"))
-
-    def nvmlDeviceGetMaxPcieLinkWidth(self, handle: Any) -> int:
-        return int(self._read(handle, "nvmlDeviceGetMaxPcieLinkWidth", "pcie_width_max"))
 
     def nvmlDeviceGetComputeRunningProcesses(self, handle: Any) -> list[Any]:
         return self._processes(handle, "nvmlDeviceGetComputeRunningProcesses", "compute")

@@ -14,6 +14,7 @@ from gui.core.gpu_sample import SERIES_FIELDS, GpuSample
 from gui.core.ring import RingBuffer
 from gui.core.simulated_gpu import SimulatedGpu
 from gui.core.telemetry_csv import csv_columns
+from gui.core.telemetry_fields import ADDED_READINGS
 from gui.core.telemetry_history import (
     BUCKET_S,
     MIN_CAPACITY,
@@ -30,6 +31,13 @@ from gui.core.tick import HostSample, Tick
 from gui.services.nvml import Nvml
 from gui.services.telemetry import SimulatedSource, TelemetryService
 
+# Each GPU's readings in the CSV's first layout, as logs written before any reading was added have them.
+FIRST_LAYOUT = [
+    "temperature_c", "slowdown_c", "shutdown_c", "power_w", "power_limit_w", "power_min_w", "power_max_w",
+    "power_default_w", "gpu_util_pct", "mem_util_pct", "memory_used_mib", "memory_free_mib", "memory_total_mib",
+    "sm_clock_mhz", "mem_clock_mhz", "fan_pct", "pstate", "ecc_corrected", "ecc_uncorrected", "pcie_gen",
+    "pcie_width", "pcie_gen_max", "pcie_width_max",
+]  # fmt: skip
 OFFSET = 1_700_000_000.0  # telemetry clock -> Unix time, fixed so rows can be named by time
 
 
@@ -263,13 +271,14 @@ def test_columns_put_times_and_status_first_then_host_cores_and_gpus() -> None:
         "cpu1_pct",
     ]
     gpu_part = columns[13:]
-    assert gpu_part[: len(SERIES_FIELDS)] == [f"gpu0_{name}" for name in SERIES_FIELDS]
-    assert gpu_part[len(SERIES_FIELDS) : len(SERIES_FIELDS) + 3] == [
-        "gpu0_throttle_reasons",
-        "gpu0_lost",
-        "gpu0_simulated",
-    ]
-    assert gpu_part[-1] == "gpu2_simulated" and len(columns) == len(set(columns))
+    # Every GPU's columns of the first layout, byte for byte where they always were, then the readings added since.
+    first = [*FIRST_LAYOUT, "throttle_reasons", "lost", "simulated"]
+    assert gpu_part[: 2 * len(first)] == [f"gpu{index}_{name}" for index in (0, 2) for name in first]
+    assert gpu_part[2 * len(first) - 1] == "gpu2_simulated"
+    added = [f"gpu{index}_{r.name}" for index in (0, 2) for r in ADDED_READINGS]
+    assert gpu_part[2 * len(first) :] == added
+    assert [*FIRST_LAYOUT, *(r.name for r in ADDED_READINGS)] == list(SERIES_FIELDS)
+    assert len(columns) == len(set(columns))
 
 
 def test_export_of_a_range_has_the_status_and_only_the_chosen_gpus(history: TelemetryHistory, tmp_path: Path) -> None:

@@ -2,13 +2,18 @@
 
 It lives in core (not next to NVML) because the simulator is core and must not import services. Every
 reading is optional: None means "no value" (the chart draws a gap, text shows "n/a"), and `errors` says
-why in words, keyed by the field name.
+why in words, keyed by the field name. The numeric readings are declared in gui/core/telemetry_fields.py;
+those declared after this class's attributes are kept in `readings`, and `value(name)` gives either kind.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
+from typing import Any
+
+from gui.core.telemetry_fields import READINGS
 
 # Clock-event ("throttle") reasons in words. The NVML service decodes NVML's bitmask into these, the
 # simulator reports them directly, and the UI can match on them without knowing NVML's bits.
@@ -68,23 +73,35 @@ class GpuSample:
     host: str | None = None
     host_gpu: str | None = None
     errors: dict[str, str] = field(default_factory=dict)  # field name -> why it has no value
+    # The declared readings without an attribute of their own, by name (absent or None: no value).
+    readings: dict[str, float | int | None] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, values: Mapping[str, float | int | None], **identity: Any) -> GpuSample:
+        """A sample from declared readings by name (each to its attribute, or else to `readings`) and the
+        other fields (index, timestamp, name, flags, errors...)."""
+        own: dict[str, Any] = {name: value for name, value in values.items() if name in _ATTRIBUTES}
+        rest = {name: value for name, value in values.items() if name not in _ATTRIBUTES}
+        return cls(**own, **identity, readings=rest)
 
     @property
     def remote(self) -> bool:
         return self.host is not None
 
+    def value(self, name: str) -> float | int | None:
+        """A declared reading (gui/core/telemetry_fields.py), attribute or not; None: no value."""
+        value: float | int | None = getattr(self, name) if name in _ATTRIBUTES else self.readings.get(name)
+        return value
+
     def series(self) -> dict[str, float]:
         """The numeric readings a chart or CSV row plots, with NaN for "no value" (a gap)."""
-        return {name: _nan_if_none(getattr(self, name)) for name in SERIES_FIELDS}
+        return {name: _nan_if_none(self.value(name)) for name in SERIES_FIELDS}
 
 
 def _nan_if_none(value: float | int | None) -> float:
     return math.nan if value is None else float(value)
 
 
-# Fields that are not numeric readings (identity, flags, text).
-_NOT_SERIES = frozenset(
-    {"index", "timestamp", "name", "throttle_reasons", "processes", "lost", "simulated", "errors", "host", "host_gpu"}
-)
-# Numeric fields in declaration order: the columns of ring buffers and of the CSV log.
-SERIES_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(GpuSample) if f.name not in _NOT_SERIES)
+# The numeric readings in declaration order: the columns of ring buffers and of the CSV log.
+SERIES_FIELDS: tuple[str, ...] = tuple(r.name for r in READINGS)
+_ATTRIBUTES = frozenset(f.name for f in fields(GpuSample)) & frozenset(SERIES_FIELDS)

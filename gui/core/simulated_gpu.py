@@ -1,7 +1,8 @@
 """A simulated GPU for `--simulate CARD`: plausible power, heat and clocks driven by the engine's real load.
 
 The app calls `step(dt, load)` with the engine's activity (e.g. 1.0 while tokens stream, 0.0 when idle)
-and reads `sample()`, which has the same shape as an NVML reading, with `simulated=True`.
+and reads `sample()`, which has the same shape as an NVML reading, with `simulated=True`: each declared reading
+(gui/core/telemetry_fields.py) says how it follows from the state modelled here.
 
 The model, kept simple on purpose and deterministic (no noise):
 - Power demand rises linearly with load from the card's idle draw to its board power. The draw is the
@@ -29,6 +30,7 @@ from dataclasses import dataclass
 from gui.core import gpu_sample as reasons
 from gui.core.cards import find_card
 from gui.core.gpu_sample import GpuProcess, GpuSample
+from gui.core.telemetry_fields import READINGS
 
 __all__ = ["DECODE_CLOCK_EXPONENT", "PROFILES", "SimProfile", "SimulatedGpu"]
 
@@ -92,20 +94,20 @@ class SimulatedGpu:
             raise ValueError(f"the thermal time constant must be positive (got {tau_s} s)")
         self.key = card.key
         self.index = index
-        self.profile = PROFILES.get(card.key) or _fallback_profile(card.name, card.board_power_w)
+        self.profile: SimProfile = PROFILES.get(card.key) or _fallback_profile(card.name, card.board_power_w)
         self.board_power_w = float(card.board_power_w)
-        self.total_mib = float(card.vram_mib)
+        self.total_mib: float = float(card.vram_mib)
         self.tau_s = float(tau_s)
         self.ambient_c = float(ambient_c)
         self.c_per_w = self.profile.c_per_w or (SETTLE_AT_FULL_POWER_C - ambient_c) / self.board_power_w
-        self.power_limit_w = self.board_power_w
+        self.power_limit_w: float = self.board_power_w
         self.time_s = 0.0
-        self.load = 0.0
-        self.power_w = self.profile.idle_w
-        self.temperature_c = self.ambient_c + self.c_per_w * self.power_w
+        self.load: float = 0.0
+        self.power_w: float = self.profile.idle_w
+        self.temperature_c: float = self.ambient_c + self.c_per_w * self.power_w
         self.thermal_slowdown = False
         self.hot_s = 0.0  # time spent above HOT_C, for the ECC wear model
-        self.memory_used_mib = 0.0
+        self.memory_used_mib: float = 0.0
         self.lost = False
         self._process: tuple[int, str | None] | None = None
 
@@ -214,9 +216,29 @@ class SimulatedGpu:
         clock_ratio = (self.power_w / demand) ** (1.0 / 3.0)
         return float(clock_ratio**DECODE_CLOCK_EXPONENT)
 
+    @property
+    def busy(self) -> bool:
+        """Working rather than idle (below IDLE_LOAD the clock-event reason is "idle")."""
+        return self.load >= IDLE_LOAD
+
+    @property
+    def in_use(self) -> bool:
+        """Busy, or holding a model: the memory clock and the P-state stay up while anything is loaded."""
+        return self.busy or self.memory_used_mib > 0
+
+    def fan_pct(self) -> float | None:
+        """The fan follows the temperature from 30 % at 40 °C; None on a passive card."""
+        if not self.profile.has_fan:
+            return None
+        return min(max(30.0 + 1.6 * (self.temperature_c - 40.0), 30.0), 100.0)
+
+    def ecc_corrected(self) -> int | None:
+        """Illustrative wear: one corrected error per SECONDS_PER_ECC_ERROR above HOT_C; None without ECC."""
+        return int(self.hot_s // SECONDS_PER_ECC_ERROR) if self.profile.has_ecc else None
+
     def throttle_reasons(self) -> tuple[str, ...]:
         words = []
-        if self.load < IDLE_LOAD:
+        if not self.busy:
             words.append(reasons.IDLE)
         if self.demand_w() > self.power_limit_w:
             words.append(reasons.POWER_CAP)
@@ -227,51 +249,24 @@ class SimulatedGpu:
     # --- reading ----------------------------------------------------------------------------------
 
     def sample(self, timestamp: float | None = None) -> GpuSample:
-        """The card's state as a GpuSample; `timestamp` defaults to the simulation's own clock."""
+        """The card's state as a GpuSample; `timestamp` defaults to the simulation's own clock. Each declared
+        reading (gui/core/telemetry_fields.py) is its model of this state; one the card has not is not supported."""
         when = self.time_s if timestamp is None else timestamp
         if self.lost:
             return GpuSample(
                 index=self.index, timestamp=when, lost=True, simulated=True, errors={"gpu": "the GPU fell off the bus"}
             )
-        p = self.profile
-        errors: dict[str, str] = {}
-        if not p.has_fan:
-            errors["fan_pct"] = NOT_SUPPORTED
-        if not p.has_ecc:
-            errors["ecc_corrected"] = errors["ecc_uncorrected"] = NOT_SUPPORTED
-        busy = self.load >= IDLE_LOAD
+        values = {r.name: r.simulated(self) if r.simulated is not None else None for r in READINGS}
         processes: tuple[GpuProcess, ...] = ()
         if self._process is not None:
             processes = (GpuProcess(pid=self._process[0], name=self._process[1], used_mib=self.memory_used_mib),)
-        return GpuSample(
+        return GpuSample.of(
+            values,
             index=self.index,
             timestamp=when,
-            name=p.name,
-            temperature_c=round(self.temperature_c, 1),
-            slowdown_c=p.slowdown_c,
-            shutdown_c=p.shutdown_c,
-            power_w=round(self.power_w, 2),
-            power_limit_w=self.power_limit_w,
-            power_min_w=self.min_limit_w,
-            power_max_w=self.max_limit_w,
-            power_default_w=self.default_limit_w,
-            gpu_util_pct=round(100.0 * self.load, 1),
-            mem_util_pct=round(90.0 * self.load, 1),  # decode keeps the memory controller nearly as busy
-            memory_used_mib=self.memory_used_mib,
-            memory_free_mib=self.total_mib - self.memory_used_mib,
-            memory_total_mib=self.total_mib,
-            sm_clock_mhz=round(self.sm_clock_mhz()),
-            mem_clock_mhz=p.mem_mhz if busy or self.memory_used_mib > 0 else p.idle_mem_mhz,
-            fan_pct=min(max(30.0 + 1.6 * (self.temperature_c - 40.0), 30.0), 100.0) if p.has_fan else None,
-            pstate=0 if busy or self.memory_used_mib > 0 else 8,
+            name=self.profile.name,
             throttle_reasons=self.throttle_reasons(),
-            ecc_corrected=int(self.hot_s // SECONDS_PER_ECC_ERROR) if p.has_ecc else None,
-            ecc_uncorrected=0 if p.has_ecc else None,
-            pcie_gen=p.pcie_gen_max if busy else 1,  # links train down when idle, as real cards do
-            pcie_width=16,
-            pcie_gen_max=p.pcie_gen_max,
-            pcie_width_max=16,
             processes=processes,
             simulated=True,
-            errors=errors,
+            errors={name: NOT_SUPPORTED for name, value in values.items() if value is None},
         )

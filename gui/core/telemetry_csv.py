@@ -1,8 +1,9 @@
 """The one CSV layout for telemetry, written by both the continuous log and the charts' "export visible range".
 
 A row is one tick: its times and status, the host (engine rate, CPU average, busiest core, memory, then
-each core), then each GPU's readings with its throttle reasons and lost/simulated flags. Missing values
-are empty cells, so spreadsheets read them as blanks rather than zeros.
+each core), then each GPU's readings with its throttle reasons and lost/simulated flags, then each GPU's
+readings added since that layout (gui/core/telemetry_fields.py ADDED_READINGS), so every older column keeps
+its place. Missing values are empty cells, so spreadsheets read them as blanks rather than zeros.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import IO
 
 from gui.core.gpu_sample import SERIES_FIELDS, GpuSample
+from gui.core.telemetry_fields import ADDED_READINGS, FIRST_READINGS
 from gui.core.tick import HostSample, Tick
 
 __all__ = [
@@ -51,6 +53,9 @@ HOST_READINGS: tuple[str, ...] = (
 HOST_FIELDS: tuple[str, ...] = ("time_monotonic", "status", *HOST_READINGS)
 # Per GPU and tick: what `gpu_values` gives.
 GPU_FIELDS: tuple[str, ...] = (*SERIES_FIELDS, "throttle_reasons", "lost", "simulated")
+# In the header: each GPU's first columns, then (after every GPU's) each GPU's readings added since.
+_FIRST_GPU_COLUMNS: tuple[str, ...] = (*(r.name for r in FIRST_READINGS), "throttle_reasons", "lost", "simulated")
+_ADDED_GPU_COLUMNS: tuple[str, ...] = tuple(r.name for r in ADDED_READINGS)
 TEXT_FIELDS = frozenset({"status", "throttle_reasons"})
 # The log's readers look for the status straight after the times; the local time is for people.
 _LEADING: tuple[str, ...] = ("time_unix", "time_monotonic", "status", "time_local")
@@ -75,8 +80,10 @@ def csv_columns(gpu_indices: Iterable[int], cores: int) -> list[str]:
     """The header for these GPUs and this many CPU cores."""
     columns = [*_LEADING, *HOST_READINGS]
     columns += [core_column(i) for i in range(cores)]
-    for index in gpu_indices:
-        columns += [gpu_column(index, field) for field in GPU_FIELDS]
+    indices = list(gpu_indices)
+    for names in (_FIRST_GPU_COLUMNS, _ADDED_GPU_COLUMNS):
+        for index in indices:
+            columns += [gpu_column(index, field) for field in names]
     return columns
 
 

@@ -43,6 +43,7 @@ from gui.core.telemetry_csv import (
     host_values,
     telemetry_row,
 )
+from gui.core.telemetry_fields import CHARTED
 from gui.core.tick import Tick
 
 __all__ = [
@@ -65,20 +66,9 @@ DAY_S = 86_400
 MIN_CAPACITY = DAY_S  # a day at 1 s; faster sampling gets a bigger buffer (capacity_for)
 BUCKET_S = 60.0  # zoomed out past this many seconds per pixel column, curves come from per-minute envelopes
 
-# The series the charts draw, which get per-minute envelopes (the rest is kept raw, for exports).
-CHART_GPU_FIELDS: tuple[str, ...] = (
-    "temperature_c",
-    "slowdown_c",
-    "power_w",
-    "power_limit_w",
-    "power_max_w",
-    "gpu_util_pct",
-    "mem_util_pct",
-    "memory_used_mib",
-    "memory_total_mib",
-    "sm_clock_mhz",
-    "mem_clock_mhz",
-)
+# The series the charts draw (their declarations' curves), which get per-minute envelopes (the rest is kept raw,
+# for exports).
+CHART_GPU_FIELDS: tuple[str, ...] = CHARTED
 # The host readings the charts keep minute envelopes of: every numeric host reading a tick carries.
 CHART_HOST_FIELDS: tuple[str, ...] = HOST_READINGS
 

@@ -17,6 +17,7 @@ from typing import Any
 
 from gui.core import gpu_sample as reasons
 from gui.core.gpu_sample import GpuProcess, GpuSample
+from gui.core.telemetry_fields import READINGS, NvmlCall, Reading
 from gui.core.words import fixed, words
 
 __all__ = [
@@ -301,6 +302,13 @@ class _FieldReader:
         self.lost = False
         self._log_once = log_once
 
+    def absent(self, field: str, name: str) -> None:
+        """`name`, a function or constant, is not in this pynvml: `field` has no value."""
+        if not self.lost:
+            words = f"{name} is missing from this pynvml"
+            self.errors[field] = words
+            self._log_once(self.index, field, None, words)
+
     def read(self, field: str, function: str, *args: Any) -> Any:
         return self.read_first(field, [(function, args)])
 
@@ -338,35 +346,8 @@ def _read_sample(reader: _FieldReader, handle: Any, index: int, timestamp: float
     if handle is None:
         return GpuSample(index=index, timestamp=timestamp, lost=reader.lost, errors=reader.errors)
     nvml = reader.nvml
-    r = reader.read
-    temperature_sensor = getattr(nvml, "NVML_TEMPERATURE_GPU", 0)
-    name = r("name", "nvmlDeviceGetName", handle)
-    temperature = reader.read_first(
-        "temperature_c",
-        [  # the older call first: it works on every driver old cards run; the V form only on newer ones
-            ("nvmlDeviceGetTemperature", (handle, temperature_sensor)),
-            ("nvmlDeviceGetTemperatureV", (handle, temperature_sensor)),
-        ],
-    )
-    slowdown = r("slowdown_c", "nvmlDeviceGetTemperatureThreshold", handle, nvml.NVML_TEMPERATURE_THRESHOLD_SLOWDOWN)
-    shutdown = r("shutdown_c", "nvmlDeviceGetTemperatureThreshold", handle, nvml.NVML_TEMPERATURE_THRESHOLD_SHUTDOWN)
-    power_mw = r("power_w", "nvmlDeviceGetPowerUsage", handle)
-    limit_mw = r("power_limit_w", "nvmlDeviceGetEnforcedPowerLimit", handle)
-    constraints = r("power_min_w", "nvmlDeviceGetPowerManagementLimitConstraints", handle)
-    if constraints is None and "power_min_w" in reader.errors:
-        reader.errors["power_max_w"] = reader.errors["power_min_w"]
-    default_mw = r("power_default_w", "nvmlDeviceGetPowerManagementDefaultLimit", handle)
-    utilization = r("gpu_util_pct", "nvmlDeviceGetUtilizationRates", handle)
-    if utilization is None and "gpu_util_pct" in reader.errors:
-        reader.errors["mem_util_pct"] = reader.errors["gpu_util_pct"]
-    memory = r("memory_used_mib", "nvmlDeviceGetMemoryInfo", handle)
-    if memory is None and "memory_used_mib" in reader.errors:
-        for key in ("memory_free_mib", "memory_total_mib"):
-            reader.errors[key] = reader.errors["memory_used_mib"]
-    sm_clock = r("sm_clock_mhz", "nvmlDeviceGetClockInfo", handle, nvml.NVML_CLOCK_SM)
-    mem_clock = r("mem_clock_mhz", "nvmlDeviceGetClockInfo", handle, nvml.NVML_CLOCK_MEM)
-    fan = r("fan_pct", "nvmlDeviceGetFanSpeed", handle)
-    pstate = r("pstate", "nvmlDeviceGetPerformanceState", handle)
+    name = reader.read("name", "nvmlDeviceGetName", handle)
+    values = _read_declared(reader, handle)
     reasons_mask = reader.read_first(
         "throttle_reasons",
         [  # "clock event" is the current name; the "throttle" call is what older drivers have
@@ -374,50 +355,60 @@ def _read_sample(reader: _FieldReader, handle: Any, index: int, timestamp: float
             ("nvmlDeviceGetCurrentClocksThrottleReasons", (handle,)),
         ],
     )
-    corrected_type = nvml.NVML_MEMORY_ERROR_TYPE_CORRECTED
-    uncorrected_type = nvml.NVML_MEMORY_ERROR_TYPE_UNCORRECTED
-    ecc_corrected = r("ecc_corrected", "nvmlDeviceGetTotalEccErrors", handle, corrected_type, nvml.NVML_VOLATILE_ECC)
-    ecc_uncorrected = r(
-        "ecc_uncorrected", "nvmlDeviceGetTotalEccErrors", handle, uncorrected_type, nvml.NVML_VOLATILE_ECC
-    )
-    pcie_gen = r("pcie_gen", "nvmlDeviceGetCurrPcieLinkGeneration", handle)
-    pcie_width = r("pcie_width", "nvmlDeviceGetCurrPcieLinkWidth", handle)
-    pcie_gen_max = r("pcie_gen_max", "nvmlDeviceGetMaxPcieLinkGeneration", handle)
-    pcie_width_max = r("pcie_width_max", "nvmlDeviceGetMaxPcieLinkWidth", handle)
     processes = _read_processes(reader, handle)
     if reader.lost:  # readings taken before the loss are from a card we can no longer trust
         return GpuSample(index=index, timestamp=timestamp, name=name, lost=True, errors=reader.errors)
-    return GpuSample(
+    return GpuSample.of(
+        values,
         index=index,
         timestamp=timestamp,
         name=name,
-        temperature_c=_number(temperature),
-        slowdown_c=_number(slowdown),
-        shutdown_c=_number(shutdown),
-        power_w=_watts(power_mw),
-        power_limit_w=_watts(limit_mw),
-        power_min_w=_watts(constraints[0]) if constraints else None,
-        power_max_w=_watts(constraints[1]) if constraints else None,
-        power_default_w=_watts(default_mw),
-        gpu_util_pct=_number(utilization.gpu) if utilization is not None else None,
-        mem_util_pct=_number(utilization.memory) if utilization is not None else None,
-        memory_used_mib=memory.used / _MIB if memory is not None else None,
-        memory_free_mib=memory.free / _MIB if memory is not None else None,
-        memory_total_mib=memory.total / _MIB if memory is not None else None,
-        sm_clock_mhz=_number(sm_clock),
-        mem_clock_mhz=_number(mem_clock),
-        fan_pct=_number(fan),
-        pstate=_pstate(nvml, pstate),
         throttle_reasons=decode_clock_event_reasons(nvml, reasons_mask) if reasons_mask is not None else None,
-        ecc_corrected=_count(ecc_corrected),
-        ecc_uncorrected=_count(ecc_uncorrected),
-        pcie_gen=_count(pcie_gen),
-        pcie_width=_count(pcie_width),
-        pcie_gen_max=_count(pcie_gen_max),
-        pcie_width_max=_count(pcie_width_max),
         processes=processes,
         errors=reader.errors,
     )
+
+
+def _read_declared(reader: _FieldReader, handle: Any) -> dict[str, float | int | None]:
+    """Every declared reading (gui/core/telemetry_fields.py), each call made once: readings that are parts of one
+    answer (the memory's used, free and total) share it, and its failure's words."""
+    nvml = reader.nvml
+    answers: dict[tuple[str, tuple[str, ...]], tuple[Any, str]] = {}  # call -> (answer, the reading that asked)
+    values: dict[str, float | int | None] = {}
+    for declared in READINGS:
+        call = declared.nvml
+        key = (call.function, call.args)
+        if key in answers:
+            answer, asked = answers[key]
+            if answer is None and asked in reader.errors:
+                reader.errors[declared.name] = reader.errors[asked]
+        else:
+            answer = _call(reader, declared.name, call, handle)
+            answers[key] = (answer, declared.name)
+        values[declared.name] = _declared_value(nvml, declared, answer)
+    return values
+
+
+def _call(reader: _FieldReader, field: str, call: NvmlCall, handle: Any) -> Any:
+    constants = [getattr(reader.nvml, name, None) for name in call.args]
+    missing = [name for name, value in zip(call.args, constants, strict=True) if value is None]
+    if missing:  # a binding older than the constant
+        reader.absent(field, missing[0])
+        return None
+    return reader.read_first(field, [(function, (handle, *constants)) for function in call.functions])
+
+
+def _declared_value(nvml: Any, declared: Reading, answer: Any) -> float | int | None:
+    if answer is None:
+        return None
+    call = declared.nvml
+    if isinstance(call.part, int):
+        answer = answer[call.part]
+    elif isinstance(call.part, str):
+        answer = getattr(answer, call.part)
+    if call.unknown is not None and answer == getattr(nvml, call.unknown, None):
+        return None
+    return int(answer) if declared.integer else float(answer) / call.per
 
 
 def _read_processes(reader: _FieldReader, handle: Any) -> tuple[GpuProcess, ...] | None:
@@ -478,22 +469,8 @@ def decode_clock_event_reasons(nvml: Any, mask: int) -> tuple[str, ...]:
     return tuple(words)
 
 
-def _number(value: Any) -> float | None:
-    return None if value is None else float(value)
-
-
-def _watts(milliwatts: Any) -> float | None:
-    return None if milliwatts is None else float(milliwatts) / 1000.0
-
-
 def _count(value: Any) -> int | None:
     return None if value is None else int(value)
-
-
-def _pstate(nvml: Any, value: Any) -> int | None:
-    if value is None or value == getattr(nvml, "NVML_PSTATE_UNKNOWN", 32):
-        return None
-    return int(value)
 
 
 def _optional(nvml: Any, read: Any, handle: Any) -> Any:

@@ -1,7 +1,9 @@
 """The monitor's chart stack: draws a TelemetryHistory's GPU and host series on one shared (linked) time axis.
 
 The widget keeps only view state (window, follow, pause, which GPU, Y ranges) and pyqtgraph items; the
-data, and the choice of raw samples or minute envelopes for a range, are gui.core.telemetry_history's.
+data, and the choice of raw samples or minute envelopes for a range, are gui.core.telemetry_history's. The GPU
+charts and their lines are the declarations' (gui/core/telemetry_fields.py: a ChartGroup each, a Curve per
+reading drawn in it); the host charts are declared here.
 Each redraw hands pyqtgraph only what the view needs: the visible range (plus margins for panning), about
 two points per pixel column. pyqtgraph's own clip-to-view and peak downsampling stay on for the moments
 between a mouse zoom and the refetch it triggers. The X range is always set by us, never autoranged
@@ -39,6 +41,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from gui.core.telemetry_fields import CHART_GROUPS, READINGS, ChartGroup, YRange
 from gui.core.telemetry_history import DAY_S, Frame, Span, TelemetryHistory, TelemetryWindow, plan_span
 from gui.core.theme import LIGHT, Palette, gpu_series
 from gui.ui.background import Background
@@ -66,11 +69,18 @@ class CurveSpec:
     label: str
     level: bool = False  # a rarely changing limit: drawn dashed, as steps through its change points
     scale: float = 1.0  # stored value × scale = plotted value (MiB → GiB)
+    colours: tuple[str, str] | None = None  # (light, dark) where the palettes have no colour for the field
 
     @property
     def colour(self) -> str:
         """Its colour in the palette in use (gui.core.theme, by field)."""
-        return current_palette().series[self.field]
+        return self.colour_in(current_palette())
+
+    def colour_in(self, palette: Palette) -> str:
+        """Its colour in `palette`: the palette's for its field, else its own."""
+        if self.colours is not None and self.field not in palette.series:
+            return self.colours[1] if palette.dark else self.colours[0]
+        return palette.series[self.field]
 
 
 @dataclass(frozen=True)
@@ -82,97 +92,49 @@ class ChartSpec:
     curves: tuple[CurveSpec, ...]
     row: int
     column: int
+    y_range: YRange
     shared: tuple[str, ...] = ()  # the fields drawn per GPU when several GPUs share the chart
 
 
 TEMPERATURE_COLOUR = LIGHT.series["temperature_c"]  # as drawn in the light palette
 _GIB = 1.0 / _MIB_PER_GIB
-CHARTS: tuple[ChartSpec, ...] = (
-    ChartSpec(
-        "temperature",
-        tr.mark("Temperature"),
-        "°C",
-        "gpu",
-        (CurveSpec("temperature_c", tr.mark("GPU")),),
-        0,
-        0,
-        ("temperature_c",),
-    ),
-    ChartSpec(
-        "power",
-        tr.mark("Power"),
-        "W",
-        "gpu",
-        (CurveSpec("power_w", tr.mark("draw")), CurveSpec("power_limit_w", tr.mark("enforced limit"), level=True)),
-        0,
-        1,
-        ("power_w", "power_limit_w"),
-    ),
-    ChartSpec(
-        "utilisation",
-        tr.mark("Utilisation"),
-        "%",
-        "gpu",
-        (CurveSpec("gpu_util_pct", tr.mark("GPU")), CurveSpec("mem_util_pct", tr.mark("memory"))),
-        1,
-        0,
-        ("gpu_util_pct",),
-    ),
-    ChartSpec(
-        "vram",
-        tr.mark("VRAM"),
-        "GiB",
-        "gpu",
-        (
-            CurveSpec("memory_used_mib", tr.mark("used"), scale=_GIB),
-            CurveSpec("memory_total_mib", tr.mark("total"), level=True, scale=_GIB),
-        ),
-        1,
-        1,
-        ("memory_used_mib", "memory_total_mib"),
-    ),
-    ChartSpec(
-        "clocks",
-        tr.mark("Clocks"),
-        "MHz",
-        "gpu",
-        (CurveSpec("sm_clock_mhz", tr.mark("SM")), CurveSpec("mem_clock_mhz", tr.mark("memory"))),
-        2,
-        0,
-        ("sm_clock_mhz",),
-    ),
-    ChartSpec(
-        "cpu",
-        tr.mark("Host CPU"),
-        "%",
-        "host",
+# The host's charts, after the GPU charts (gui/core/telemetry_fields.py CHART_GROUPS).
+_HOST_CHARTS: tuple[tuple[ChartGroup, tuple[CurveSpec, ...]], ...] = (
+    (
+        ChartGroup("cpu", tr.mark("Host CPU"), "%", YRange(top=103.0)),
         (CurveSpec("cpu_avg_pct", tr.mark("average")), CurveSpec("cpu_max_pct", tr.mark("busiest core"))),
-        2,
-        1,
     ),
-    ChartSpec(
-        "tokens",
-        tr.mark("Engine"),
-        "tok/s",
-        "host",
+    (
+        ChartGroup("tokens", tr.mark("Engine"), "tok/s", YRange(least=10.0, headroom=1.15)),
         (CurveSpec("engine_tok_s", tr.mark("generation")),),
-        3,
-        0,
     ),
-    ChartSpec(
-        "memory",
-        tr.mark("Host memory"),
-        "GiB",
-        "host",
+    (
+        ChartGroup("memory", tr.mark("Host memory"), "GiB", YRange(least=1.0, headroom=1.08)),
         (
             CurveSpec("ram_used_mib", tr.mark("RAM"), scale=_GIB),
             CurveSpec("swap_used_mib", tr.mark("swap"), scale=_GIB),
             CurveSpec("ram_total_mib", tr.mark("RAM total"), level=True, scale=_GIB),
         ),
-        3,
-        1,
     ),
 )
+
+
+def _chart_specs() -> tuple[ChartSpec, ...]:
+    """The GPU charts with their declared readings' curves, then the host charts, two to a row."""
+    charts: list[tuple[ChartGroup, str, tuple[CurveSpec, ...], tuple[str, ...]]] = []
+    for group in CHART_GROUPS:
+        drawn = [(r.name, r.curve) for r in READINGS if r.curve is not None and r.curve.chart == group.key]
+        curves = tuple(CurveSpec(name, c.label, c.level, c.scale, c.colours) for name, c in drawn)
+        shared = tuple(name for name, c in drawn if c.shared)
+        charts.append((group, "gpu", curves, shared))
+    charts += [(group, "host", curves, ()) for group, curves in _HOST_CHARTS]
+    return tuple(
+        ChartSpec(group.key, group.title, group.unit, source, curves, *divmod(i, 2), group.y_range, shared)
+        for i, (group, source, curves, shared) in enumerate(charts)
+    )
+
+
+CHARTS: tuple[ChartSpec, ...] = _chart_specs()
 _BOTTOM_ROW = max(spec.row for spec in CHARTS)
 _FIELD_CHART = {curve.field: spec.key for spec in CHARTS for curve in spec.curves}
 _LEVEL_FIELDS = frozenset(curve.field for spec in CHARTS for curve in spec.curves if curve.level)
@@ -319,13 +281,13 @@ class TelemetryCharts(QWidget):
                 )
             else:
                 legend = " ".join(
-                    f"<span style='color:{palette.series[c.field]}'>{'┅' if c.level else '━'}</span> {tr(c.label)}"
+                    f"<span style='color:{c.colour_in(palette)}'>{'┅' if c.level else '━'}</span> {tr(c.label)}"
                     for c in spec.curves
                 )
             title = f"<b>{tr(spec.title)}</b> ({spec.unit}) &nbsp;{legend}"
             item.setTitle(title, size="8pt", color=palette.chart_text)
             for curve in spec.curves:
-                pen = pg.mkPen(palette.series[curve.field], width=1)  # width 1: a cosmetic pen, one fast polyline
+                pen = pg.mkPen(curve.colour_in(palette), width=1)  # width 1: a cosmetic pen, one fast polyline
                 if curve.level:
                     pen.setStyle(Qt.PenStyle.DashLine)
                 self.curves[curve.field].setPen(pen)
@@ -593,9 +555,9 @@ class TelemetryCharts(QWidget):
         item.setData(x, y, connect="finite")
 
     def _update_y_ranges(self, gpu_shown: bool, left: float, right: float) -> None:
-        def top(*fields: str, default: float) -> float:
-            """The highest value drawn in the visible range (in stored units), or `default` if higher."""
-            best = default
+        def drawn(fields: set[str]) -> float:
+            """The highest value drawn in the visible range, as plotted (-inf where nothing is)."""
+            best = -math.inf
             for (field, _gpu), (x, y) in self._curve_data.items():
                 if field not in fields:
                     continue
@@ -603,21 +565,15 @@ class TelemetryCharts(QWidget):
                 best = _finite_max([y[max(lo - 1, 0) : hi + 1]], best)
             return best
 
-        def set_range(key: str, low: float, high: float) -> None:
-            self.plots[key].getPlotItem().getViewBox().setYRange(low, high, padding=0.0)
-
-        # Percentages have a fixed scale; the rest scale to the larger of the card's limits and the data.
-        set_range("utilisation", 0, 103)
-        set_range("cpu", 0, 103)
-        if gpu_shown:
-            slowdown = self._selected_slowdown_c()
-            floor = max(95.0, (self._alert_threshold_c or 0) + 5.0, (slowdown or 0) + 5.0)
-            set_range("temperature", 20.0, max(floor, top("temperature_c", default=0.0) + 5.0))
-            set_range("power", 0, top("power_w", "power_limit_w", default=100.0) * 1.08)
-            set_range("vram", 0, top("memory_used_mib", "memory_total_mib", default=1.0) * 1.08)
-            set_range("clocks", 0, top("sm_clock_mhz", "mem_clock_mhz", default=500.0) * 1.1)
-        set_range("memory", 0, top("ram_used_mib", "swap_used_mib", "ram_total_mib", default=1.0) * 1.08)
-        set_range("tokens", 0, top("engine_tok_s", default=10.0) * 1.15)
+        # Fixed scales (percentages) always; the rest scale to the larger of the card's limits and the data.
+        for spec in CHARTS:
+            if spec.y_range.top is None and spec.source == "gpu" and not gpu_shown:
+                continue
+            highest = drawn({curve.field for curve in spec.curves})
+            if spec.key == "temperature":  # the slowdown and alert lines always have room
+                highest = max(highest, self._alert_threshold_c or -math.inf, self._selected_slowdown_c() or -math.inf)
+            box = self.plots[spec.key].getPlotItem().getViewBox()
+            box.setYRange(spec.y_range.low, spec.y_range.high(highest), padding=0.0)
 
     def _update_threshold_lines(self) -> None:
         slowdown = self._selected_slowdown_c() if self._gpu_charts_visible else None

@@ -48,6 +48,7 @@ from gui.core import gpu_sample as reasons
 from gui.core.alerts import Alert, AlertRules
 from gui.core.gpu_sample import GpuSample
 from gui.core.preferences import ALERT_TEMPERATURE, SAMPLE_INTERVAL
+from gui.core.telemetry_fields import READINGS, Readout
 from gui.core.telemetry_history import TelemetryHistory, capacity_for
 from gui.core.theme import Palette
 from gui.services.bundle import GpuServices
@@ -78,20 +79,24 @@ def _banner_style(palette: Palette, severity: str) -> str:
 
 RECENT_SAMPLES = 300  # five minutes at the default interval
 MAX_ROWS = 16  # GPUs given a readout row (a bound on widgets, far above any one box)
-READOUT_KEYS = ("temperature", "power", "limit", "util", "vram", "clocks", "fan", "pstate", "throttle", "ecc", "pcie")
-_READOUT_TITLES = {
-    "temperature": tr.mark("Temp"),
-    "power": tr.mark("Power"),
-    "limit": tr.mark("Limit"),
+# A reading declared with a readout (gui/core/telemetry_fields.py) is shown in its row; the rows that put readings
+# together under a sentence of their own (and the throttle reasons) are composed here, by describe_sample.
+_DECLARED_ROWS: dict[str, tuple[Readout, list[str]]] = {}
+for _reading in READINGS:
+    if _reading.readout is not None:
+        _DECLARED_ROWS.setdefault(_reading.readout.key, (_reading.readout, []))[1].append(_reading.name)
+_COMPOSED_TITLES = {
     "util": tr.mark("Util GPU"),
     "vram": tr.mark("VRAM"),
     "clocks": tr.mark("SM/mem"),
-    "fan": tr.mark("Fan"),
-    "pstate": tr.mark("P-state"),
     "throttle": tr.mark("Throttle"),
     "ecc": tr.mark("ECC"),
     "pcie": tr.mark("PCIe gen×w"),
 }
+# The rows in their places; a reading's own row not placed here comes after them, in declaration order.
+_PLACED = ("temperature", "power", "limit", "util", "vram", "clocks", "fan", "pstate", "throttle", "ecc", "pcie")
+READOUT_KEYS = (*_PLACED, *(key for key in _DECLARED_ROWS if key not in _PLACED))
+_READOUT_TITLES = {**{key: readout.title for key, (readout, _names) in _DECLARED_ROWS.items()}, **_COMPOSED_TITLES}
 
 
 # The clock-event reason words (gui.core.gpu_sample) as the readout shows them; an unknown one stays as it is.
@@ -123,17 +128,16 @@ def describe_sample(sample: GpuSample | None) -> dict[str, str]:
     total = s.memory_total_mib / 1024 if s.memory_total_mib is not None else None
     words = [tr(_REASON_WORDS[r]) if r in _REASON_WORDS else r for r in s.throttle_reasons or ()]
     throttle = tr(NA) if s.throttle_reasons is None else (", ".join(words) or tr("none"))
-    return {
-        "temperature": _fmt(s.temperature_c, "{:.0f} °C"),
-        "power": _fmt(s.power_w, "{:.0f} W"),
-        "limit": _fmt(s.power_limit_w, "{:.0f} W"),
+    declared = {
+        key: " / ".join(_fmt(s.value(name), readout.pattern) for name in names)
+        for key, (readout, names) in _DECLARED_ROWS.items()
+    }
+    composed = {
         "util": tr("{gpu} (mem {memory})").format(
             gpu=_fmt(s.gpu_util_pct, "{:.0f}%"), memory=_fmt(s.mem_util_pct, "{:.0f}%")
         ),
         "vram": f"{_fmt(used, '{:.1f}')} / {_fmt(total, '{:.1f}')} GiB",
         "clocks": f"{_fmt(s.sm_clock_mhz, '{:.0f}')} / {_fmt(s.mem_clock_mhz, '{:.0f}')} MHz",
-        "fan": _fmt(s.fan_pct, "{:.0f}%"),
-        "pstate": _fmt(s.pstate, "P{}"),
         "throttle": throttle,
         "ecc": tr("{corrected} corr., {uncorrected} uncorr.").format(
             corrected=_fmt(s.ecc_corrected, "{}"), uncorrected=_fmt(s.ecc_uncorrected, "{}")
@@ -145,6 +149,8 @@ def describe_sample(sample: GpuSample | None) -> dict[str, str]:
             width_max=_fmt(s.pcie_width_max, "{}"),
         ),
     }
+    texts = {**declared, **composed}
+    return {key: texts[key] for key in READOUT_KEYS}
 
 
 COMPACT_KEYS = ("temperature", "power", "limit", "util", "vram", "clocks", "throttle")
