@@ -27,7 +27,7 @@ from gui.services.bundle import GpuServices
 from gui.services.nvml import Nvml
 from gui.services.power_limit import Outcome, PowerLimiter
 from gui.services.telemetry import SimulatedSource
-from gui.ui.charts import TEMPERATURE_COLOUR
+from gui.ui.charts import CHARTS, TEMPERATURE_COLOUR
 from gui.ui.monitor import MonitorView
 
 
@@ -66,6 +66,24 @@ def test_readout_says_na_where_the_card_has_no_reading(make_view: MakeView, cloc
     assert text["util"] == "100% (mem 90%)" and text["pcie"] == "3×16 (max 3×16)"
     assert text["ecc"] == "0 corr., 0 uncorr." and text["throttle"] == "none"
     assert text["temperature"].endswith("°C") and text["clocks"].endswith("MHz")
+
+
+def test_the_video_engines_are_a_readout_row_and_lines_in_the_utilisation_chart(
+    make_view: MakeView, clock: FakeClock
+) -> None:
+    gpu = FakeGpu(readings={"temperature_c": 50, "util_gpu": 90, "encoder_util_pct": [50, 167000]})
+    view = make_view(Nvml(FakeNvml([gpu])))  # this card's decoder answers NotSupported
+    view.show()
+    ticks(view, clock, 60)
+    assert view.readout["codec"].text() == "50% / n/a"
+    assert "Enc/dec: 50% / n/a" in view.readout["codec"].toolTip()
+    encoder = next(c for spec in CHARTS for c in spec.curves if c.field == "encoder_util_pct")
+    image = view.grab().toImage()
+    area = plot_area(view, "utilisation")
+    assert count_colour(image, area, encoder.colour) > area.width() // 6  # a line through the minute of five shown
+    assert count_colour(image, plot_area(view, "temperature"), encoder.colour) == 0
+    title = view.charts.plots["utilisation"].getPlotItem().titleLabel.text
+    assert "encoder" in title and "decoder" in title
 
 
 def test_engine_rate_is_charted_and_drives_the_simulated_load(make_view: MakeView, clock: FakeClock) -> None:

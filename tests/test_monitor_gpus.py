@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from fake_nvml import FakeGpu, FakeNvml
 from monitor_kit import FakeClock, MakeView, count_colour, plot_area, ticks
+from PySide6.QtWidgets import QLabel
 from pytestqt.qtbot import QtBot
 
 from gui.core.gpu_sample import GpuSample
@@ -245,3 +246,12 @@ def test_the_monitor_in_chinese_shows_no_english(
     titles = {key: plot.getPlotItem().titleLabel.text for key, plot in view.charts.plots.items()}
     assert "温度" in titles["temperature"] and "功耗" in titles["power"] and "显存" in titles["vram"]
     assert all(not english_words(re.sub(r"<[^>]+>|&[a-z]+;", " ", t)) for t in titles.values()), titles
+
+
+def test_the_video_engines_read_in_chinese(make_view: MakeView, clock: FakeClock, chinese: None) -> None:
+    view = make_view(Nvml(FakeNvml([p40(60, 200, 90)])))
+    ticks(view, clock, 2)
+    titles = [label.text() for label in view.readout_frame.findChildren(QLabel)]
+    assert "编码/解码" in titles and "Enc/dec" not in titles
+    legend = view.charts.plots["utilisation"].getPlotItem().titleLabel.text
+    assert "编码器" in legend and "解码器" in legend

@@ -159,3 +159,11 @@ def test_bad_inputs() -> None:
         gpu.step(1.0, math.nan)
     gpu.step(1.0, 7.0)  # load is clamped to [0, 1]
     assert gpu.load == 1.0
+
+
+def test_the_video_engines_stay_idle_while_the_engine_decodes() -> None:
+    gpu = SimulatedGpu("v100-16gb")
+    gpu.step(60.0, 1.0)
+    sample = gpu.sample()
+    assert (sample.value("encoder_util_pct"), sample.value("decoder_util_pct")) == (0.0, 0.0)
+    assert "encoder_util_pct" not in sample.errors and sample.series()["decoder_util_pct"] == 0.0

@@ -121,6 +121,21 @@ def test_newer_calls_fall_back_to_older_ones_when_the_driver_lacks_them() -> Non
     assert "temperature_c" not in sample.errors and "throttle_reasons" not in sample.errors
 
 
+def test_encoder_and_decoder_utilisation_are_read_and_missing_ones_are_gaps_with_words() -> None:
+    idle = replay_samples("nvml_v100_session.json", 1)[0]
+    assert (idle.value("encoder_util_pct"), idle.value("decoder_util_pct")) == (0.0, 0.0)
+    streaming = FakeGpu(readings={"encoder_util_pct": [35, 167000], "decoder_util_pct": [12, 167000]})
+    sliced = FakeGpu(readings={"decoder_util_pct": [0, 167000]})  # a MIG slice: NVML gives no encoder reading
+    refused = FakeGpu(failures={"nvmlDeviceGetDecoderUtilization": pynvml.NVML_ERROR_NO_PERMISSION})
+    busy, mig, forbidden = (Nvml(FakeNvml([gpu])).sample(0) for gpu in (streaming, sliced, refused))
+    assert busy.readings == {"encoder_util_pct": 35.0, "decoder_util_pct": 12.0}
+    assert "encoder_util_pct" not in busy.errors and "decoder_util_pct" not in busy.errors
+    assert busy.series()["encoder_util_pct"] == 35.0 and busy.series()["decoder_util_pct"] == 12.0
+    assert mig.value("encoder_util_pct") is None and mig.errors["encoder_util_pct"] == "not supported by this GPU"
+    assert math.isnan(mig.series()["encoder_util_pct"]) and mig.value("decoder_util_pct") == 0.0
+    assert forbidden.errors["decoder_util_pct"] == "no permission to read the GPU"
+
+
 def test_a_gpu_index_nvml_does_not_have_is_an_error_not_an_exception() -> None:
     sample = Nvml(FakeNvml([FakeGpu()])).sample(3)
     assert not sample.lost and "Invalid Argument" in sample.errors["gpu"]
@@ -352,6 +367,22 @@ def test_csv_log_has_one_header_and_empty_cells_for_missing_values(tmp_path: Pat
     assert "n/a" not in path.read_text() and "nan" not in path.read_text().lower()
     assert list(first)[:3] == ["time_unix", "time_monotonic", "status"]
     assert {f"gpu0_{name}" for name in SERIES_FIELDS} <= set(first)
+
+
+def test_csv_log_has_the_video_engines_after_every_older_column(tmp_path: Path) -> None:
+    streaming = FakeGpu(readings={"encoder_util_pct": [35, 167000], "decoder_util_pct": [0, 167000]})
+    source = Nvml(FakeNvml([streaming, FakeGpu(name="Tesla P40")]))
+    service = TelemetryService(lambda tick: None, source=source, host_sampler=lambda: host_at(0.0))
+    path = tmp_path / "video.csv"
+    service.start_csv_log(path)
+    service._deliver(service.sample_now())
+    service.stop_csv_log()
+    with path.open(newline="") as handle:
+        header = next(csv.reader(handle))
+    (row,) = csv.DictReader(path.open(newline=""))
+    video = ["gpu0_encoder_util_pct", "gpu0_decoder_util_pct", "gpu1_encoder_util_pct", "gpu1_decoder_util_pct"]
+    assert header[-4:] == video and header[-5] == "gpu1_simulated"
+    assert [row[column] for column in video] == ["35", "0", "", ""]  # the P40 here gives none: empty cells
 
 
 def test_csv_log_without_gpus_writes_the_status(tmp_path: Path) -> None:

@@ -276,7 +276,7 @@ def test_columns_put_times_and_status_first_then_host_cores_and_gpus() -> None:
     assert gpu_part[: 2 * len(first)] == [f"gpu{index}_{name}" for index in (0, 2) for name in first]
     assert gpu_part[2 * len(first) - 1] == "gpu2_simulated"
     added = [f"gpu{index}_{r.name}" for index in (0, 2) for r in ADDED_READINGS]
-    assert gpu_part[2 * len(first) :] == added
+    assert gpu_part[2 * len(first) :] == added and "gpu0_encoder_util_pct" in added
     assert [*FIRST_LAYOUT, *(r.name for r in ADDED_READINGS)] == list(SERIES_FIELDS)
     assert len(columns) == len(set(columns))
 

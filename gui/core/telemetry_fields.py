@@ -312,8 +312,30 @@ FIRST_READINGS: tuple[Reading, ...] = (
     Reading("pcie_width_max", "lanes", NvmlCall("nvmlDeviceGetMaxPcieLinkWidth"), integer=True, simulated=lambda _: 16),
 )
 
+_VIDEO_ENGINES = Readout("codec", monitor_text("Enc/dec"), "{:.0f}%")
+
 # Readings added since the CSV's first layout, oldest first: a new one goes at the end.
-ADDED_READINGS: tuple[Reading, ...] = ()
+ADDED_READINGS: tuple[Reading, ...] = (
+    # The video engines (NVENC, NVDEC), as nvidia-smi and nvitop show them: busy with a stream or a desktop
+    # recorder beside the model, never with llama.cpp's own work. NVML answers [utilisation, sampling period µs];
+    # a MIG-enabled GPU answers NotSupported.
+    Reading(
+        "encoder_util_pct",
+        "%",
+        NvmlCall("nvmlDeviceGetEncoderUtilization", part=0),
+        readout=_VIDEO_ENGINES,
+        curve=Curve("utilisation", chart_text("encoder"), colours=("#ad1457", "#f06292")),
+        simulated=lambda _: 0.0,
+    ),
+    Reading(
+        "decoder_util_pct",
+        "%",
+        NvmlCall("nvmlDeviceGetDecoderUtilization", part=0),
+        readout=_VIDEO_ENGINES,
+        curve=Curve("utilisation", chart_text("decoder"), colours=("#b35900", "#ffb74d")),
+        simulated=lambda _: 0.0,
+    ),
+)
 
 READINGS: tuple[Reading, ...] = FIRST_READINGS + ADDED_READINGS
 _BY_NAME = {r.name: r for r in READINGS}
