@@ -151,8 +151,16 @@
         <translation>无法导出到 {path}：{error}</translation>
     </message>
     <message>
+        <source>decoder</source>
+        <translation>解码器</translation>
+    </message>
+    <message>
         <source>draw</source>
         <translation>功耗</translation>
+    </message>
+    <message>
+        <source>encoder</source>
+        <translation>编码器</translation>
     </message>
     <message>
         <source>enforced limit</source>
@@ -2310,6 +2318,10 @@ Source: {source}</source>
     <message>
         <source>ECC</source>
         <translation>显存纠错</translation>
+    </message>
+    <message>
+        <source>Enc/dec</source>
+        <translation>编码/解码</translation>
     </message>
     <message>
         <source>Every</source>
