@@ -15,8 +15,7 @@ import json
 import sys
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -35,7 +34,6 @@ from gui.core.bench import (
     context_for,
     format_csv,
     format_markdown,
-    needs_reload,
     plan_jobs,
     sweep_grid,
     time_summary,
@@ -43,7 +41,7 @@ from gui.core.bench import (
 from gui.core.gguf_reader import GGUFError, read_model
 from gui.core.params import LoadSettings, default_settings
 from gui.core.specs import IntSpec, parse_value_list
-from gui.services.bench_meter import PeakMeter
+from gui.services.bench_run import Action, BenchRun, LoadModel, RunTest, StopTest
 from gui.services.engine_client import EngineUnavailable, SyncEngine
 from gui.services.nvml import Nvml
 
@@ -175,12 +173,10 @@ class SweepResult:
     engine: str = ""  # the engine build, in words
 
 
-class _Abandon(Exception):
-    """A second Ctrl+C, or one during a load: stop at once."""
-
-
 class BenchSweep:
-    """Runs the jobs on one engine worker (a fresh one after a crash), in order, loading only when needed."""
+    """Runs the jobs on one engine worker (a fresh one after a crash), in order, loading only when needed: the
+    blocking loop that drives gui/services/bench_run.py's BenchRun on a SyncEngine, with Ctrl+C once (stop after
+    the repetition under way) and twice (at once)."""
 
     def __init__(
         self,
@@ -196,163 +192,116 @@ class BenchSweep:
         n_layer: int | None = None,
     ) -> None:
         self.model = model
-        self.n_layer = n_layer
-        self.tests = list(tests)
-        self.reps = reps
-        self.jobs = list(jobs)
         self.make_engine = make_engine
-        self.nvml = nvml
-        self.gpu_count = gpu_count
         self.progress = progress or (lambda _line: None)
-        self.result = SweepResult()
+        self.bench = BenchRun(
+            model, jobs, tests, reps, n_layer=n_layer, nvml=nvml, gpu_count=gpu_count, on_row=self._report
+        )
         self._engine: SyncEngine | None = None
-        self._loaded: LoadSettings | None = None
-        self._failed_loads: list[tuple[LoadSettings, str]] = []
         self._said: set[str] = set()  # load failures already told on stderr
-        self._stopping = False  # Ctrl+C once: end after the repetition under way
-        self._build: p.EngineBuild | None = None
 
     def run(self) -> SweepResult:
+        bench = self.bench
         try:
-            for job in self.jobs:
-                self._run_job(job)
-                if self._stopping:
-                    self.result.interrupted = True
-                    break
-        except (KeyboardInterrupt, _Abandon):
-            self.result.interrupted = True
+            action: Action | None = bench.start()
+            while isinstance(action, LoadModel | RunTest):
+                action = self._do(action)
+        except KeyboardInterrupt:  # between the engine's answers: stop at once
+            bench.abandon()
         finally:
             self._close_engine()
-        build = self._build
-        if build is not None:
-            self.result.engine = build.describe()
-            self.result.rows = [
-                replace(r, backend=build.backend, build=build.ggml_version, llama_cpp_python=build.llama_cpp_python)
-                for r in self.result.rows
-            ]
-        return self.result
+        if bench.running:  # not expected: every answer above leads to the next action or the end
+            bench.abandon()
+        build = bench.build
+        return SweepResult(
+            rows=bench.rows,
+            interrupted=bench.partial,
+            failures=bench.failures,
+            loads=bench.loads,
+            engine=build.describe() if build is not None else "",
+        )
 
-    # ---- one configuration ------------------------------------------------------------------
-
-    def _row(self, job: Job, test: BenchTest, **values: Any) -> BenchRow:
-        return BenchRow(
-            str(self.model), test, job.config.settings, self.reps, ceiling_tok_s=job.ceiling_tok_s,
-            n_layer=self.n_layer, **values,
-        )  # fmt: skip
-
-    def _skip_all(self, job: Job, reason: str) -> None:
-        self.result.rows += [self._row(job, t, skipped=True, reason=reason) for t in self.tests]
-
-    def _run_job(self, job: Job) -> None:
-        if job.skip:
-            self._skip_all(job, job.skip)
-            return
-        settings = job.config.settings
-        failed = next((error for s, error in self._failed_loads if not needs_reload(s, settings)), None)
-        if failed is not None:  # the same load failed with other threads: not tried again
-            self._skip_all(job, f"could not load: {failed}")
-            return
-        for index, test in enumerate(self.tests):
-            error = self._ensure_loaded(settings)  # again after a worker that died in a test
-            if error:
-                self.result.failures += 1
-                self._failed_loads.append((settings, error))
-                if error not in self._said:  # a broken file fails every load alike: one line says it
-                    self._said.add(error)
-                    where = f"{self.model.name} ({_describe(settings)})"
-                    print(f"tightfit: error: could not load {where}: {error}", file=sys.stderr)
-                reason = f"could not load: {error}"
-                self.result.rows += [self._row(job, t, skipped=True, reason=reason) for t in self.tests[index:]]
-                return
-            self.result.rows.append(self._run_test(job, test))
-            if self._stopping:
-                return
+    def _do(self, action: LoadModel | RunTest) -> Action | None:
+        if isinstance(action, LoadModel):
+            return self._load(action.settings)
+        return self._run_test(action)
 
     def _engine_now(self) -> SyncEngine:
         if self._engine is None:
             engine = self.make_engine()
             engine.__enter__()
             self._engine = engine
-            self._build = engine.client.build or self._build
+            self.bench.note_build(engine.client.build)
         return self._engine
 
     def _close_engine(self) -> None:
-        engine, self._engine, self._loaded = self._engine, None, None
+        engine, self._engine = self._engine, None
         if engine is not None:
             engine.__exit__(None, None, None)
 
-    def _ensure_loaded(self, settings: LoadSettings) -> str:
-        """Load ``settings`` unless the loaded ones serve; '' when loaded, else why not."""
-        if not needs_reload(self._loaded, settings):
-            return ""
-        self._loaded = None
+    def _load(self, settings: LoadSettings) -> Action | None:
         try:
             engine = self._engine_now()
             engine.client.load(self.model, settings)
-            self.result.loads += 1
             while True:
                 event = engine.next_event(LOAD_TIMEOUT_S)
                 if isinstance(event, p.Loaded):
-                    self._loaded = settings
-                    return ""
+                    return self.bench.loaded()
                 if isinstance(event, p.LoadFailed):
-                    return event.error
+                    return self._load_failed(settings, event.error)
         except EngineUnavailable as exc:  # the worker died loading (an out-of-memory abort): a fresh one next time
             self._close_engine()
-            return str(exc)
-        except KeyboardInterrupt:
-            raise _Abandon from None
+            return self._load_failed(settings, str(exc))
+        except KeyboardInterrupt:  # during a load: stop at once
+            return self.bench.abandon()
 
-    def _run_test(self, job: Job, test: BenchTest) -> BenchRow:
+    def _load_failed(self, settings: LoadSettings, error: str) -> Action | None:
+        if error not in self._said:  # a broken file fails every load alike: one line says it
+            self._said.add(error)
+            where = f"{self.model.name} ({_describe(settings)})"
+            print(f"tightfit: error: could not load {where}: {error}", file=sys.stderr)
+        return self.bench.load_failed(error)
+
+    def _run_test(self, test: RunTest) -> Action | None:
         engine = self._engine_now()
-        started = datetime.now(UTC).isoformat(timespec="seconds")
-        samples: list[int] = []
-        error = ""
-        request = engine.client.bench(test.n_prompt, test.n_gen, test.n_depth, self.reps, job.config.settings.n_threads)
-        meter = PeakMeter(engine.client.pid, self.nvml, self.gpu_count)
-        with meter:
-            while True:
-                try:
-                    event = engine.next_event(EVENT_TIMEOUT_S)
-                except KeyboardInterrupt:
-                    if self._interrupt(engine, request):
-                        continue
-                    break  # abandoned: the repetitions received so far make a partial row
-                except EngineUnavailable as exc:
-                    self.result.failures += 1
-                    error = f"the engine stopped: {exc}"
-                    self._close_engine()
-                    break
-                if isinstance(event, p.BenchSample) and event.request_id == request:
-                    samples.append(event.elapsed_ns)
-                elif isinstance(event, p.BenchDone) and event.request_id == request:
-                    samples = list(event.samples_ns)
-                    break
-                elif isinstance(event, p.BenchFailed) and event.request_id == request:
-                    error = event.error
-                    if event.kind != "context":  # a test longer than the context is the user's to fix
-                        self.result.failures += 1
-                    break
-        row = self._row(
-            job, test, samples_ns=tuple(samples), peak_rss_mib=meter.peak_rss_mib, peak_gpu_mib=meter.peak_gpu_mib,
-            test_time=started, skipped=bool(error), reason=error,
-        )  # fmt: skip
-        self._report(row)
-        return row
+        bench = self.bench
+        try:
+            t = test.test
+            request = engine.client.bench(t.n_prompt, t.n_gen, t.n_depth, test.reps, test.n_threads)
+        except EngineUnavailable as exc:
+            self._close_engine()
+            return bench.engine_died(str(exc))
+        action = bench.sent(request, engine.client.pid)
+        while action is None:
+            try:
+                event = engine.next_event(EVENT_TIMEOUT_S)
+            except KeyboardInterrupt:
+                action = self._interrupt(engine)
+                continue
+            except EngineUnavailable as exc:
+                self._close_engine()
+                return bench.engine_died(str(exc))
+            action = bench.on_event(event)
+        return action
 
-    def _interrupt(self, engine: SyncEngine, request: int) -> bool:
-        """Ctrl+C during a test: the first asks the engine to stop after the repetition under way (True: keep
-        waiting for it); a second ends the engine at once (False)."""
-        if self._stopping:
+    def _interrupt(self, engine: SyncEngine) -> Action | None:
+        """Ctrl+C during a test: the first asks the engine to stop after the repetition under way (None: keep
+        waiting for it); a second ends the engine at once, the repetitions received so far making a partial row."""
+        bench = self.bench
+        if bench.stopping:
             engine.client.kill("the benchmark was stopped")
             self._close_engine()
-            return False
-        self._stopping = True
+            return bench.abandon()
         print("tightfit: stopping after the repetition under way (Ctrl+C again: at once)", file=sys.stderr)
-        engine.client.stop(request)
-        return True
+        stop = bench.stop()
+        if isinstance(stop, StopTest):
+            engine.client.stop(stop.request_id)
+            return None
+        return stop
 
-    def _report(self, row: BenchRow) -> None:
+    def _report(self, row: BenchRow, ran: bool) -> None:
+        if not ran:
+            return
         speed = f"{row.avg_ts:.2f} tok/s" if row.avg_ts is not None else row.reason or "no repetition finished"
         self.progress(f"{_describe(row.settings)}, {row.test.name}: {speed}")
 

@@ -3,16 +3,15 @@ starting, then watch rows and a chart fill in; Apply puts a row's settings on th
 measured.
 
 The sweep runs on the window's own engine (one model in memory), one benchmark test at a time (llama-bench's
-semantics, ``protocol.Bench``), reloading only when a setting other than the threads changes. The runner is
-driven by the engine's events; nothing here blocks the UI thread.
+semantics, ``protocol.Bench``), reloading only when a setting other than the threads changes: the same runner as
+`tightfit bench` (gui/services/bench_run.py), driven here by the engine's events; nothing here blocks the UI
+thread.
 """
 
 from __future__ import annotations
 
-import time
+import contextlib
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +34,6 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gui.core import protocol as p
 from gui.core.bench import (
     GEN_TOKENS,
     PROMPT_TOKENS,
@@ -45,13 +43,14 @@ from gui.core.bench import (
     Job,
     bench_tests,
     count_loads,
-    needs_reload,
     parse_grid,
 )
 from gui.core.load_state import LoadState, Phase
 from gui.core.params import LoadSettings
 from gui.core.theme import Palette
-from gui.services.bench_meter import PeakMeter
+from gui.core.words import message_of
+from gui.services.bench_run import Action, BenchRun, LoadModel, RunTest, StopTest
+from gui.services.engine_client import EngineUnavailable
 from gui.ui.charts import colour_curve, colour_plot
 from gui.ui.i18n import Tr, core_text, error_text
 from gui.ui.plain import plain_label
@@ -97,18 +96,11 @@ def estimate_s(
     return runs * per_config + loads * load_s
 
 
-@dataclass
-class _Current:
-    job: Job
-    test_index: int = 0
-    request_id: int | None = None
-    meter: PeakMeter | None = None
-    started: str = ""
-
-
 class TuneRunner(QObject):
-    """One sweep on the window's engine. ``load(settings)`` asks the window to load (it answers through its
-    LoadSession); the runner follows the engine's events for its own bench requests."""
+    """One sweep on the window's engine: gui/services/bench_run.py's BenchRun, driven by the window's load state
+    and engine events. ``load(settings)`` asks the window to load (it answers through its LoadSession); the
+    runner follows the engine's events for its own bench requests. An engine that dies in a test ends the sweep
+    (the window starts a fresh one itself), keeping what was measured."""
 
     row = Signal(object)  # BenchRow
     progress = Signal(int, int, float)  # tests done, tests in all, seconds left (estimate)
@@ -132,164 +124,85 @@ class TuneRunner(QObject):
         super().__init__(parent)
         self.client = client
         self.model = model
-        self.jobs = list(jobs)
-        self.tests = list(tests)
-        self.reps = reps
         self._load = load
         self._state = state
-        self.nvml = nvml
-        self.gpu_count = gpu_count
-        self.n_layer = n_layer
-        self.rows: list[BenchRow] = []
         self.running = False
-        self._stopping = False
-        self._ended_early = False  # the engine died under a test
-        self._job_index = -1
-        self._current: _Current | None = None
-        self._waiting_load: LoadSettings | None = None
-        self._started_at = 0.0
-        self._total = len(self.jobs) * len(self.tests)
+        self._run = BenchRun(
+            model,
+            jobs,
+            tests,
+            reps,
+            n_layer=n_layer,
+            nvml=nvml,
+            gpu_count=gpu_count,
+            restart_after_crash=False,
+            on_row=lambda row, _ran: self.row.emit(row),
+            on_progress=self.progress.emit,
+        )
+
+    @property
+    def rows(self) -> list[BenchRow]:
+        return self._run.rows
 
     # ---- control ------------------------------------------------------------------------------
 
     def start(self) -> None:
         self.running = True
-        self._started_at = time.monotonic()
-        self._next_job()
+        state = self._state()
+        self._run.note_build(self.client.build)
+        self._do(self._run.start(state.settings if state.phase is Phase.LOADED else None))
 
     def stop(self) -> None:
         """End after the repetition under way; what was measured stays."""
-        self._stopping = True
-        current = self._current
-        if current is not None and current.request_id is not None:
-            self.client.stop(current.request_id)
-        elif self._waiting_load is not None:
-            self._finish()  # the load finishes on its own; no test follows it
+        self._do(self._run.stop())
 
     # ---- the engine's answers (connected by the window) ----------------------------------------
 
     def on_state(self, state: LoadState, _before: LoadState) -> None:
         if not self.running:
             return
-        current = self._current
-        if state.phase is Phase.ENGINE_DEAD and current is not None and current.request_id is not None:
-            # The engine died during a test: what was measured before stays, the run ends partial.
-            meter, current.meter = current.meter, None
-            if meter is not None:
-                meter.__exit__(None, None, None)
-            test = self.tests[current.test_index]
-            current.request_id = None
-            reason = tr("the engine stopped: {error}").format(error=core_text("engine", state.error))
-            self._emit(self._row(current.job, test, skipped=True, reason=reason))
-            self._ended_early = True
-            self._finish()
-            return
-        wanted = self._waiting_load
-        if wanted is None:
-            return
-        if state.phase is Phase.LOADED and state.settings == wanted:
-            self._waiting_load = None
-            self._run_test()
-        elif state.phase in (Phase.FAILED, Phase.ENGINE_DEAD):
-            self._waiting_load = None
-            assert self._current is not None
-            error = core_text("engine", state.error) if state.error else tr("the engine stopped")
-            reason = tr("could not load: {error}").format(error=error)
-            for test in self.tests:
-                self._emit(self._row(self._current.job, test, skipped=True, reason=reason))
-            self._next_job()
+        wanted = self._run.loading
+        if state.phase is Phase.ENGINE_DEAD:
+            self._do(self._run.engine_died(state.error))
+        elif wanted is not None and state.phase is Phase.LOADED and state.settings == wanted:
+            self._do(self._run.loaded())
+        elif wanted is not None and state.phase is Phase.FAILED:
+            self._do(self._run.load_failed(state.error))
 
     def on_event(self, event: Any) -> None:
-        current = self._current
-        if current is None or current.request_id is None or getattr(event, "request_id", None) != current.request_id:
-            return
-        if isinstance(event, p.BenchSample):
-            self._report_progress(extra=(event.index + 1) / max(event.reps, 1))
-        elif isinstance(event, p.BenchDone | p.BenchFailed):
-            meter, current.meter = current.meter, None
-            if meter is not None:
-                meter.__exit__(None, None, None)
-            test = self.tests[current.test_index]
-            build = self.client.build
-            if isinstance(event, p.BenchDone):
-                row = self._row(
-                    current.job,
-                    test,
-                    samples_ns=event.samples_ns,
-                    peak_rss_mib=meter.peak_rss_mib if meter else None,
-                    peak_gpu_mib=meter.peak_gpu_mib if meter else None,
-                    backend=build.backend if build else "",
-                    llama_cpp_python=build.llama_cpp_python if build else "",
-                    test_time=current.started,
-                )
+        if self.running:
+            self._do(self._run.on_event(event))
+
+    # ---- the run's actions --------------------------------------------------------------------
+
+    def _do(self, action: Action | None) -> None:
+        run = self._run
+        while action is not None:
+            if isinstance(action, LoadModel):
+                try:
+                    self._load(action.settings)
+                except (ValueError, EngineUnavailable) as exc:  # refused at once: as a load that failed
+                    action = run.load_failed(message_of(exc))
+                    continue
+                return
+            if isinstance(action, RunTest):
+                run.note_build(self.client.build)
+                test = action.test
+                try:
+                    request = self.client.bench(test.n_prompt, test.n_gen, test.n_depth, action.reps, action.n_threads)
+                except EngineUnavailable as exc:
+                    action = run.engine_died(message_of(exc))
+                    continue
+                action = run.sent(request, self.client.pid)
+            elif isinstance(action, StopTest):
+                with contextlib.suppress(EngineUnavailable):  # an engine gone ends the test as it is
+                    self.client.stop(action.request_id)
+                return
             else:
-                reason = tr("failed: {error}").format(error=core_text("engine", event.error))
-                row = self._row(current.job, test, skipped=True, reason=reason)
-            current.request_id = None
-            self._emit(row)
-            current.test_index += 1
-            if self._stopping:
-                self._finish()
-            elif current.test_index < len(self.tests):
-                self._run_test()
-            else:
-                self._next_job()
-
-    # ---- steps --------------------------------------------------------------------------------
-
-    def _next_job(self) -> None:
-        while not self._stopping:
-            self._job_index += 1
-            if self._job_index >= len(self.jobs):
-                break
-            job = self.jobs[self._job_index]
-            self._current = _Current(job)
-            if job.skip:
-                for test in self.tests:
-                    self._emit(self._row(job, test, skipped=True, reason=job.skip))
-                continue
-            loaded = self._state()
-            if loaded.phase is Phase.LOADED and not needs_reload(loaded.settings, job.config.settings):
-                self._run_test()
-            else:
-                self._waiting_load = job.config.settings
-                self._load(job.config.settings)
-            return
-        self._finish()
-
-    def _run_test(self) -> None:
-        current = self._current
-        assert current is not None
-        test = self.tests[current.test_index]
-        current.meter = PeakMeter(self.client.pid, self.nvml, self.gpu_count).__enter__()
-        current.started = datetime.now(UTC).isoformat(timespec="seconds")
-        settings = current.job.config.settings
-        current.request_id = self.client.bench(test.n_prompt, test.n_gen, test.n_depth, self.reps, settings.n_threads)
-
-    def _row(self, job: Job, test: BenchTest, **values: Any) -> BenchRow:
-        return BenchRow(
-            str(self.model), test, job.config.settings, self.reps, ceiling_tok_s=job.ceiling_tok_s,
-            n_layer=self.n_layer, **values,
-        )  # fmt: skip
-
-    def _emit(self, row: BenchRow) -> None:
-        self.rows.append(row)
-        self.row.emit(row)
-        self._report_progress()
-
-    def _report_progress(self, extra: float = 0.0) -> None:
-        done = len(self.rows) + extra
-        elapsed = time.monotonic() - self._started_at
-        left = elapsed / done * (self._total - done) if done > 0 else 0.0
-        self.progress.emit(int(done), self._total, left)
-
-    def _finish(self) -> None:
-        if not self.running:
-            return
-        self.running = False
-        self._current = None
-        self._waiting_load = None
-        self.finished.emit(self._stopping or self._ended_early or len(self.rows) < self._total)
+                if self.running:
+                    self.running = False
+                    self.finished.emit(action.partial)
+                return
 
 
 class TuneView(QWidget):
