@@ -3947,14 +3947,6 @@ Source: {source}</source>
         <translation>与已加载的相同</translation>
     </message>
     <message>
-        <source>could not load: {error}</source>
-        <translation>无法加载：{error}</translation>
-    </message>
-    <message>
-        <source>failed: {error}</source>
-        <translation>失败：{error}</translation>
-    </message>
-    <message>
         <source>generation (tg)</source>
         <translation>生成 (tg)</translation>
     </message>
@@ -3973,14 +3965,6 @@ Source: {source}</source>
     <message>
         <source>run</source>
         <translation>运行序号</translation>
-    </message>
-    <message>
-        <source>the engine stopped</source>
-        <translation>引擎已停止</translation>
-    </message>
-    <message>
-        <source>the engine stopped: {error}</source>
-        <translation>引擎已停止：{error}</translation>
     </message>
     <message>
         <source>{configurations} × {tests}, {loads}</source>
@@ -5019,6 +5003,10 @@ Source: {source}</source>
     <message>
         <source>could not download {package}: {last}</source>
         <translation>无法下载 {package}：{last}</translation>
+    </message>
+    <message>
+        <source>could not load: {error}</source>
+        <translation>无法加载：{error}</translation>
     </message>
     <message>
         <source>could not run {program}: {error}</source>
@@ -6099,6 +6087,10 @@ Source: {source}</source>
     <message>
         <source>the engine refused the load: {error}</source>
         <translation>引擎拒绝了这次加载：{error}</translation>
+    </message>
+    <message>
+        <source>the engine stopped</source>
+        <translation>引擎已停止</translation>
     </message>
     <message>
         <source>the engine stopped: {error}</source>
