@@ -10,8 +10,14 @@ from fake_engine import FakeEngine
 from PySide6.QtCore import Qt
 from window_kit import TIMEOUT, load, open_window
 
-from gui.core.bench import BenchRow
+from gui.core.bench import BenchRow, BenchTest, Config, Job
 from gui.core.params import LoadSettings
+from gui.core.words import words
+from gui.services.bench_run import BenchRun
+from gui.ui.tune_view import TuneView
+from tests.i18n_kit import chinese, english, english_words
+
+__all__ = ["chinese", "english"]  # fixtures, used by name
 
 
 def set_sweep(win, grid: str, pp: int, tg: int, reps: int | None = None) -> None:
@@ -119,6 +125,23 @@ def test_an_engine_that_dies_mid_sweep_ends_it_keeping_the_rows(qtbot, demo_fold
     win.close()
 
 
+def test_a_load_that_failed_is_not_tried_again_with_other_threads(qtbot, demo_folder: Path, demo_model: Path) -> None:
+    engine = FakeEngine()
+    engine.load_error = lambda s: "llama.cpp could not load the model" if s.n_batch == 128 else ""
+    win, _ = tune_window(qtbot, demo_folder, demo_model, engine)
+    set_sweep(win, "batch=128,256; threads=1,2", 16, 0, 1)
+    with qtbot.waitSignal(win.sweep_finished, timeout=TIMEOUT) as done:
+        qtbot.mouseClick(win.tune.start_button, Qt.MouseButton.LeftButton)
+    rows: list[BenchRow] = done.args[0]
+    assert [(r.settings.n_batch, r.settings.n_threads, r.skipped) for r in rows] == [
+        (128, 1, True), (128, 2, True), (256, 1, False), (256, 2, False),
+    ]  # fmt: skip
+    assert rows[0].reason == rows[1].reason == "could not load: llama.cpp could not load the model"
+    assert [s.n_batch for _, s in engine.loads] == [128, 256]  # batch 128 with 2 threads: not loaded again
+    assert "Done: 2 tests measured" in win.tune.summary.text()
+    win.close()
+
+
 @pytest.mark.engine
 def test_a_sweep_on_the_real_engine(qtbot, demo_folder: Path, demo_model: Path) -> None:
     # The decode ceiling on the CPU needs the RAM bandwidth, measured once at start.
@@ -140,3 +163,36 @@ def test_a_sweep_on_the_real_engine(qtbot, demo_folder: Path, demo_model: Path) 
         assert row.backend == "CPU" and row.ceiling_tok_s
     assert rows[1].pct_of_ceiling is not None
     win.close()
+
+
+def _refused_rows() -> list[BenchRow]:
+    """The shared runner's reasons for two configurations whose loads failed, one in the engine's words and one
+    without a word from it, as `tightfit bench` and the Tune tab both make them."""
+    settings = LoadSettings(n_threads=2, n_ctx=1024)
+    jobs = [Job(Config(settings)), Job(Config(settings.with_values(n_batch=256)))]
+    run = BenchRun(Path("m.gguf"), jobs, [BenchTest(16, 0)], 1)
+    run.start()
+    run.load_failed(words("llama.cpp could not load the model"))
+    run.load_failed("")
+    return run.rows
+
+
+def test_the_runners_reasons_read_in_chinese_in_the_table(qtbot, chinese: None) -> None:
+    view = TuneView()
+    qtbot.addWidget(view)
+    for row in _refused_rows():
+        view.add_row(row, "batch 512")
+    notes = [view.table.item(i, view.table.columnCount() - 1).text() for i in range(2)]
+    assert notes == ["无法加载：llama.cpp 无法加载该模型", "无法加载：引擎已停止"]
+    assert all(english_words(note) == [] for note in notes)
+
+
+def test_the_runners_reasons_in_english_are_the_clis(qtbot, english: None) -> None:
+    view = TuneView()
+    qtbot.addWidget(view)
+    rows = _refused_rows()
+    for row in rows:
+        view.add_row(row, "batch 512")
+    notes = [view.table.item(i, view.table.columnCount() - 1).text() for i in range(2)]
+    assert notes == ["could not load: llama.cpp could not load the model", "could not load: the engine stopped"]
+    assert notes == [str(row.reason) for row in rows]
