@@ -171,9 +171,7 @@ class BenchRun:
         self.failures += 1
         error = error or words("the engine stopped")
         self._failed_loads.append((settings, error))
-        reason = words("could not load: {error}", error=error)
-        for test in self.tests[self._test_index :]:
-            self._add(self._row(self._job, test, skipped=True, reason=reason), ran=False)
+        self._skip_rest(words("could not load: {error}", error=error))
         return self._next_job()
 
     def sent(self, request_id: int, pid: int | None) -> Action | None:
@@ -237,6 +235,8 @@ class BenchRun:
 
     def abandon(self) -> Finished:
         """End at once (the engine is gone or being ended): the test under way keeps the repetitions received."""
+        if not self.running:
+            return Finished(self.partial)
         self.stopping = True
         if self._testing:
             self._end_test("")
