@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar, cast
 
 from gui.core.chat_formats import parse_format_name
 from gui.core.memory_check import KEEP_LOADS
@@ -19,7 +19,7 @@ from gui.core.params import MARGIN, LoadSettings, NetworkLink
 from gui.core.presets import DEFAULT_PRESET, sampling_from_dict, sampling_to_dict
 from gui.core.prometheus_text import scrape_urls
 from gui.core.protocol import Sampling
-from gui.core.specs import FloatSpec, IntSpec, specs_of
+from gui.core.specs import ChoiceSpec, FloatSpec, IntSpec, Spec, specs_of
 from gui.core.theme import ThemeChoice, parse_choice
 
 __all__ = [
@@ -48,14 +48,29 @@ __all__ = [
 ]
 
 T = TypeVar("T")
+U = TypeVar("U")
 
 
 @dataclass(frozen=True, eq=False)  # compared and hashed by identity: each is declared once
 class Preference(Generic[T]):
+    """One stored preference. What a widget bound to it (gui/ui/preference_binding.py) shows follows from
+    the declaration: one of ``choices`` in a list, a number in a spin box (its range from ``spec``), a switch
+    for a bool, text for a string."""
+
     key: str  # the key in settings.json
     default: T
     parse: Callable[[Any], T]  # stored JSON -> value; raises ValueError or TypeError on bad data
     dump: Callable[[T], Any] = lambda value: value  # value -> JSON
+    choices: tuple[T, ...] = ()  # for a preference that is one of a few values: all of them
+    spec: Spec[T] | None = None  # the setting's declaration (range, step, suffix), for one that has one
+
+    @staticmethod
+    def of(spec: Spec[U]) -> Preference[U]:
+        """The preference a declared setting is kept as: its key, default and checks are the declaration's."""
+        if not spec.key:
+            raise ValueError(f"{spec.label!r} has no key to be stored under")
+        choices = spec.choices if isinstance(spec, ChoiceSpec) else ()
+        return Preference(spec.key, spec.default, spec.parse, choices=cast(tuple[U, ...], choices), spec=spec)
 
 
 def _string(value: Any) -> str:
@@ -152,11 +167,13 @@ SERVE_PORT = IntSpec(
     help="The port the API listens on (0: a free one, said once listening)",
 )
 SERVE_HOST: Preference[str] = Preference("serve_host", DEFAULT_HOST, _string)
-SERVE_PORT_NUMBER: Preference[int] = Preference("serve_port", SERVE_PORT.default, SERVE_PORT.parse)
+SERVE_PORT_NUMBER: Preference[int] = Preference.of(SERVE_PORT)
 SERVE_REMOTE: Preference[bool] = Preference("serve_allow_remote", False, _boolean)
 
 # Light or dark window: follow the desktop ("system"), or one chosen (gui/core/theme.py has both palettes).
-THEME: Preference[ThemeChoice] = Preference("theme", ThemeChoice.SYSTEM, parse_choice, lambda choice: choice.value)
+THEME: Preference[ThemeChoice] = Preference(
+    "theme", ThemeChoice.SYSTEM, parse_choice, lambda choice: choice.value, choices=tuple(ThemeChoice)
+)
 
 # The window's language: "system" follows the locale; the others are the translations shipped (resources/i18n).
 LANGUAGES = ("system", "en", "zh_CN")
@@ -168,7 +185,7 @@ def _language(value: Any) -> str:
     return str(value)
 
 
-LANGUAGE: Preference[str] = Preference("language", "system", _language)
+LANGUAGE: Preference[str] = Preference("language", "system", _language, choices=LANGUAGES)
 
 
 def _network_link(value: Any) -> NetworkLink:
@@ -188,10 +205,10 @@ SAMPLING_PRESETS: Preference[dict[str, Sampling]] = Preference(
     "sampling_presets", {}, _table(sampling_from_dict), _dump_table(sampling_to_dict)
 )
 SAMPLING_PRESET: Preference[str] = Preference("sampling_preset", DEFAULT_PRESET, _string)
-MARGIN_MIB: Preference[int] = Preference("margin_mib", MARGIN.default, MARGIN.parse)
-CAP_WATTS: Preference[int] = Preference("cap_watts", CAP.default, CAP.parse)
-ALERT_C: Preference[float] = Preference("alert_c", ALERT_TEMPERATURE.default, ALERT_TEMPERATURE.parse)
-INTERVAL_S: Preference[float] = Preference("interval_s", SAMPLE_INTERVAL.default, SAMPLE_INTERVAL.parse)
+MARGIN_MIB: Preference[int] = Preference.of(MARGIN)
+CAP_WATTS: Preference[int] = Preference.of(CAP)
+ALERT_C: Preference[float] = Preference.of(ALERT_TEMPERATURE)
+INTERVAL_S: Preference[float] = Preference.of(SAMPLE_INTERVAL)
 # Per model file name: the settings it was last loaded with.
 LAST_SETTINGS: Preference[dict[str, LoadSettings]] = Preference(
     "last_settings",

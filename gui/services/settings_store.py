@@ -11,9 +11,16 @@ start, so nothing in the file stops the window:
 - a path that cannot be read as a regular file (a directory, a FIFO, no permission, a symlink loop) is
   logged and left alone: the defaults are used, and this session's changes stay in memory rather than
   replace a file that was never read;
-- a write the disk refuses (full, read-only) is logged; the new value still holds for this session;
+- a write the disk refuses (full, read-only) is logged, and ``write_error`` says why; the new value still
+  holds for this session;
 - a single bad value (NaN, an out-of-range or absurd number, a NUL in text, a wrong type) is dropped by
   its declaration's parser (``gui.core.preferences``) when read, and the default is used.
+
+The window's store writes behind (``write_behind=True``): a change is seen by every read at once and the
+caller goes on; one background thread writes the file (the same atomic write, fsync included), at most once
+per ``delay_s`` however many changes came in that time, the newest values winning. ``flush()`` writes what
+is pending and waits for it (bounded); the window calls it as it closes, and every such store is flushed at
+interpreter exit besides. Without ``write_behind`` each change is written before ``write`` returns.
 
 Upgrades keep what the user has: the file carries ``schema_version``; a file of an older version (one
 without the key was written before versions were kept: version 0) is brought forward by ``MIGRATIONS``
@@ -23,6 +30,7 @@ version is read for the keys this version knows and keeps its version and every 
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import copy
 import json
@@ -32,6 +40,7 @@ import stat
 import tempfile
 import threading
 import time
+import weakref
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
@@ -40,8 +49,17 @@ from platformdirs import user_config_dir
 
 from gui.core.preferences import MODEL_FOLDERS, Preference
 from gui.core.words import Words, by_english, message_of, words
+from gui.services.write_behind import WriteBehind
 
-__all__ = ["MIGRATIONS", "SCHEMA_KEY", "SCHEMA_VERSION", "SettingsStore", "default_settings_path"]
+__all__ = [
+    "FLUSH_TIMEOUT_S",
+    "MIGRATIONS",
+    "SCHEMA_KEY",
+    "SCHEMA_VERSION",
+    "WRITE_DELAY_S",
+    "SettingsStore",
+    "default_settings_path",
+]
 
 log = logging.getLogger(__name__)
 
@@ -53,6 +71,11 @@ MAX_BYTES = 4 * 1024 * 1024
 MAX_DEPTH = 32
 # Set-aside copies of a bad file get distinct names; past this many in one second, the last is replaced.
 MAX_SET_ASIDE_TRIES = 100
+# Writing behind: a spin box held down changes its value ten times a second; the file is written at most
+# twice a second, and a crash loses at most this much.
+WRITE_DELAY_S = 0.5
+# How long a flush waits for the disk: a write takes milliseconds, a hung network home must not hang the close.
+FLUSH_TIMEOUT_S = 5.0
 T = TypeVar("T")
 
 SCHEMA_KEY = "schema_version"
@@ -74,20 +97,33 @@ def default_settings_path() -> Path:
 
 
 class SettingsStore:
-    """JSON-backed preferences (declared in gui.core.preferences); thread-safe; every write goes to disk at once.
+    """JSON-backed preferences (declared in gui.core.preferences); thread-safe. Each change is written to disk
+    before ``write`` returns, or, with ``write_behind``, by a background thread soon after (``flush`` waits).
 
     ``path`` defaults to ``user_config_dir("tightfit")/settings.json`` and is injectable for tests. Keys
     the file has but nothing declares (from a newer version, say) are kept as they are.
     """
 
-    def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        write_behind: bool = False,
+        delay_s: float = WRITE_DELAY_S,
+    ) -> None:
         self._path = Path(path) if path is not None else default_settings_path()
         self._lock = threading.RLock()
         # Why changes are not written to the file this session ("" when they are).
         self._unwritable = ""
         # One line for the window when the file could not be used as it was (None when it could).
         self.warning: str | None = None
+        # Why the latest change did not reach the file (None when it did, or nothing changed).
+        self.write_error: str | None = None
         self._data: dict[str, Any] = self._load()
+        self._behind: WriteBehind | None = None
+        if write_behind:
+            self._behind = WriteBehind(self._save_latest, delay_s=delay_s, name="settings-writer")
+            _behind_stores.add(self)
 
     @property
     def path(self) -> Path:
@@ -112,21 +148,55 @@ class SettingsStore:
 
     def write_many(self, values: Mapping[Preference[Any], Any]) -> None:
         """Set several preferences in one write; raises before anything changes if a value is not JSON.
-        A write the disk refuses is logged, and the values hold for this session."""
+        A write the disk refuses is logged (``write_error`` says why), and the values hold for this session."""
         with self._lock:
             new = dict(self._data)
             new.setdefault(SCHEMA_KEY, SCHEMA_VERSION)
-            new.update({pref.key: copy.deepcopy(pref.dump(value)) for pref, value in values.items()})
+            changes = {pref.key: copy.deepcopy(pref.dump(value)) for pref, value in values.items()}
             # Serialise first so a value JSON cannot store raises before anything changes.
-            text = json.dumps(new, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+            if self._behind is None:
+                new.update(changes)
+                text = _text(new)
+            else:
+                _text(changes)  # the values already held were JSON when they came in
+                new.update(changes)
             if self._unwritable:
                 log.warning("settings: not saved to %s (%s); kept for this session", self._path, self._unwritable)
-            else:
-                try:
-                    self._write(text)
-                except OSError as exc:
-                    log.warning("settings: cannot write %s (%s); kept for this session", self._path, _why(exc))
+                self.write_error = self._unwritable
+            elif self._behind is None:
+                self._save(text)
             self._data = new
+        if self._behind is not None and not self._unwritable:
+            self._behind.changed()
+
+    @property
+    def pending(self) -> bool:
+        """Whether a change is still to be written (only ever true for a store that writes behind)."""
+        return self._behind is not None and self._behind.pending
+
+    def flush(self, timeout_s: float = FLUSH_TIMEOUT_S) -> bool:
+        """Write every change made so far and wait for it, at most ``timeout_s``; True when they are all on
+        disk, False when the wait ran out or the write failed (logged; ``write_error`` says why)."""
+        finished = self._behind is None or self._behind.flush(timeout_s)
+        if not finished:
+            log.warning("settings: %s not written within %.1f s; the writer may still finish", self._path, timeout_s)
+        return finished and self.write_error is None
+
+    def _save_latest(self) -> None:
+        """Write the values as they are now (the writer thread's job): serialised under the lock, written
+        outside it, so a read never waits for the disk."""
+        with self._lock:
+            text = _text(self._data)
+        self._save(text)
+
+    def _save(self, text: str) -> None:
+        try:
+            self._write(text)
+        except OSError as exc:
+            log.warning("settings: cannot write %s (%s); kept for this session", self._path, _why(exc))
+            self.write_error = _why(exc)
+        else:
+            self.write_error = None
 
     # -- model folders ---------------------------------------------------------------------------
 
@@ -259,6 +329,22 @@ class SettingsStore:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
             raise
+
+
+def _text(data: Mapping[str, Any]) -> str:
+    """The file's content for ``data``; TypeError or ValueError for a value JSON cannot hold."""
+    return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+# Every store that writes behind, flushed when the interpreter exits: the window flushes its own as it closes,
+# this is for whatever else ends the process after a change.
+_behind_stores: weakref.WeakSet[SettingsStore] = weakref.WeakSet()
+
+
+@atexit.register
+def _flush_at_exit() -> None:
+    for store in list(_behind_stores):
+        store.flush()
 
 
 def _why(exc: OSError) -> str:
