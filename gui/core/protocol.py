@@ -1,13 +1,14 @@
 """Messages between the window (or CLI) and the engine worker process.
 
 Every message is a frozen dataclass sent inside an Envelope that carries the protocol version, so a
-worker from another build is refused with a clear message instead of misbehaving.
+worker from another build is refused with a clear message instead of misbehaving. ``Command`` is the union
+of what the client sends, ``Event`` of what the worker sends back; a message outside them is refused too.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeGuard, get_args
 
 from gui.core.specs import FloatSpec, IntSpec, specs_of
 from gui.core.words import words
@@ -206,6 +207,7 @@ class Bench:
     warmup: bool = True
 
 
+# Every command the client sends: the worker takes nothing else.
 Command = Load | Unload | Generate | Stop | Shutdown | DryRun | GetStats | Bench
 
 # ---- events: worker -> client ---------------------------------------------------------------
@@ -425,6 +427,7 @@ class Acknowledged:
     request_id: int | None = None  # the reply a Stop is for
 
 
+# Every event the worker sends: the client takes nothing else (tests/test_protocol.py checks the worker).
 Event = (
     Hello
     | LoadProgress
@@ -433,8 +436,11 @@ Event = (
     | Unloaded
     | Token
     | PromptRead
+    | Notice
     | Done
     | GenerateFailed
+    | DryRunResult
+    | EngineStats
     | CommandRejected
     | Acknowledged
     | BenchSample
@@ -442,11 +448,22 @@ Event = (
     | BenchFailed
 )
 
+COMMANDS: tuple[type, ...] = get_args(Command)
+EVENTS: tuple[type, ...] = get_args(Event)
+
+
+def is_command(message: object) -> TypeGuard[Command]:
+    return isinstance(message, COMMANDS)
+
+
+def is_event(message: object) -> TypeGuard[Event]:
+    return isinstance(message, EVENTS)
+
 
 @dataclass(frozen=True)
 class Envelope:
     version: int
-    payload: Any
+    payload: Command | Event
 
 
 def wrap(message: Command | Event) -> Envelope:
@@ -457,7 +474,7 @@ class ProtocolError(RuntimeError):
     pass
 
 
-def unwrap(envelope: object) -> Any:
+def unwrap(envelope: object) -> Command | Event:
     if not isinstance(envelope, Envelope):
         raise ProtocolError(f"unexpected message from the engine: {type(envelope).__name__}")
     if envelope.version != PROTOCOL_VERSION:
@@ -466,3 +483,19 @@ def unwrap(envelope: object) -> Any:
             "reinstall Tightfit so both come from the same version"
         )
     return envelope.payload
+
+
+def unwrap_command(envelope: object) -> Command:
+    """What the client sent; ProtocolError if it is not a command of this protocol."""
+    message = unwrap(envelope)
+    if not is_command(message):
+        raise ProtocolError(f"not an engine command: {type(message).__name__}")
+    return message
+
+
+def unwrap_event(envelope: object) -> Event:
+    """What the worker sent; ProtocolError if it is not an event of this protocol."""
+    message = unwrap(envelope)
+    if not is_event(message):
+        raise ProtocolError(f"not an engine event: {type(message).__name__}")
+    return message

@@ -53,7 +53,7 @@ FLASH_ATTN = {"auto": -1, "off": 0, "on": 1}
 INTERRUPTING = (p.Load, p.Unload, p.Generate, p.Shutdown, p.Bench)
 
 
-def interrupts(command: Any) -> bool:
+def interrupts(command: p.Command) -> bool:
     """Whether ``command``, waiting in the inbox, ends the replies being generated."""
     return isinstance(command, INTERRUPTING) and not (isinstance(command, p.Generate) and command.concurrent)
 
@@ -164,14 +164,14 @@ class Engine:
         self.n_threads = 0  # the load's CPU threads, restored after a benchmark that ran with others
         self.cached: list[int] = []  # tokens whose KV is in sequence 0 (the chat's prompt cache), in order
         self.n_slots = 1  # sequences that generate at once (llama.cpp's n_seq_max, at most one batch's tokens)
-        self._batch: Any = None  # llama_batch_init's batch for replies generated together, n_batch tokens
-        # Commands taken from the inbox while replies were generated together, for the command loop in order.
-        self._deferred: deque[Any] = deque()
-        self._together: dict[int, _Slot] = {}  # the replies generated together now, by sequence
+        self._batch: Any = None  # llama_batch_init's batch of n_batch tokens that every decode step fills
+        # Commands taken from the inbox while concurrent replies were generated, for the command loop in order.
+        self._deferred: deque[p.Command] = deque()
+        self._slots: dict[int, _Slot] = {}  # the replies under way, by sequence, in the order they came
         # Pipe I/O runs on two small threads so the decode loop never waits on it: the reader files
         # commands (a Stop only raises a flag) and the writer sends events while the next token decodes.
-        self.inbox: queue.Queue[Any] = queue.Queue()
-        self.outbox: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self.inbox: queue.Queue[p.Command] = queue.Queue()
+        self.outbox: queue.SimpleQueue[p.Event | None] = queue.SimpleQueue()  # None: the writer ends
         self.stop_ids: set[int] = set()  # replies a Stop came for (a reply's id is never reused)
         self._interrupting = 0  # Load/Unload/Generate/Shutdown commands waiting in the inbox
         self._waiting_lock = threading.Lock()
@@ -185,7 +185,7 @@ class Engine:
         self.totals: tuple[int, int, float, float] = (0, 0, 0.0, 0.0)
         self._piece_buf = ctypes.create_string_buffer(256)
 
-    def send(self, message: Any) -> None:
+    def send(self, message: p.Event) -> None:
         self.outbox.put(message)
 
     def _write_events(self) -> None:
@@ -198,9 +198,12 @@ class Engine:
     def _read_commands(self) -> None:
         while True:
             try:
-                command = p.unwrap(self.commands.recv())
+                command = p.unwrap_command(self.commands.recv())
             except (EOFError, OSError):
                 command = p.Shutdown()  # the client went away
+            except p.ProtocolError as exc:  # not a command of this build: refused, and the worker goes on
+                self.send(p.CommandRejected(str(exc)))
+                continue
             if isinstance(command, p.Stop):
                 self.stop_ids.add(command.request_id)
                 self.send(p.Acknowledged("stop", command.request_id))
@@ -235,7 +238,7 @@ class Engine:
             except Exception as exc:  # keep serving; the client shows the message
                 self.send(p.CommandRejected(f"{type(exc).__name__}: {exc}"))
 
-    def dispatch(self, command: Any) -> None:
+    def dispatch(self, command: p.Command) -> None:
         if isinstance(command, p.Load):
             try:
                 self.load(command)
@@ -245,10 +248,7 @@ class Engine:
             self.unload()
             self.send(p.Unloaded())
         elif isinstance(command, p.Generate):
-            if command.concurrent and self.ctx is not None and self.n_slots > 1:
-                self.generate_together(command)
-            else:
-                self.generate(command)
+            self.generate(command)
         elif isinstance(command, p.GetStats):
             self.send(self.stats())
         elif isinstance(command, p.DryRun):
@@ -335,7 +335,7 @@ class Engine:
         self.n_threads = settings.n_threads
         # Every slot's next token fits one batch beside the prompt chunks of slots still reading theirs.
         self.n_slots = max(1, min(int(llama.llama_n_seq_max(ctx)), self.n_batch))
-        self._batch = llama.llama_batch_init(self.n_batch, 0, 1) if self.n_slots > 1 else None
+        self._batch = llama.llama_batch_init(self.n_batch, 0, 1)
         self.choose_format()
         self.bos_text = self.special_text(llama.llama_vocab_bos(self.vocab))
         self.eos_text = self.special_text(llama.llama_vocab_eos(self.vocab))
@@ -358,22 +358,13 @@ class Engine:
         return p.EngineStats(
             model_path=self.model_path if self.ctx is not None else "",
             n_ctx=self.n_ctx if self.ctx is not None else 0,
-            n_cached_tokens=len(self.cached) + sum(slot.n_past for slot in self._together.values()),
+            n_cached_tokens=len(self.cached) + sum(s.n_past for s in self._slots.values() if not s.keeps_cache),
             n_prompt_tokens_total=totals[0],
             n_decoded_tokens_total=totals[1],
             prompt_ms_total=totals[2],
             decode_ms_total=totals[3],
             rss_mib=_rss_bytes() / (1 << 20),
         )
-
-    def _count_perf(self) -> None:
-        """Fold llama.cpp's perf counters into the totals since the load (they reset per reply)."""
-        perf = llama.llama_perf_context(self.ctx)
-        # llama.cpp reports a count of 0 as 1; a zero time tells the two apart.
-        n_p_eval = perf.n_p_eval if perf.t_p_eval_ms > 0 else 0
-        n_eval = perf.n_eval if perf.t_eval_ms > 0 else 0
-        n_p, n_e, t_p, t_e = self.totals
-        self.totals = (n_p + n_p_eval, n_e + n_eval, t_p + perf.t_p_eval_ms, t_e + perf.t_eval_ms)
 
     def dry_run(self, command: p.DryRun) -> p.DryRunResult:
         started = time.perf_counter()
@@ -517,13 +508,6 @@ class Engine:
         self.cached = prompt[:common]
         return common
 
-    def decode(self, tokens: list[int]) -> int:
-        array = (llama.llama_token * len(tokens))(*tokens)
-        status = int(llama.llama_decode(self.ctx, llama.llama_batch_get_one(array, len(tokens))))
-        if status == 0:
-            self.cached.extend(tokens)
-        return status
-
     # ---- generation -----------------------------------------------------------------------
 
     def make_sampler(self, s: p.Sampling) -> Any:
@@ -581,109 +565,32 @@ class Engine:
             return None
         return self.tokenize(rendered), chosen.stops
 
-    def generate(self, command: p.Generate) -> None:
-        rid = command.request_id
-        received = time.perf_counter()
+    def generate(self, first: p.Generate) -> None:
+        """Generate replies in one decode loop, as llama-server runs its slots: every step decodes one llama_batch
+        holding the next token of each reply that is generating and, in what room the batch has left, prompt
+        tokens of replies still reading theirs; each reply is sampled from its own output in the batch by its own
+        sampler chain.
+
+        A chat reply (and any reply where the load has one slot) runs alone on sequence 0, beside the KV of the
+        previous reply's prompt that it reuses (the prompt cache). A concurrent one takes a free sequence of its
+        own, and while it runs, concurrent Generates waiting in the inbox join in the sequences left; a reply
+        that ends frees its sequence at once (its KV removed) for the next. This returns when no reply is left,
+        or when a command that replaces what the engine does is waiting (every reply then ends, cancelled)."""
         if self.ctx is None:
-            self.send(p.GenerateFailed(rid, words("no model is loaded")))
+            self.send(p.GenerateFailed(first.request_id, words("no model is loaded")))
             return
-        prepared = self.checked_prompt(command)
-        if prepared is None:
-            return
-        prompt, format_stops = prepared
-
-        reused = self.reuse_prefix(prompt)
-        todo = prompt[reused:]
-        llama.llama_perf_context_reset(self.ctx)
-        for start in range(0, len(todo), self.n_batch):
-            status = self.decode(todo[start : start + self.n_batch])
-            if status != 0:
-                self.cached = []
-                llama.llama_memory_clear(llama.llama_get_memory(self.ctx), True)
-                if status == 1:  # no room left in the KV cache for this sequence
-                    self.send(self._context_full(rid, len(prompt)))
-                else:
-                    self.send(p.GenerateFailed(rid, _prompt_decode_failed(status), kind="decode"))
-                return
-            if self.stop_requested(rid):
-                self.send(p.Done(rid, self._stats(prompt, reused, 0, received, received, received, 0.0)))
-                return
-        prompt_done = time.perf_counter()
-        self.send(p.PromptRead(rid, len(prompt)))
-
-        sampler = self.make_sampler(command.sampling)
-        self._count_perf()  # the prompt's share; the decode rate below counts generated tokens only
-        llama.llama_perf_context_reset(self.ctx)
-        decoder = codecs.getincrementaldecoder("utf-8")("replace")
-        # The format's end-of-turn text ends the reply too, for a model that writes it as ordinary tokens.
-        stop_text = StopText(() if command.ignore_eos else format_stops + command.stops)
-        n_gen = 0
-        first = last = prompt_done
-        finish = "length"
-        one = self._one_token
-        # Built once: llama_batch_get_one points at `one`, refilled in place for each token. The next call
-        # that releases the GIL is then llama_decode, so the event writer sends this token during it.
-        batch_one = llama.llama_batch_get_one(one, 1)
+        together = first.concurrent and self.n_slots > 1
+        slots = self._slots
         try:
-            while n_gen < command.max_tokens:
-                token = int(llama.llama_sampler_sample(sampler, self.ctx, -1))
-                if not command.ignore_eos and llama.llama_vocab_is_eog(self.vocab, token):
-                    finish = "stop"
-                    break
-                text = stop_text.feed(decoder.decode(self.piece(token)))
-                last = time.perf_counter()
-                if n_gen == 0:
-                    first = last
-                self.send(p.Token(rid, text, n_gen))
-                n_gen += 1
-                if stop_text.stopped:
-                    finish = "stop"
-                    break
-                if self.stop_requested(rid):
-                    finish = "cancelled"
-                    break
-                if len(self.cached) >= self.n_ctx:
-                    finish = "context"
-                    break
-                if n_gen >= command.max_tokens:
-                    break
-                one[0] = token
-                status = int(llama.llama_decode(self.ctx, batch_one))
-                if status != 0:
-                    finish = "context" if status == 1 else f"error (llama_decode status {status})"
-                    break
-                self.cached.append(token)
-            # Text held back as the possible start of a stop text was not one: it belongs to the reply.
-            tail = stop_text.feed(decoder.decode(b"", final=True)) + stop_text.flush()
-            if tail:
-                self.send(p.Token(rid, tail, n_gen))
-        finally:
-            llama.llama_sampler_free(sampler)
-        perf = llama.llama_perf_context(self.ctx)
-        self._count_perf()
-        decode_rate = perf.n_eval / (perf.t_eval_ms / 1000) if perf.t_eval_ms > 0 and n_gen > 1 else 0.0
-        stats = self._stats(prompt, reused, n_gen, received, first, last, decode_rate, prompt_done, finish)
-        self.send(p.Done(rid, stats))
-
-    # ---- replies generated together -------------------------------------------------------
-
-    def generate_together(self, first: p.Generate) -> None:
-        """Concurrent replies, one sequence each, as llama-server batches its slots: every step decodes one
-        llama_batch holding the next token of each reply that is generating and, in what room the batch has left,
-        prompt tokens of replies still reading theirs. Each reply is sampled from its own output in the batch by
-        its own sampler chain. A reply that ends frees its sequence at once (its KV removed) and a concurrent
-        Generate waiting in the inbox takes it; this returns when none is left, or when a command that replaces
-        what the engine does is waiting (every reply then ends, cancelled)."""
-        slots = self._together
-        try:
-            self._admit(first)
+            self._admit(first, together)
             while True:
                 if self._interrupting > 0:
                     for slot in list(slots.values()):
                         self._end(slot, "cancelled")
                     return
-                while len(slots) < self.n_slots and (command := self._next_concurrent()) is not None:
-                    self._admit(command)
+                if together:
+                    while len(slots) < self.n_slots and (command := self._next_concurrent()) is not None:
+                        self._admit(command, together)
                 if not slots:
                     return
                 self._step()
@@ -722,51 +629,61 @@ class Engine:
             return None
         return prepared
 
-    def _admit(self, command: p.Generate) -> None:
-        """Give the request a free sequence, or refuse it in an event of its own (the others go on)."""
+    def _admit(self, command: p.Generate, together: bool) -> None:
+        """Give the request its sequence, or refuse it in an event of its own (the others go on). ``together``: a
+        free sequence of its own; otherwise sequence 0 and what its prompt cache holds of this prompt."""
         received = time.perf_counter()
         prepared = self.checked_prompt(command)
         if prepared is None:
             return
         prompt, format_stops = prepared
-        # Sequence 0 last: it keeps the chat's prompt cache while fewer replies than slots run.
-        seq = next(s for s in (*range(1, self.n_slots), 0) if s not in self._together)
-        if seq == 0:
-            self.cached = []
-        llama.llama_memory_seq_rm(llama.llama_get_memory(self.ctx), seq, -1, -1)
+        if together:
+            # Sequence 0 last: it keeps the chat's prompt cache while fewer replies than slots run.
+            seq = next(s for s in (*range(1, self.n_slots), 0) if s not in self._slots)
+            if seq == 0:
+                self.cached = []
+            llama.llama_memory_seq_rm(llama.llama_get_memory(self.ctx), seq, -1, -1)
+            reused = 0
+        else:
+            seq, reused = 0, self.reuse_prefix(prompt)
+        # The format's end-of-turn text ends the reply too, for a model that writes it as ordinary tokens.
         stops = () if command.ignore_eos else format_stops + command.stops
-        self._together[seq] = _Slot(
-            seq, command, prompt, StopText(stops), self.make_sampler(command.sampling), received
-        )
+        slot = _Slot(seq, command, prompt, StopText(stops), self.make_sampler(command.sampling), received)
+        slot.n_past = slot.reused = reused
+        slot.keeps_cache = not together
+        self._slots[seq] = slot
 
     def _step(self) -> None:
         """One llama_decode for every reply under way, then a token sampled for each whose output it holds."""
         batch, n = self._batch, 0
-        slots = sorted(self._together.values(), key=lambda slot: slot.seq)  # llama.cpp splits a sorted batch best
-        n_gen_tokens = 0
+        slots = sorted(self._slots.values(), key=_by_seq)  # llama.cpp splits a sorted batch best
         for slot in slots:
-            slot.i_batch = -1
+            slot.chunk = 0
             if slot.token is not None:
                 slot.i_batch = n
                 n = _batch_add(batch, n, slot.token, slot.n_past, slot.seq, True)
-                n_gen_tokens += 1
-        chunks: dict[int, int] = {}
-        for slot in self._together.values():  # prompts in the order requests came, as much as the batch has room for
+            else:
+                slot.i_batch = -1
+        n_gen_tokens = n
+        for slot in self._slots.values():  # prompts in the order requests came, as much as the batch has room for
             if slot.token is not None or slot.n_gen or n >= self.n_batch:
                 continue
-            chunk = slot.prompt[slot.n_past : slot.n_past + self.n_batch - n]
+            start = slot.n_past
+            chunk = slot.prompt[start : start + self.n_batch - n]
+            last = len(slot.prompt) - 1
             for offset, token in enumerate(chunk):
-                last = slot.n_past + offset == len(slot.prompt) - 1
-                if last:
+                if start + offset == last:
                     slot.i_batch = n
-                n = _batch_add(batch, n, token, slot.n_past + offset, slot.seq, last)
-            chunks[slot.seq] = len(chunk)
+                n = _batch_add(batch, n, token, start + offset, slot.seq, start + offset == last)
+            slot.chunk = len(chunk)
         batch.n_tokens = n
+        # Timed up to llama_synchronize: a backend may still be computing when llama_decode returns.
         started = time.perf_counter()
         status = int(llama.llama_decode(self.ctx, batch))
+        llama.llama_synchronize(self.ctx)
         done = time.perf_counter()
         if status != 0:
-            self._decode_failed(status, [s for s in slots if s.i_batch >= 0 or s.seq in chunks])
+            self._decode_failed(status, [s for s in slots if s.i_batch >= 0 or s.chunk])
             return
         self._count_step(n - n_gen_tokens, n_gen_tokens, done - started)
         for slot in slots:
@@ -774,14 +691,21 @@ class Engine:
                 slot.n_past += 1
                 slot.n_decoded += 1
                 slot.decode_s += done - started
-            elif slot.seq in chunks:
-                slot.n_past += chunks[slot.seq]
+                if slot.keeps_cache:
+                    self.cached.append(slot.token)
+            elif slot.chunk:
+                if slot.keeps_cache:
+                    self.cached.extend(slot.prompt[slot.n_past : slot.n_past + slot.chunk])
+                slot.n_past += slot.chunk
+                if self.stop_requested(slot.command.request_id):
+                    self._end(slot, "cancelled")
+                    continue
                 if slot.n_past == len(slot.prompt):
                     slot.prompt_done = done
                     self.send(p.PromptRead(slot.command.request_id, len(slot.prompt)))
-                elif self.stop_requested(slot.command.request_id):
-                    self._end(slot, "cancelled")
-                    continue
+                    if slot.command.max_tokens <= 0:
+                        self._end(slot, "length")
+                        continue
             if slot.i_batch >= 0:
                 self._sample(slot)
 
@@ -823,14 +747,19 @@ class Engine:
                 self._end(slot, failed=failed)
 
     def _end(self, slot: _Slot, finish: str = "", failed: p.GenerateFailed | None = None) -> None:
-        """The reply's last text and Done (or ``failed``); its sequence's KV is removed and the slot is free."""
-        del self._together[slot.seq]
+        """The reply's last text and Done (or ``failed``); the slot is free. Its sequence's KV is removed, unless
+        it is the prompt cache of a reply that ran (a prompt that could not be read leaves no cache)."""
+        del self._slots[slot.seq]
         llama.llama_sampler_free(slot.sampler)
-        llama.llama_memory_seq_rm(llama.llama_get_memory(self.ctx), slot.seq, -1, -1)
+        if failed is not None or not slot.keeps_cache:
+            llama.llama_memory_seq_rm(llama.llama_get_memory(self.ctx), slot.seq, -1, -1)
+            if slot.keeps_cache:
+                self.cached = []
         rid = slot.command.request_id
         if failed is not None:
             self.send(failed)
             return
+        # Text held back as the possible start of a stop text was not one: it belongs to the reply.
         tail = slot.stop_text.feed(slot.decoder.decode(b"", final=True)) + slot.stop_text.flush()
         if tail:
             self.send(p.Token(rid, tail, slot.n_gen))
@@ -838,7 +767,7 @@ class Engine:
         first = slot.first if slot.first is not None else received
         last = slot.last if slot.last is not None else received
         rate = slot.n_decoded / slot.decode_s if slot.decode_s > 0 and slot.n_gen > 1 else 0.0
-        stats = self._stats(slot.prompt, 0, slot.n_gen, received, first, last, rate, slot.prompt_done, finish)
+        stats = self._stats(slot.prompt, slot.reused, slot.n_gen, received, first, last, rate, slot.prompt_done, finish)
         self.send(p.Done(rid, stats))
 
     def _count_step(self, n_prompt: int, n_gen: int, seconds: float) -> None:
@@ -980,7 +909,7 @@ class Engine:
 
 
 class _Slot:
-    """One reply generated beside others: its sequence, its prompt, its sampler chain and its progress."""
+    """One reply under way: its sequence, its prompt, its sampler chain and its progress."""
 
     def __init__(
         self, seq: int, command: p.Generate, prompt: list[int], stop_text: StopText, sampler: Any, received: float
@@ -992,15 +921,22 @@ class _Slot:
         self.sampler = sampler
         self.received = received
         self.decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        self.keeps_cache = False  # its KV stays when it ends: the prompt cache of sequence 0 (Engine.cached)
+        self.reused = 0  # prompt tokens whose KV was already there (from the prompt cache)
         self.n_past = 0  # tokens of this sequence in the KV cache (the prompt's first, then the reply's)
         self.token: int | None = None  # sampled, to be decoded in the next batch (None while reading the prompt)
         self.i_batch = -1  # where this reply's output is in the batch being decoded (-1: none there)
+        self.chunk = 0  # prompt tokens of this reply in the batch being decoded
         self.n_gen = 0
         self.n_decoded = 0  # generated tokens decoded (the last one sampled never is)
         self.decode_s = 0.0  # time of the batches those were decoded in
         self.prompt_done: float | None = None
         self.first: float | None = None
         self.last: float | None = None
+
+
+def _by_seq(slot: _Slot) -> int:
+    return slot.seq
 
 
 def _batch_add(batch: Any, n: int, token: int, pos: int, seq: int, output: bool) -> int:
