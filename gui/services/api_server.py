@@ -27,7 +27,7 @@ import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeGuard
 
 from aiohttp import web
 
@@ -35,6 +35,9 @@ from gui.core import openai_api as api
 from gui.core import protocol as p
 from gui.core.openai_api import ApiError, CompletionRequest
 from gui.core.words import Words, by_english, words
+
+if TYPE_CHECKING:  # this module does not start workers and need not import the client
+    from gui.services.engine_client import ClientEvent, WorkerExited
 
 log = logging.getLogger(__name__)
 
@@ -119,11 +122,11 @@ class _Reply:
     def __init__(self, request_id: int, endpoint: str) -> None:
         self.request_id = request_id
         self.endpoint = endpoint
-        self.events: asyncio.Queue[Any] = asyncio.Queue()
+        self.events: asyncio.Queue[ClientEvent | _Ended] = asyncio.Queue()
         self.answered = False  # the engine said something about it
         self.ended = asyncio.Event()  # Done, GenerateFailed or _Ended reached the queue
 
-    def put(self, event: Any) -> None:
+    def put(self, event: ClientEvent | _Ended) -> None:
         self.answered = True
         self.events.put_nowait(event)
         if isinstance(event, p.Done | p.GenerateFailed | _Ended):
@@ -228,7 +231,7 @@ class ApiServer:
 
     # ---- the engine's events ----------------------------------------------------------------
 
-    def feed(self, event: Any) -> None:
+    def feed(self, event: ClientEvent) -> None:
         """An engine event, from any thread. The model it loads or unloads is noted at once; the rest is handed
         to the loop (dropped when the server has not started)."""
         if isinstance(event, p.Loaded):
@@ -241,7 +244,7 @@ class ApiServer:
         with contextlib.suppress(RuntimeError):  # the loop closed in between
             loop.call_soon_threadsafe(self._dispatch, event)
 
-    def _dispatch(self, event: Any) -> None:
+    def _dispatch(self, event: ClientEvent) -> None:
         request_id = getattr(event, "request_id", None)
         if request_id is not None:
             reply = self._replies.get(request_id)
@@ -259,7 +262,7 @@ class ApiServer:
                 if not reply.answered or not isinstance(event, p.CommandRejected):
                     self._put(reply, _Ended(getattr(event, "error", "") or "the model was unloaded"))
 
-    def _put(self, reply: _Reply, event: Any) -> None:
+    def _put(self, reply: _Reply, event: ClientEvent | _Ended) -> None:
         """Hand an event to the reply's handler; its end is told to the listeners here, where it arrives, even
         when the handler is gone (its client went away)."""
         if reply.ended.is_set():
@@ -473,7 +476,7 @@ class ApiServer:
         except Exception as exc:  # the engine is gone: nothing will answer for it
             self._put(reply, _Ended(str(exc)))
 
-    async def _events(self, request: CompletionRequest, reply: _Reply) -> AsyncIterator[Any]:
+    async def _events(self, request: CompletionRequest, reply: _Reply) -> AsyncIterator[ClientEvent]:
         """The reply's events up to and including Done; an engine failure becomes an ApiError."""
         while True:
             event = await reply.events.get()
@@ -526,7 +529,7 @@ class ApiServer:
         reply_id: str,
         created: int,
         response: web.StreamResponse | None,
-        event: Any,
+        event: ClientEvent,
     ) -> web.StreamResponse:
         if response is None:
             # Headers go once the prompt is read, so that a prompt the engine refuses is an HTTP error.
@@ -554,7 +557,7 @@ def _endpoint(request: CompletionRequest) -> str:
     return "chat" if request.chat else "completion"
 
 
-def _is_worker_exit(event: Any) -> bool:
+def _is_worker_exit(event: object) -> TypeGuard[WorkerExited]:
     # engine_client.WorkerExited, by name: this module does not start workers and need not import the client.
     return type(event).__name__ == "WorkerExited"
 

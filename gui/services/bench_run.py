@@ -26,7 +26,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gui.core import protocol as p
 from gui.core.bench import BenchRow, BenchTest, Job, needs_reload
@@ -34,6 +34,9 @@ from gui.core.params import LoadSettings
 from gui.core.words import words
 from gui.services.bench_meter import PeakMeter
 from gui.services.nvml import Nvml
+
+if TYPE_CHECKING:
+    from gui.services.engine_client import ClientEvent
 
 __all__ = ["Action", "BenchRun", "Finished", "LoadModel", "RunTest", "StopTest"]
 
@@ -183,7 +186,7 @@ class BenchRun:
         self._meter = PeakMeter(pid, self.nvml, self.gpu_count).__enter__()
         return StopTest(request_id) if self.stopping else None
 
-    def on_event(self, event: Any) -> Action | None:
+    def on_event(self, event: ClientEvent) -> Action | None:
         """An engine event; only the test under way's count, the rest return None."""
         if self._request is None or getattr(event, "request_id", None) != self._request:
             return None

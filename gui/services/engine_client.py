@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import platformdirs
 
@@ -32,8 +32,6 @@ from gui.services.numa import NumaPin, write_launcher
 from gui.services.system import oom_kill_count
 
 log = logging.getLogger(__name__)
-
-Listener = Callable[[Any], None]
 
 
 @dataclass(frozen=True)
@@ -47,6 +45,12 @@ class WorkerExited:
     pid: int | None = None  # which worker: a report can arrive after a new worker was started
     said_hello: bool = True  # False: it died before it was ready (it cannot start at all)
     log_path: Path | None = None  # that worker's log, kept when it did not end in order
+
+
+# What a listener is given: every event of the worker's, and the client's own report of the worker's end.
+ClientEvent = p.Event | WorkerExited
+Listener = Callable[[ClientEvent], None]
+E = TypeVar("E", bound=p.Event)  # what SyncEngine.expect waits for
 
 
 class EngineUnavailable(RuntimeError):
@@ -180,7 +184,7 @@ class EngineClient:
 
     # ---- commands -------------------------------------------------------------------------
 
-    def _send(self, command: Any) -> None:
+    def _send(self, command: p.Command) -> None:
         with self._send_lock:
             if self._commands is None:
                 raise EngineUnavailable("the engine is not running")
@@ -253,7 +257,7 @@ class EngineClient:
         try:
             while True:
                 try:
-                    message = p.unwrap(events.recv())
+                    message = p.unwrap_event(events.recv())
                 except (EOFError, OSError):
                     break
                 except p.ProtocolError as exc:
@@ -303,7 +307,7 @@ class SyncEngine:
     """A blocking wrapper for the CLI and benchmarks: events go to a queue that the caller drains."""
 
     def __init__(self, log_dir: Path | None = None) -> None:
-        self.events: queue.Queue[Any] = queue.Queue()
+        self.events: queue.Queue[ClientEvent] = queue.Queue()
         self.client = EngineClient(self.events.put, log_dir)
 
     def __enter__(self) -> SyncEngine:
@@ -314,7 +318,7 @@ class SyncEngine:
     def __exit__(self, *exc: object) -> None:
         self.client.close()
 
-    def next_event(self, timeout: float) -> Any:
+    def next_event(self, timeout: float) -> p.Event:
         try:
             event = self.events.get(timeout=timeout)
         except queue.Empty:
@@ -324,7 +328,7 @@ class SyncEngine:
             raise EngineUnavailable(event.reason + detail)
         return event
 
-    def expect(self, kind: type, timeout: float) -> Any:
+    def expect(self, kind: type[E], timeout: float) -> E:
         deadline = time.monotonic() + timeout
         while True:
             event = self.next_event(max(0.1, deadline - time.monotonic()))

@@ -33,7 +33,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Literal, Protocol
 
 from gui.core import power_sweep as core
 from gui.core import protocol as p
@@ -41,7 +41,7 @@ from gui.core.gpu_sample import GpuSample
 from gui.core.power_sweep import CapLimits, SweepResult, SweepRow, Window
 from gui.core.simulated_gpu import SimulatedGpu
 from gui.core.words import message_of, words
-from gui.services.engine_client import EngineUnavailable, WorkerExited
+from gui.services.engine_client import ClientEvent, EngineUnavailable, WorkerExited
 from gui.services.power_limit import Outcome, PowerLimiter, PowerResult
 from gui.services.power_restore import Watchdog, WatchdogError
 from gui.services.telemetry import GpuSource, SimulatedSource
@@ -421,13 +421,13 @@ class EngineFeed:
     """The engine's events for a sweep, as a queue. The CLI passes its SyncEngine's queue; the window makes
     an empty one and calls `feed(event)` from its engine listener (any thread) while the sweep runs."""
 
-    def __init__(self, events: queue.Queue[Any] | None = None) -> None:
-        self.events: queue.Queue[Any] = events if events is not None else queue.Queue()
+    def __init__(self, events: queue.Queue[ClientEvent] | None = None) -> None:
+        self.events: queue.Queue[ClientEvent] = events if events is not None else queue.Queue()
 
-    def feed(self, event: Any) -> None:
+    def feed(self, event: ClientEvent) -> None:
         self.events.put(event)
 
-    def poll(self, timeout_s: float) -> Any | None:
+    def poll(self, timeout_s: float) -> p.Event | None:
         """The next event, or None after timeout_s; EngineUnavailable when the worker has gone."""
         try:
             event = self.events.get(timeout=timeout_s)

@@ -14,13 +14,12 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from gui.core import protocol as p
 from gui.core.llama_log import stuck_reason
-from gui.services.engine_client import EngineClient, WorkerExited
+from gui.services.engine_client import ClientEvent, EngineClient, WorkerExited
 
 # A worker acknowledges Stop and Unload from its command reader at once, whatever it is computing...
 ACK_S = 5.0
@@ -31,14 +30,14 @@ FINISH_S = 120.0
 @dataclass
 class _Deadline:
     what: str  # "acknowledge Stop": what the worker failed to do, in words
-    met: Callable[[Any], bool]
+    met: Callable[[ClientEvent], bool]
     pid: int | None
     within_s: float
     timer: QTimer
 
 
 class EngineBridge(QObject):
-    engine_event = Signal(object)  # every event except Token
+    engine_event = Signal(object)  # every event except Token: a ClientEvent
     tokens_ready = Signal()  # drain with take_tokens()
 
     def __init__(self, client: EngineClient, parent: QObject | None = None) -> None:
@@ -47,12 +46,12 @@ class EngineBridge(QObject):
         self._tokens: list[tuple[p.Token, float]] = []
         self._closed = False
         self._deadlines: list[_Deadline] = []
-        self._taps: tuple[Callable[[Any], None], ...] = ()
+        self._taps: tuple[Callable[[ClientEvent], None], ...] = ()
         self.client = client
         client.set_listener(self._on_event)
         self.engine_event.connect(self._meet_deadlines)
 
-    def expect(self, what: str, met: Callable[[Any], bool], within_s: float) -> None:
+    def expect(self, what: str, met: Callable[[ClientEvent], bool], within_s: float) -> None:
         """Unless an event that ``met`` accepts arrives within ``within_s``, end the worker (it is stuck):
         the window then reports and restarts it as after a crash, keeping the conversation."""
         timer = QTimer(self)
@@ -62,7 +61,7 @@ class EngineBridge(QObject):
         self._deadlines.append(deadline)
         timer.start(round(within_s * 1000))
 
-    def _meet_deadlines(self, event: Any) -> None:  # UI thread
+    def _meet_deadlines(self, event: ClientEvent) -> None:  # UI thread
         for deadline in list(self._deadlines):
             if isinstance(event, WorkerExited) or deadline.met(event):
                 deadline.timer.stop()
@@ -75,15 +74,15 @@ class EngineBridge(QObject):
             return
         self.client.kill(stuck_reason(deadline.what, deadline.within_s))
 
-    def add_tap(self, tap: Callable[[Any], None]) -> None:
+    def add_tap(self, tap: Callable[[ClientEvent], None]) -> None:
         """Hand every event, tokens included, to ``tap`` on the reader thread as it arrives, even while the
         window closes: for work that runs on its own thread and waits on the engine (the power-cap sweep)."""
         self._taps = (*self._taps, tap)
 
-    def remove_tap(self, tap: Callable[[Any], None]) -> None:
+    def remove_tap(self, tap: Callable[[ClientEvent], None]) -> None:
         self._taps = tuple(t for t in self._taps if t is not tap)
 
-    def _on_event(self, message: Any) -> None:  # reader thread
+    def _on_event(self, message: ClientEvent) -> None:  # reader thread
         stale = isinstance(message, WorkerExited) and message.pid not in (None, self.client.pid)
         if stale and self.client.alive:
             return  # a worker that ended before the current one started: old news
