@@ -27,6 +27,7 @@ from gui.core.preferences import LANGUAGE
 from gui.core.words import JOINED_CONTEXT, WORDS_CONTEXT, Words, message_of
 from gui.services.desktop import resources_dir
 from gui.services.settings_store import SettingsStore
+from gui.ui.preference_binding import bind
 
 log = logging.getLogger(__name__)
 
@@ -207,21 +208,18 @@ class LanguageBox(QComboBox):
 
     def __init__(self, store: SettingsStore | None = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self._store = store
         self.addItem(tr("System language"), "system")
         for code, name in LANGUAGE_NAMES.items():
             self.addItem(name, code)
         self.setAccessibleName(tr("Language"))
         self.setToolTip(tr("The window's language; a change takes effect when Tightfit is next started"))
         self.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
-        chosen = store.read(LANGUAGE) if store is not None else "system"
-        self.setCurrentIndex(max(0, self.findData(chosen)))
+        if store is not None:
+            bind(store, LANGUAGE, self)  # the stored choice shown, each one the user picks kept
         self.activated.connect(self._chosen)
 
     def _chosen(self, index: int) -> None:
         choice = str(self.itemData(index))
-        if self._store is not None:
-            self._store.write(LANGUAGE, choice)
         window = self.window()
         if isinstance(window, QMainWindow):
             # Said in the language chosen, since that is the one the reader expects next.

@@ -21,6 +21,7 @@ from gui.core.preferences import THEME
 from gui.core.theme import DARK, LIGHT, Palette, ThemeChoice
 from gui.services.settings_store import SettingsStore
 from gui.ui.i18n import Tr
+from gui.ui.preference_binding import bind
 
 __all__ = [
     "Theme",
@@ -195,13 +196,14 @@ class ThemeBox(QComboBox):
 
     def __init__(self, store: SettingsStore | None = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self._store = store
         for choice, label in CHOICE_LABELS.items():
             self.addItem(tr(label), choice.value)
         self.setAccessibleName(tr("Theme"))
         self.setToolTip(tr("Light or dark window: System follows the desktop's setting"))
         self.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
         self._show(theme().choice)
+        if store is not None:
+            bind(store, THEME, self)  # the stored choice shown, each one the user picks kept
         self.activated.connect(self._chosen)
         theme().changed.connect(self._theme_changed)
 
@@ -209,17 +211,14 @@ class ThemeBox(QComboBox):
         self.setCurrentIndex(self.findData(choice.value))
 
     def _chosen(self, index: int) -> None:
-        choice = ThemeChoice(self.itemData(index))
-        theme().set_choice(choice)
-        if self._store is not None:
-            self._store.write(THEME, choice)
+        theme().set_choice(ThemeChoice(self.itemData(index)))
 
     def _theme_changed(self, _palette: Palette) -> None:
         self._show(theme().choice)
 
 
 def install_theme_control(window: QMainWindow, store: SettingsStore) -> ThemeBox:
-    """The window's theme choice, restored from `store` and shown at the right of its status bar."""
+    """The window's theme choice, restored from `store` (applied, then shown) at the right of its status bar."""
     theme().set_choice(store.read(THEME))
     box = ThemeBox(store, window)
     window.statusBar().addPermanentWidget(box)
