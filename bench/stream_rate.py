@@ -44,6 +44,10 @@ class Stamped(SyncEngine):
         self.arrivals: list[float] = []
         self.client.set_listener(self._on_event)
 
+    def __enter__(self) -> Stamped:
+        super().__enter__()
+        return self
+
     def _on_event(self, event: ClientEvent) -> None:
         if isinstance(event, p.Token):
             self.arrivals.append(time.perf_counter())
