@@ -6,7 +6,7 @@
 
 Two kinds of sources, both read as Python syntax trees (no import, no Qt):
 
-- the window's code (gui/ui/*.py): calls of a module's ``tr = Tr("context")`` — ``tr("text")``,
+- the window's code (gui/ui/**/*.py): calls of a module's ``tr = Tr("context")`` — ``tr("text")``,
   ``tr("text", "disambiguation")``, ``tr("%n model(s)", n=count)`` (a plural form: it has ``n``) and
   ``tr.mark("text")`` (a constant translated where it is used) — and ``core_text("context", "text")``;
 - strings of the Qt-free layers shown in the window and translated there with ``core_text(context, …)``:
@@ -237,7 +237,7 @@ def _words_messages(path: Path) -> Iterator[Message]:
 def collect(root: Path = ROOT) -> dict[tuple[str, str, str], Message]:
     """Every translatable string of the window, by (context, source, disambiguation)."""
     found: dict[tuple[str, str, str], Message] = {}
-    sources: list[Iterator[Message]] = [_window_messages(p) for p in sorted((root / "gui" / "ui").glob("*.py"))]
+    sources: list[Iterator[Message]] = [_window_messages(p) for p in sorted((root / "gui" / "ui").rglob("*.py"))]
     sources += [_spec_messages(root / name) for name in SPEC_SOURCES]
     sources += [_core_messages(context, root / name, owner) for context, name, owner in CORE]
     sources += [_named_messages(context, root / name, names, calls) for context, name, names, calls in CORE_NAMED]
@@ -322,9 +322,12 @@ def merged(language: str, found: dict[tuple[str, str, str], Message], path: Path
     wanted = {k: m for k, m in found.items() if m.numerus or not plural_only}
     changes = [f"new: [{m.context}] {m.source!r} ({m.where})" for k, m in wanted.items() if k not in old]
     changes += [f"vanished: [{k[0]}] {k[1]!r}" for k in old if k not in wanted]
+    # A string moved to another context (its code moved to another module) keeps its translation: the finished
+    # one of a vanished entry with the same source, comment and plural kind.
+    moved = {(k[1], k[2], e.message.numerus): e for k, e in old.items() if k not in wanted and e.finished}
     entries = []
     for key, message in wanted.items():
-        entry = old.get(key)
+        entry = old.get(key) or moved.get((message.source, message.comment, message.numerus))
         if entry is None or entry.message.numerus != message.numerus:
             entries.append(Entry(message, [], False))
         else:

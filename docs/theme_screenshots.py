@@ -37,6 +37,7 @@ from gui.core.simulated_gpu import SimulatedGpu  # noqa: E402
 from gui.core.theme import ThemeChoice  # noqa: E402
 from gui.services.bundle import GpuServices  # noqa: E402
 from gui.services.telemetry import SimulatedSource  # noqa: E402
+from gui.ui.compose import build_window  # noqa: E402
 from gui.ui.i18n import install_language  # noqa: E402
 from gui.ui.main_window import MainWindow  # noqa: E402
 from gui.ui.theme import theme  # noqa: E402
@@ -95,16 +96,16 @@ def main() -> int:
     services = dataclasses.replace(services, gpu=GpuServices.create(source, clock=clock))
     install_language("en")  # as the application does at start (the English plural forms)
     theme().set_choice(ThemeChoice.LIGHT)
-    window = MainWindow(services, LoadSettings(n_threads=2, n_ctx=2048))
+    window = build_window(services, LoadSettings(n_threads=2, n_ctx=2048))
     window.resize(*SIZE)
     window.show()
     window.start(select=DEMO)
-    wait(window.gpus_found)
+    wait(window.features.machine.gpus_found)
     if window.picker.current() is None:  # the library's first scan runs off the UI thread: it may come later
         wait(window.picker.scanned)
-    if not window.session.state.busy:
-        window.load_selected()
-    wait(window.load_finished)
+    if not window.features.session.state.busy:
+        window.features.load.load_selected()
+    wait(window.features.load.load_finished)
     window.chat.sampling_panel.preset.setCurrentText("Deterministic")
     window.chat.max_tokens = 120
     window.chat.input.setPlainText(PROMPT)

@@ -92,20 +92,21 @@ async def wait_signal(signal: Any, timeout: float) -> Any:
 async def start_up(window: Any, args: argparse.Namespace) -> None:
     """Wait for the engine and the first scan; then --load and --prompt if asked."""
 
-    ready = signal_future(window.engine_ready)
+    features = window.features
+    ready = signal_future(features.engine.engine_ready)
     scanned = signal_future(window.picker.scanned)
-    gpus = signal_future(window.gpus_found)
-    ram = signal_future(window.ram_measured)
+    gpus = signal_future(features.machine.gpus_found)
+    ram = signal_future(features.machine.ram_measured)
     window.start(select=args.model.resolve() if args.model else None)
     await asyncio.wait_for(asyncio.gather(ready, scanned, gpus, ram), SETTLE_TIMEOUT_S)
     if not (args.load or args.prompt):
         return
     if window.picker.current() is None:
-        window.load_status.setText(f"Nothing to load: no usable GGUF file in {window.picker.folder}")
+        window.load_bar.say(f"Nothing to load: no usable GGUF file in {window.picker.folder}")
         return
-    outcome = signal_future(window.load_finished)
-    window.load_selected()
-    if not window.session.state.busy and not outcome.done():
+    outcome = signal_future(features.load.load_finished)
+    features.load.load_selected()
+    if not features.session.state.busy and not outcome.done():
         outcome.cancel()
         return  # nothing was sent (the plan said it will not fit, or the settings are wrong): the window says why
     if not await asyncio.wait_for(outcome, SETTLE_TIMEOUT_S):
@@ -177,7 +178,7 @@ def build_services(
     from gui.services.settings_store import SettingsStore
     from gui.services.telemetry import SimulatedSource
 
-    settings = store or SettingsStore()
+    settings = store or SettingsStore(write_behind=True)
     extra = [Path(f) for f in settings.model_folders if Path(f) != models_dir]
     from gui.core import cards as catalog
 
@@ -204,8 +205,8 @@ def run_gui(args: argparse.Namespace, settings: Any, models_dir: Path, simulate:
     import qasync
     from PySide6.QtWidgets import QApplication
 
+    from gui.ui.compose import build_window
     from gui.ui.main_thread_gc import MainThreadGc
-    from gui.ui.main_window import MainWindow
 
     app = QApplication.instance() or QApplication(sys.argv[:1])
     set_identity(app)
@@ -219,7 +220,7 @@ def run_gui(args: argparse.Namespace, settings: Any, models_dir: Path, simulate:
     from gui.commands.flags import given_values
     from gui.core.params import LOAD_SPECS
 
-    window = MainWindow(services, settings, given_values(args, LOAD_SPECS))
+    window = build_window(services, settings, given_values(args, LOAD_SPECS))
     window.tabs.setCurrentIndex(TABS.index(getattr(args, "tab", "chat")))
     install_excepthook(window)
     if args.screenshot is not None:

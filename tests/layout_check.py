@@ -72,9 +72,9 @@ def main() -> None:
 
     from gui.app import build_services
     from gui.core.params import LoadSettings
-    from gui.ui.main_window import MainWindow
+    from gui.ui.compose import build_window
 
-    window = MainWindow(build_services(models, engine=FakeEngine()), LoadSettings(n_threads=2, n_ctx=8192))
+    window = build_window(build_services(models, engine=FakeEngine()), LoadSettings(n_threads=2, n_ctx=8192))
     window.show()
     window.start(select=min(models.glob("*.gguf"), default=None))
     settle(app, 2.0)

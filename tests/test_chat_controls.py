@@ -66,7 +66,7 @@ def test_the_pane_says_which_chat_format_is_in_use_and_why(qtbot, demo_model: Pa
     win = open_loaded(qtbot, demo_model, engine=engine)
     chat = win.chat
     assert not chat.format_note.isHidden() and chat.format_note.text() == why
-    assert "chat format: Gemma." in win.load_status.text()
+    assert "chat format: Gemma." in win.load_bar.status.text()
     assert "From the model: Gemma." in chat.format_box.toolTip()
     chat.format_box.setCurrentIndex(chat.format_box.findData("chatml"))  # the user's own pick needs no reason
     assert chat.format_note.isHidden()
@@ -166,14 +166,14 @@ def test_a_long_streamed_reply_arrives_complete(qtbot, demo_model: Path) -> None
     chat.max_tokens = 1200
     chat.ignore_eos = True
     received: list[str] = []
-    original = win.bridge.take_tokens  # tap what the bridge hands the pane
+    original = win.features.bridge.take_tokens  # tap what the bridge hands the pane
 
     def tap() -> list:
         tokens = original()
         received.extend(t.text for t, _ in tokens)
         return tokens
 
-    win.bridge.take_tokens = tap  # type: ignore[method-assign]
+    win.features.bridge.take_tokens = tap  # type: ignore[method-assign]
     chat.input.setPlainText("Write a very long story about the sea.")
     with qtbot.waitSignal(chat.reply_finished, timeout=TIMEOUT) as done:
         chat.send()

@@ -29,8 +29,8 @@ CUDA_OOM = (
 def test_oom_abort_mid_reply(qtbot, demo_model: Path) -> None:
     win = open_window(qtbot, demo_model.parent, demo_model, LoadSettings(n_threads=2, n_ctx=2048))
     win.plan_panel.select_target("v100-16gb")  # planning for a V100: the safer reload takes layers off
-    with qtbot.waitSignal(win.model_loaded, timeout=TIMEOUT):
-        win.load_selected()
+    with qtbot.waitSignal(win.features.load.model_loaded, timeout=TIMEOUT):
+        win.features.load.load_selected()
     chat = win.chat
     chat.sampling_panel.preset.setCurrentText("Deterministic")
     # Long enough that the worker is still writing when it is frozen, however far a busy machine lets the
@@ -41,11 +41,11 @@ def test_oom_abort_mid_reply(qtbot, demo_model: Path) -> None:
     qtbot.mouseClick(chat.send_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: sum(n for _, n in chat.arrivals) >= 5, timeout=TIMEOUT)
 
-    client = win.bridge.client
+    client = win.features.bridge.client
     assert client.log_path is not None and client.pid is not None
     with client.log_path.open("a") as log:
         log.write(CUDA_OOM)
-    with qtbot.waitSignal(win.engine_died, timeout=30_000) as died:
+    with qtbot.waitSignal(win.features.engine.engine_died, timeout=30_000) as died:
         os.kill(client.pid, signal.SIGABRT)
     event = died.args[0]
     assert event.exitcode == -signal.SIGABRT and event.failure.kind == "out_of_memory"
@@ -61,7 +61,7 @@ def test_oom_abort_mid_reply(qtbot, demo_model: Path) -> None:
 
     # One click: safer settings, a fresh worker, the model loaded again, the conversation still there.
     qtbot.waitUntil(lambda: client.alive, timeout=TIMEOUT)
-    with qtbot.waitSignal(win.model_loaded, timeout=TIMEOUT) as loaded:
+    with qtbot.waitSignal(win.features.load.model_loaded, timeout=TIMEOUT) as loaded:
         qtbot.mouseClick(chat.notice_button, Qt.MouseButton.LeftButton)
     assert isinstance(loaded.args[0], p.Loaded)
     assert win.params.settings().n_gpu_layers < 31
@@ -82,21 +82,21 @@ def test_a_worker_that_does_not_answer_stop_is_ended_and_replaced(
     monkeypatch.setattr("gui.ui.chat_pane.ACK_S", 1.0)
     win = open_window(qtbot, demo_model.parent, demo_model, LoadSettings(n_threads=2, n_ctx=2048))
     win.plan_panel.select_target("cpu")
-    with qtbot.waitSignal(win.model_loaded, timeout=TIMEOUT):
-        win.load_selected()
+    with qtbot.waitSignal(win.features.load.model_loaded, timeout=TIMEOUT):
+        win.features.load.load_selected()
     chat = win.chat
     chat.max_tokens = 400
     chat.ignore_eos = True
     chat.input.setPlainText("Write a long story about a lighthouse.")
     chat.send()
     qtbot.waitUntil(lambda: sum(n for _, n in chat.arrivals) >= 3, timeout=TIMEOUT)
-    client = win.bridge.client
+    client = win.features.bridge.client
     frozen = client.pid
     assert frozen is not None
     os.kill(frozen, signal.SIGSTOP)
     # The stop takes hold as each of its threads is next scheduled; on a busy machine that is not at once.
     qtbot.waitUntil(lambda: _state(frozen) == "T", timeout=TIMEOUT)
-    with qtbot.waitSignal(win.engine_died, timeout=30_000) as died:
+    with qtbot.waitSignal(win.features.engine.engine_died, timeout=30_000) as died:
         # The button, not Esc: a shortcut needs the window active, which a busy test machine may not grant
         # in time (Esc is tested in test_chat_controls).
         chat.stop_button.click()
@@ -108,8 +108,8 @@ def test_a_worker_that_does_not_answer_stop_is_ended_and_replaced(
     _, reply = chat.conversation.turns
     assert reply.text and reply.note == "interrupted: the engine stopped"
     qtbot.waitUntil(lambda: client.alive and client.pid != frozen, timeout=TIMEOUT)
-    with qtbot.waitSignal(win.model_loaded, timeout=TIMEOUT):
-        win.load_selected()
+    with qtbot.waitSignal(win.features.load.model_loaded, timeout=TIMEOUT):
+        win.features.load.load_selected()
     win.close()
 
 
@@ -127,13 +127,13 @@ def test_a_load_that_fails_says_why_and_the_model_before_comes_back(qtbot, demo_
     broken.write_bytes(bytes(data))
 
     win = open_window(qtbot, folder, good, LoadSettings(n_threads=2, n_ctx=1024))
-    with qtbot.waitSignal(win.model_loaded, timeout=TIMEOUT):
-        win.load_selected()
+    with qtbot.waitSignal(win.features.load.model_loaded, timeout=TIMEOUT):
+        win.features.load.load_selected()
     assert win.picker.select_path(broken)
-    with qtbot.waitSignals([win.load_finished, win.model_loaded], timeout=TIMEOUT):
-        win.load_selected()
-    status = win.load_status.text()
+    with qtbot.waitSignals([win.features.load.load_finished, win.features.load.model_loaded], timeout=TIMEOUT):
+        win.features.load.load_selected()
+    status = win.load_bar.status.text()
     assert "Broken-Q4_1.gguf did not load: llama.cpp reported an error: invalid n_rot" in status, status
-    assert win.session.state.ready and win.session.state.model == good  # back as it was
-    assert win.log_button.isVisible()
+    assert win.features.session.state.ready and win.features.session.state.model == good  # back as it was
+    assert win.load_bar.log_button.isVisible()
     win.close()

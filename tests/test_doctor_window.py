@@ -65,7 +65,9 @@ def test_the_doctor_runs_at_start_off_the_ui_thread_and_badges_its_tab(qtbot, de
     assert all(name.startswith("doctor") for name in doctor.threads)  # the Background's thread, not the UI's
     request = doctor.requests[-1]
     assert request.build is not None and request.build.llama_cpp_python == "fake"
-    assert request.settings.n_threads == 2 and request.n_ctx_train == 8192  # the demo model's trained context
+    assert (
+        request.settings.n_threads == 2 and request.known_facts()["n_ctx_train"] == 8192
+    )  # the demo model's trained context
     index = win.tabs.indexOf(win.doctor)
     assert win.tabs.tabText(index) == "D&octor (2)"
     assert not win.tabs.tabIcon(index).isNull()
@@ -83,14 +85,16 @@ class MainWindowWithDoctor:
     def open(qtbot, demo_folder: Path, doctor: Doctor, **services):
         """The window whose Doctor service is ``doctor`` from the start (set before the engine's hello)."""
         from gui.app import build_services
-        from gui.ui.main_window import MainWindow
+        from gui.ui.compose import build_window
 
         built = build_services(demo_folder, engine=services.pop("engine", FakeEngine()), **services)
         built.doctor = doctor
-        win = MainWindow(built, LoadSettings(n_threads=2, n_ctx=1024))
+        win = build_window(built, LoadSettings(n_threads=2, n_ctx=1024))
         qtbot.addWidget(win)
         win.show()
-        with qtbot.waitSignals([win.engine_ready, win.picker.scanned, win.doctor_checked], timeout=TIMEOUT):
+        with qtbot.waitSignals(
+            [win.features.engine.engine_ready, win.picker.scanned, win.features.doctor.checked], timeout=TIMEOUT
+        ):
             win.start()
         return win
 
@@ -99,7 +103,7 @@ def test_a_fix_button_changes_the_setting_and_the_engine_line_opens_the_doctor(q
     win = MainWindowWithDoctor.open(qtbot, demo_folder, Doctor())
     button = win.doctor.action_buttons["cpu.threads"]
     assert button.text() == "Use 3 threads"
-    with qtbot.waitSignal(win.doctor_checked, timeout=TIMEOUT):  # a fix is followed by a fresh run
+    with qtbot.waitSignal(win.features.doctor.checked, timeout=TIMEOUT):  # a fix is followed by a fresh run
         qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
     assert win.params.settings().n_threads == 3
     assert "Threads set to 3" in win.statusBar().currentMessage()
@@ -113,15 +117,15 @@ def test_check_again_runs_every_check_again_and_a_failure_is_said(qtbot, demo_fo
     doctor = Doctor()
     win = MainWindowWithDoctor.open(qtbot, demo_folder, doctor)
     calls = len(doctor.requests)
-    with qtbot.waitSignal(win.doctor_checked, timeout=TIMEOUT):
+    with qtbot.waitSignal(win.features.doctor.checked, timeout=TIMEOUT):
         qtbot.mouseClick(win.doctor.run_button, Qt.MouseButton.LeftButton)
     assert len(doctor.requests) == calls + 1
 
     def broken(_request: DoctorRequest) -> tuple[Check, ...]:
         raise OSError("sysfs went away")
 
-    win.services.doctor = broken
-    win.run_doctor()
+    win.features.services.doctor = broken
+    win.features.doctor.run()
     qtbot.waitUntil(lambda: "could not run: sysfs went away" in win.doctor.summary.text(), timeout=TIMEOUT)
     assert win.doctor.run_button.isEnabled()
     win.close()
@@ -157,14 +161,14 @@ def test_the_pin_is_remembered_per_machine_and_moves_the_running_engine(
     cpulist.write_text(f"{allowed[0]}\n")
     store = SettingsStore(tmp_path / "settings.json")
     win = MainWindowWithDoctor.open(qtbot, demo_folder, Doctor(), store=store, engine=EngineClient(log_dir=tmp_path))
-    monkeypatch.setattr("gui.ui.main_window.node_cpus", lambda node: node_cpus(node, root))
-    words = win.pin_numa(0)
-    pid = win.bridge.client.pid
+    monkeypatch.setattr("gui.ui.controllers.engine.node_cpus", lambda node: node_cpus(node, root))
+    words = win.features.engine.pin_numa(0)
+    pid = win.features.bridge.client.pid
     assert pid is not None
     assert os.sched_getaffinity(pid) == {allowed[0]}
     assert f"NUMA node 0 (CPUs {allowed[0]})" in words
     assert store.read(NUMA_PINS) == {machine_id(): 0}
-    assert win.bridge.client.numa == NumaPin(0, frozenset({allowed[0]}))
+    assert win.features.bridge.client.numa == NumaPin(0, frozenset({allowed[0]}))
     win.close()
 
 

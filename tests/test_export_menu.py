@@ -188,7 +188,7 @@ def test_in_the_window_a_saved_card_carries_the_load_and_its_speeds_and_opening_
     win.chat.input.setPlainText("Hello")
     with qtbot.waitSignal(win.chat.reply_finished, timeout=TIMEOUT):
         win.chat.send()
-    facts = win._card_facts()
+    facts = win.features.card_facts()
     assert facts.gen_tok_s == 42.0 and facts.engine_build is not None
     target = tmp_path / "tuned.json"
     menu.ask_save_path = lambda *_: str(target)
@@ -197,7 +197,7 @@ def test_in_the_window_a_saved_card_carries_the_load_and_its_speeds_and_opening_
     card = read_card(target)
     assert card.settings == win.params.settings() and card.gen_tok_s == 42.0
     win.params.set_settings(win.params.settings().with_values(n_threads=1))
-    assert win._card_facts().gen_tok_s is None  # speeds of other settings are not these settings' speeds
+    assert win.features.card_facts().gen_tok_s is None  # speeds of other settings are not these settings' speeds
     menu.ask_open_path = lambda *_: str(target)
     menu.open_card_file()
     qtbot.waitUntil(lambda: win.params.settings().n_threads == 2, timeout=TIMEOUT)

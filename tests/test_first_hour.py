@@ -20,15 +20,18 @@ def test_settings_moved_after_a_load_ask_for_a_reload_and_the_library_marks_the_
     qtbot, demo_model: Path
 ) -> None:
     win = open_window(qtbot, demo_model.parent, demo_model, engine=FakeEngine())
-    assert win.load_button.text() == "&Load"
+    assert win.load_bar.load_button.text() == "&Load"
     load(qtbot, win)
     item = win.picker.topLevelItem(0).child(0)
     assert item.font(0).bold() and not item.icon(0).isNull()
     win.params.rows["n_ctx"].set_value(2048)
-    assert win.load_button.text() == "&Reload to apply" and "changed since the load" in win.load_button.toolTip()
+    assert (
+        win.load_bar.load_button.text() == "&Reload to apply"
+        and "changed since the load" in win.load_bar.load_button.toolTip()
+    )
     win.params.rows["n_ctx"].set_value(1024)  # back to what is loaded
-    assert win.load_button.text() == "&Load"
-    win.unload()
+    assert win.load_bar.load_button.text() == "&Load"
+    win.features.load.unload()
     assert not item.font(0).bold() and item.icon(0).isNull()
     win.close()
 
@@ -37,7 +40,9 @@ def test_the_load_line_counts_layers_as_the_slider_does(qtbot, demo_model: Path)
     win = open_window(qtbot, demo_model.parent, demo_model, engine=FakeEngine())
     load(qtbot, win)
     # The test engine is a CPU build, as the default llama-cpp-python is.
-    assert "context 1,024, all 31 layers on the CPU (this engine build has no GPU offload)" in win.load_status.text()
+    assert (
+        "context 1,024, all 31 layers on the CPU (this engine build has no GPU offload)" in win.load_bar.status.text()
+    )
     win.close()
 
 
@@ -59,7 +64,7 @@ def test_the_keyboard_alone_is_enough(qtbot, demo_model: Path) -> None:
     assert not win.chat.system_prompt.hasFocus() and "\t" not in win.chat.system_prompt.toPlainText()
     assert win.chat.conversation.messages()[0].content == "Be brief."
 
-    with qtbot.waitSignal(win.model_loaded, timeout=TIMEOUT):
+    with qtbot.waitSignal(win.features.load.model_loaded, timeout=TIMEOUT):
         QTest.keyClick(win, Qt.Key.Key_L, Qt.KeyboardModifier.ControlModifier)
     assert win.chat.input.hasFocus()  # loaded: ready to type
     QTest.keyClick(win, Qt.Key.Key_F, Qt.KeyboardModifier.ControlModifier)
@@ -78,7 +83,13 @@ def test_the_keyboard_alone_is_enough(qtbot, demo_model: Path) -> None:
         if widget is not None and widget not in order:
             order.append(widget)
         QTest.keyClick(widget or win, Qt.Key.Key_Tab)
-    wanted = [win.picker, win.params.rows["n_ctx"].spin, win.plan_panel.margin, win.load_button, win.chat.input]
+    wanted = [
+        win.picker,
+        win.params.rows["n_ctx"].spin,
+        win.plan_panel.margin,
+        win.load_bar.load_button,
+        win.chat.input,
+    ]
     assert all(w in order for w in wanted), [type(w).__name__ for w in order]
     positions = [order.index(w) for w in wanted]
     assert positions == sorted(positions)
@@ -109,7 +120,7 @@ def test_a_reply_far_below_the_ceiling_gets_a_hint_once(qtbot, demo_model: Path)
     cores = os.cpu_count() or 1
     win = open_window(
         qtbot, demo_model.parent, demo_model, LoadSettings(n_threads=cores, n_ctx=1024), engine=engine,
-        also=lambda w: [w.ram_measured],
+        also=lambda w: [w.features.machine.ram_measured],
     )  # fmt: skip
     load(qtbot, win)
     hints: list[str] = []
@@ -130,5 +141,5 @@ def test_the_window_opens_no_larger_than_the_screen(qtbot, demo_model: Path) -> 
     win = open_window(qtbot, demo_model.parent, demo_model, engine=FakeEngine())
     room = win.screen().availableGeometry()
     assert win.width() <= room.width() and win.height() <= room.height()
-    load_button = win.load_button.mapTo(win, win.load_button.rect().bottomRight())
+    load_button = win.load_bar.load_button.mapTo(win, win.load_bar.load_button.rect().bottomRight())
     assert win.rect().contains(load_button)

@@ -15,18 +15,21 @@ from gui.commands.flags import given_values, settings_from_args
 from gui.core.params import LOAD_SPECS, LoadSettings
 from gui.core.preferences import LAST_SETTINGS
 from gui.services.settings_store import SettingsStore
+from gui.ui.compose import build_window
 from gui.ui.main_window import MainWindow
 
 
 def _window(qtbot, demo_model: Path, store: SettingsStore, argv: list[str]) -> MainWindow:
     args = build_parser().parse_args(argv)
     settings = settings_from_args(args)
-    win = MainWindow(
+    win = build_window(
         build_services(demo_model.parent, engine=FakeEngine(), store=store), settings, given_values(args, LOAD_SPECS)
     )
     qtbot.addWidget(win)
     win.show()
-    with qtbot.waitSignals([win.engine_ready, win.picker.scanned, win.gpus_found], timeout=TIMEOUT):
+    with qtbot.waitSignals(
+        [win.features.engine.engine_ready, win.picker.scanned, win.features.machine.gpus_found], timeout=TIMEOUT
+    ):
         win.start(select=demo_model)
     return win
 

@@ -68,7 +68,7 @@ def test_rename_search_delete_and_new_chat(qtbot, demo_model: Path, tmp_path: Pa
     chat.sampling = p.Sampling(temperature=0.0, seed=0)
     chat.max_tokens = 8
     for question in ("Tell me about lighthouses.", "Tell me about volcanoes."):
-        win.new_chat()
+        win.features.chat.new_chat()
         chat.input.setPlainText(question)
         with qtbot.waitSignals([history.saved, chat.reply_finished], timeout=TIMEOUT):
             chat.send()

@@ -141,9 +141,9 @@ def test_a_log_line_when_the_engine_dies(qtbot, tmp_path: Path, payload: str, de
     engine = FakeEngine()
     win = open_window(qtbot, demo_model.parent, demo_model, engine=engine)
     load(qtbot, win)
-    with qtbot.waitSignal(win.engine_died, timeout=TIMEOUT):
+    with qtbot.waitSignal(win.features.engine.engine_died, timeout=TIMEOUT):
         engine.kill(exitcode=-6, log=(f"llama_model_load: error loading model: {payload}", "GGML_ASSERT(x) failed"))
-    assert payload in win.chat.notice.text() and payload in win.load_status.text()
+    assert payload in win.chat.notice.text() and payload in win.load_bar.status.text()
     render_everything(win, [])
     data_labels_are_plain(win, payload)
     win.close()

@@ -114,9 +114,7 @@ VIEWS = (
     "params",
     "plan_panel",
     "picker",
-    "load_button",
-    "unload_button",
-    "log_button",
+    "load_bar",  # Load, Unload, the engine's log, the load's progress and status line
     "theme_box",
     "language_box",
     "tabs_titles",

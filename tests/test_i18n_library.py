@@ -13,6 +13,7 @@ from PySide6.QtCore import Qt
 
 from gui.core.cards import find_card
 from gui.core.params import LoadSettings
+from gui.core.planning_context import PlanningContext
 from gui.core.words import Words
 from gui.services.demo_model import DEMO_MODEL, FetchError, ensure_wheel_file
 from gui.services.devices import device_from_card
@@ -73,7 +74,9 @@ def test_files_that_cannot_be_used_say_why_in_chinese(qtbot, tmp_path: Path, chi
     # The Models tab lists the same files with their reasons, in Chinese too.
     tab = ModelsTab(folder, HubClient(endpoint="http://127.0.0.1:9", timeout=3))
     qtbot.addWidget(tab)
-    tab.set_context(LoadSettings(n_threads=2, n_ctx=4096), [device_from_card(find_card("v100-16gb"))], 512.0, None)
+    tab.set_context(
+        PlanningContext(LoadSettings(n_threads=2, n_ctx=4096), (device_from_card(find_card("v100-16gb")),), 512.0)
+    )
     tab.set_local_variants("bad files", [e for e in picker.entries if e.error])
     table = tab.local_table
     qtbot.waitUntil(lambda: table.rowCount() == len(reasons), timeout=10_000)

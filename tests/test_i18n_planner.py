@@ -226,13 +226,17 @@ def test_the_will_not_fit_dialog_lists_the_ways_out_in_chinese(
     win = open_window(qtbot, folder, model, LoadSettings(n_threads=2, n_ctx=8192), engine=FakeEngine(), nvml=Nvml(fake))
     win.plan_panel.set_engine_offload(True)
     win.plan_panel.margin.setValue(0)
-    assert win.plan is not None and win.plan.verdict == "will not fit" and win.plan.suggestions
-    qtbot.mouseClick(win.load_button, Qt.MouseButton.LeftButton)
-    dialog = win.overcommit_dialog
+    assert (
+        win.features.load.plan is not None
+        and win.features.load.plan.verdict == "will not fit"
+        and win.features.load.plan.suggestions
+    )
+    qtbot.mouseClick(win.load_bar.load_button, Qt.MouseButton.LeftButton)
+    dialog = win.features.load.overcommit_dialog
     assert dialog is not None and dialog.isVisible()
     ways = dialog.informativeText()
     assert_chinese(ways)
-    for sentence in win.plan.suggestions:
+    for sentence in win.features.load.plan.suggestions:
         assert f"• {planner_text(sentence)}" in ways
     assert "--ngl" in ways and "--ctx" in ways
     dialog.reject()

@@ -20,7 +20,7 @@ __all__ = ["chinese", "models"]  # fixtures, used by name
 
 def test_a_refused_tensor_split_is_said_in_chinese_and_the_old_value_kept(qtbot, models, chinese: None) -> None:
     win = two_gpu_window(qtbot, models)
-    with qtbot.waitSignal(win.planned, timeout=5000):
+    with qtbot.waitSignal(win.features.load.planned, timeout=5000):
         type_split(qtbot, win, "3/1")
     type_split(qtbot, win, "3,x")
     note = win.params.note.text()

@@ -17,8 +17,8 @@ from PySide6.QtGui import QFontMetrics
 from PySide6.QtWidgets import QApplication, QStyle, QTreeWidgetItem
 from window_kit import TIMEOUT, open_window
 
+import gui.ui.controllers.library as library_controller
 import gui.ui.library_empty as library_empty
-import gui.ui.main_window as main_window
 from gui.services.demo_model import FetchError
 from gui.services.history import HistoryStore
 from gui.services.library import Library
@@ -240,7 +240,7 @@ def test_an_empty_library_explains_how_to_get_a_model(qtbot, tmp_path: Path, mon
     other = tmp_path / "kept"
     other.mkdir()
     tiny(other / "Tiny-Q4_K_M.gguf")
-    monkeypatch.setattr(main_window.QFileDialog, "getExistingDirectory", lambda *_a, **_k: str(other))
+    monkeypatch.setattr(library_controller.QFileDialog, "getExistingDirectory", lambda *_a, **_k: str(other))
     with qtbot.waitSignal(win.picker.scanned, timeout=TIMEOUT):
         panel.folder_button.click()
     assert win.picker.folders == [empty, other] and not panel.isVisible()

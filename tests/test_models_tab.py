@@ -48,7 +48,7 @@ def open_quants_window(qtbot, folder: Path, tmp_path: Path, hub: FakeHub | None 
         folder,
         folder / "Qwen3.5-27B-Q4_K_M.gguf",
         LoadSettings(n_threads=2, n_ctx=8192),
-        also=lambda w: [w.ram_measured],
+        also=lambda w: [w.features.machine.ram_measured],
         engine=FakeEngine(),
         history=HistoryStore(tmp_path / "h.sqlite3"),
         store=SettingsStore(tmp_path / "settings.json"),
@@ -81,10 +81,14 @@ def test_the_quant_table_says_which_quant_fits_and_picks_it(qtbot, folder: Path,
     assert q3.tok_s and q4.tok_s and q3.tok_s > q4.tok_s  # smaller and all on the GPU: faster
     assert table.item(1, 8).text() and "quantize" in table.item(1, 8).toolTip()
     # Choosing the row selects that file and sizes the load to the card.
-    with qtbot.waitSignal(win.planned, timeout=5000):
+    with qtbot.waitSignal(win.features.load.planned, timeout=5000):
         table.cellDoubleClicked.emit(1, 0)
     assert win.picker.current() is not None and win.picker.current().path.name == "Qwen3.5-27B-Q3_K_S.gguf"
-    assert win.plan is not None and win.plan.fits and win.plan.layers_on_gpu == 65
+    assert (
+        win.features.load.plan is not None
+        and win.features.load.plan.fits
+        and win.features.load.plan.layers_on_gpu == 65
+    )
     win.close()
 
 
@@ -103,7 +107,7 @@ def test_files_added_and_removed_are_noticed(qtbot, folder: Path, tmp_path: Path
     other.mkdir()
     write_shape(other / "Qwen3.5-2B-Q4_K_M.gguf", SHAPES["qwen35-2b"])
     with qtbot.waitSignal(win.picker.scanned, timeout=TIMEOUT):
-        win.add_model_folder(other)
+        win.features.library.add_model_folder(other)
     assert any(e.path.parent == other for e in win.picker.entries)
     assert str(other) in SettingsStore(tmp_path / "settings.json").model_folders
     win.close()

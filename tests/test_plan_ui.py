@@ -62,7 +62,7 @@ def test_without_a_gpu_the_window_plans_for_a_picked_card(qtbot, models: Path) -
     assert panel.target_combo.currentText().startswith("What if I had a Tesla V100")
     assert "What if" in panel.mode_label.text()
     # Q4_K_M of a 27B at 8k, everything on a 16 GB V100: the plan says it will not fit, and why.
-    plan = win.plan
+    plan = win.features.load.plan
     assert plan is not None and not plan.fits and plan.verdict == "will not fit"
     assert "Will not fit" in panel.verdict_label.text() and "To make it fit" in panel.verdict_label.text()
     bar = panel.bars[0]
@@ -73,12 +73,12 @@ def test_without_a_gpu_the_window_plans_for_a_picked_card(qtbot, models: Path) -
 def test_the_bar_follows_the_sliders_and_shows_mib_on_hover(qtbot, models: Path) -> None:
     win = open_plan_window(qtbot, models, models / "Qwen3.5-27B-Q3_K_S.gguf")
     bar = win.plan_panel.bars[0]
-    assert win.plan is not None and win.plan.fits
-    kv_before = win.plan.devices[0].kv_mib
-    with qtbot.waitSignal(win.planned, timeout=5000):
+    assert win.features.load.plan is not None and win.features.load.plan.fits
+    kv_before = win.features.load.plan.devices[0].kv_mib
+    with qtbot.waitSignal(win.features.load.planned, timeout=5000):
         win.params.rows["n_ctx"].set_value(32768)
-    assert win.plan.devices[0].kv_mib == pytest.approx(kv_before * 4, rel=1e-6)
-    assert win.plan.fits  # Q3_K_S fits at 32k as well
+    assert win.features.load.plan.devices[0].kv_mib == pytest.approx(kv_before * 4, rel=1e-6)
+    assert win.features.load.plan.fits  # Q3_K_S fits at 32k as well
     # Hover: the first pixels past "other" and the CUDA context are weights.
     image = bar.grab().toImage()
     blue = QColor(next(s.colour for s in SEGMENTS if s.key == "weights_mib"))
@@ -91,13 +91,13 @@ def test_the_bar_follows_the_sliders_and_shows_mib_on_hover(qtbot, models: Path)
 def test_auto_fit_keeps_pins_and_the_margin(qtbot, models: Path) -> None:
     win = open_plan_window(qtbot, models, models / "Qwen3.5-27B-Q4_K_M.gguf")
     win.params.rows["n_ctx"].pin.setChecked(True)
-    with qtbot.waitSignal(win.planned, timeout=5000):
+    with qtbot.waitSignal(win.features.load.planned, timeout=5000):
         qtbot.mouseClick(win.plan_panel.auto_fit_button, Qt.MouseButton.LeftButton)
     settings = win.params.settings()
     assert settings.n_ctx == 8192  # pinned
     assert settings.n_gpu_layers < 65  # fewer layers is the only way left
-    assert win.plan is not None and win.plan.fits
-    assert win.plan.devices[0].free_after_mib >= win.plan_panel.margin.value()
+    assert win.features.load.plan is not None and win.features.load.plan.fits
+    assert win.features.load.plan.devices[0].free_after_mib >= win.plan_panel.margin.value()
     win.close()
 
 
@@ -105,9 +105,9 @@ def test_the_users_partial_offload_shows_every_term_and_what_buys_room(qtbot, mo
     # Q4_K_M at 8k on a V100 with the layers that fit: auto-fit with the context pinned.
     win = open_plan_window(qtbot, models, models / "Qwen3.5-27B-Q4_K_M.gguf")
     win.params.rows["n_ctx"].pin.setChecked(True)
-    with qtbot.waitSignal(win.planned, timeout=5000):
+    with qtbot.waitSignal(win.features.load.planned, timeout=5000):
         qtbot.mouseClick(win.plan_panel.auto_fit_button, Qt.MouseButton.LeftButton)
-    plan = win.plan
+    plan = win.features.load.plan
     assert plan is not None and plan.fits and plan.partial
     panel = win.plan_panel
     bar = panel.bars[0]
@@ -137,7 +137,7 @@ def test_measured_gpus_are_planned_with_their_free_memory(qtbot, models: Path) -
     panel = win.plan_panel
     assert panel.current_target().key == "detected"
     assert "Measured" in panel.mode_label.text()
-    device = win.plan.devices[0]
+    device = win.features.load.plan.devices[0]
     assert device.other_mib == pytest.approx(2048.0)
     assert device.free_mib == pytest.approx(16160.0 - 2048.0)
     win.close()
@@ -152,11 +152,15 @@ def test_a_cpu_only_engine_plans_the_gpus_layers_on_the_cpu(qtbot, models: Path)
     assert panel.devices() == ()
     assert "GPU layers will run on the CPU" in panel.mode_label.text()
     assert "Doctor" in panel.mode_label.text()
-    assert win.plan is not None and win.plan.devices == () and win.plan.layers_on_gpu == 0
+    assert (
+        win.features.load.plan is not None
+        and win.features.load.plan.devices == ()
+        and win.features.load.plan.layers_on_gpu == 0
+    )
     assert "0 of" in panel.host_label.text() and "layers on the GPU" in panel.host_label.text()
     # The same machine once the engine is rebuilt for the card plans on the card again.
     panel.set_engine_offload(True)
-    assert len(panel.devices()) == 1 and win.plan is not None and win.plan.layers_on_gpu > 0
+    assert len(panel.devices()) == 1 and win.features.load.plan is not None and win.features.load.plan.layers_on_gpu > 0
     win.close()
 
 
@@ -165,7 +169,7 @@ def test_simulated_card_is_labelled(qtbot, models: Path) -> None:
     assert win.plan_panel.current_target().simulated
     assert "SIMULATED" in win.plan_panel.mode_label.text()
     assert "SIMULATED" in win.windowTitle()
-    assert win.plan.devices[0].name.startswith("SIMULATED")
+    assert win.features.load.plan.devices[0].name.startswith("SIMULATED")
     win.close()
 
 
@@ -173,15 +177,15 @@ def test_simulated_card_is_labelled(qtbot, models: Path) -> None:
 def test_verify_shows_llama_cpp_figures_beside_the_estimate(qtbot, models: Path) -> None:
     win = open_plan_window(qtbot, models, models / "Qwen3.5-27B-Q3_K_S.gguf", real_engine=True)
     win.plan_panel.select_target("cpu")
-    with qtbot.waitSignal(win.verified, timeout=TIMEOUT) as got:
+    with qtbot.waitSignal(win.features.load.verified, timeout=TIMEOUT) as got:
         qtbot.mouseClick(win.plan_panel.verify_button, Qt.MouseButton.LeftButton)
     result: p.DryRunResult = got.args[0]
     assert result.ok, result.error
     text = win.plan_panel.verify_label.text()
     assert "llama.cpp's own dry run" in text
-    assert f"KV {result.kv_mib:,.2f} MiB (plan {win.plan.kv_mib:,.2f})" in text
-    assert result.kv_mib == pytest.approx(win.plan.kv_mib, abs=0.01)
-    assert result.recurrent_mib == pytest.approx(win.plan.recurrent_mib, abs=0.01)
+    assert f"KV {result.kv_mib:,.2f} MiB (plan {win.features.load.plan.kv_mib:,.2f})" in text
+    assert result.kv_mib == pytest.approx(win.features.load.plan.kv_mib, abs=0.01)
+    assert result.recurrent_mib == pytest.approx(win.features.load.plan.recurrent_mib, abs=0.01)
     win.close()
 
 
@@ -196,23 +200,23 @@ def test_a_load_that_will_not_fit_is_stopped_with_a_way_out(qtbot, models: Path,
     # built for the card, as the set-up builds it on a machine with one. (The load itself runs on the CPU.)
     panel.set_engine_offload(True)
     panel.margin.setValue(0)
-    assert win.plan is not None and win.plan.verdict == "will not fit"
-    qtbot.mouseClick(win.load_button, Qt.MouseButton.LeftButton)
-    dialog = win.overcommit_dialog
+    assert win.features.load.plan is not None and win.features.load.plan.verdict == "will not fit"
+    qtbot.mouseClick(win.load_bar.load_button, Qt.MouseButton.LeftButton)
+    dialog = win.features.load.overcommit_dialog
     assert dialog is not None and dialog.isVisible()
     assert "will not fit" in dialog.windowTitle()
     assert "--ngl" in dialog.informativeText() and "--ctx" in dialog.informativeText()
-    assert not win.session.state.busy  # nothing was sent to the engine
+    assert not win.features.session.state.busy  # nothing was sent to the engine
     # Cancel keeps everything as it was ...
     dialog.reject()
-    assert win.overcommit_dialog is None and not win.session.state.busy
+    assert win.features.load.overcommit_dialog is None and not win.features.session.state.busy
     # ... "Load anyway" loads, after llama.cpp's own dry run.
-    qtbot.mouseClick(win.load_button, Qt.MouseButton.LeftButton)
-    dialog = win.overcommit_dialog
+    qtbot.mouseClick(win.load_bar.load_button, Qt.MouseButton.LeftButton)
+    dialog = win.features.load.overcommit_dialog
     anyway = next(b for b in dialog.buttons() if b.text() == "Load anyway")
-    with qtbot.waitSignals([win.verified, win.model_loaded], timeout=TIMEOUT):
+    with qtbot.waitSignals([win.features.load.verified, win.features.load.model_loaded], timeout=TIMEOUT):
         anyway.click()
-    assert win.session.state.ready
+    assert win.features.session.state.ready
     win.close()
 
 
@@ -223,14 +227,14 @@ def test_cpu_only_ceiling_uses_the_measured_ram_bandwidth(qtbot, models: Path) -
         models / "Qwen3.5-27B-Q3_K_S.gguf",
         LoadSettings(n_threads=2, n_ctx=4096),
         engine=FakeEngine(),
-        also=lambda w: [w.ram_measured],
+        also=lambda w: [w.features.machine.ram_measured],
     )
     win.plan_panel.select_target("cpu")
-    assert win.ram_bandwidth_gbs is not None and win.ram_bandwidth_gbs > 0.5
-    plan = win.plan
+    assert win.features.planning.ram_bandwidth_gbs is not None and win.features.planning.ram_bandwidth_gbs > 0.5
+    plan = win.features.load.plan
     assert plan is not None and plan.predicted_tg_tok_s is not None
     # Every weight but the embedding table is read once per token from host memory.
-    bytes_per_token = win.ram_bandwidth_gbs * 1e9 / plan.predicted_tg_tok_s
+    bytes_per_token = win.features.planning.ram_bandwidth_gbs * 1e9 / plan.predicted_tg_tok_s
     assert 0.8 * plan.weights_mib * (1 << 20) < bytes_per_token <= plan.weights_mib * (1 << 20)
     assert "Decode ceiling" in win.plan_panel.verdict_label.text()
     win.close()
@@ -240,9 +244,9 @@ def test_cpu_only_ceiling_uses_the_measured_ram_bandwidth(qtbot, models: Path) -
 def test_verify_on_a_cpu_build_compares_like_with_like(qtbot, models: Path) -> None:
     win = open_plan_window(qtbot, models, models / "Qwen3.5-27B-Q3_K_S.gguf", real_engine=True)
     win.plan_panel.select_target(V100)
-    assert win.session.state.build is not None
-    assert not win.session.state.build.gpu_offload
-    with qtbot.waitSignal(win.verified, timeout=TIMEOUT) as got:
+    assert win.features.session.state.build is not None
+    assert not win.features.session.state.build.gpu_offload
+    with qtbot.waitSignal(win.features.load.verified, timeout=TIMEOUT) as got:
         qtbot.mouseClick(win.plan_panel.verify_button, Qt.MouseButton.LeftButton)
     result: p.DryRunResult = got.args[0]
     text = win.plan_panel.verify_label.text()
@@ -260,10 +264,10 @@ def test_a_planner_failure_is_a_line_in_the_panel_not_a_dialog(
     def broken(*_args: object, **_kwargs: object) -> None:
         raise IndexError("list index out of range")
 
-    monkeypatch.setattr("gui.ui.main_window.plan", broken)
-    monkeypatch.setattr("gui.ui.main_window.auto_fit", broken)
+    monkeypatch.setattr("gui.core.planning_context.plan", broken)
+    monkeypatch.setattr("gui.core.planning_context.auto_fit", broken)
     win.params.rows["n_ctx"].set_value(4096)
-    assert win.plan is None
+    assert win.features.load.plan is None
     assert win.plan_panel.verdict_label.text() == "Cannot plan this file: list index out of range"
     qtbot.mouseClick(win.plan_panel.auto_fit_button, Qt.MouseButton.LeftButton)
     assert "Cannot plan this file" in win.plan_panel.verdict_label.text()
@@ -299,10 +303,12 @@ def test_a_card_the_machine_does_not_have_never_stops_a_load(qtbot, models: Path
     panel.select_target("custom")
     panel.margin.setValue(0)
     panel.custom_vram.setValue(640)
-    assert win.plan is not None and win.plan.verdict == "will not fit"
-    with qtbot.waitSignal(win.model_loaded, timeout=TIMEOUT):
-        qtbot.mouseClick(win.load_button, Qt.MouseButton.LeftButton)
-    assert win.overcommit_dialog is None and [path for path, _ in engine.loads] == [str(models / demo_model.name)]
+    assert win.features.load.plan is not None and win.features.load.plan.verdict == "will not fit"
+    with qtbot.waitSignal(win.features.load.model_loaded, timeout=TIMEOUT):
+        qtbot.mouseClick(win.load_bar.load_button, Qt.MouseButton.LeftButton)
+    assert win.features.load.overcommit_dialog is None and [path for path, _ in engine.loads] == [
+        str(models / demo_model.name)
+    ]
     win.close()
 
 
@@ -335,14 +341,14 @@ def test_after_a_load_the_drivers_reading_is_set_beside_the_plan_and_corrects_th
     engine = FakeEngine(build=CUDA_BUILD)
     store = SettingsStore(tmp_path / "settings.json")
     win = open_plan_window(qtbot, models, models / demo_model.name, nvml=nvml, engine=engine, store=store, target=None)
-    qtbot.waitUntil(lambda: win.driver_version == "570.133.20", timeout=TIMEOUT)
+    qtbot.waitUntil(lambda: win.features.machine.driver_version == "570.133.20", timeout=TIMEOUT)
     panel = win.plan_panel
-    assert win.plan is not None and panel.current_target().key == "detected"
-    planned = win.plan.devices[0].needed_mib
-    base_overhead = win.plan.devices[0].overhead_mib
+    assert win.features.load.plan is not None and panel.current_target().key == "detected"
+    planned = win.features.load.plan.devices[0].needed_mib
+    base_overhead = win.features.load.plan.devices[0].overhead_mib
     # What the driver will list for the engine once it has loaded: 150 MiB more than the plan.
     gpu.readings["processes"] = [{"pid": engine.pid, "used_bytes": int((planned + 150) * (1 << 20)), "name": "python"}]
-    with qtbot.waitSignal(win.memory_measured, timeout=TIMEOUT) as measured:
+    with qtbot.waitSignal(win.features.machine.memory_measured, timeout=TIMEOUT) as measured:
         load(qtbot, win)
     (check,) = measured.args[0]
     assert check.planned_mib == pytest.approx(planned) and check.difference_mib == pytest.approx(150, abs=1)
@@ -350,10 +356,10 @@ def test_after_a_load_the_drivers_reading_is_set_beside_the_plan_and_corrects_th
     (key,) = store.read(MEMORY_CHECKS)
     assert "570.133.20" in key and "CUDA" in key and store.read(MEMORY_CHECKS)[key] == [pytest.approx(150, abs=1)]
     # From now on the plan for this card adds what was measured, and says so.
-    assert win.plan.devices[0].overhead_mib == pytest.approx(base_overhead + 150, abs=1)
+    assert win.features.load.plan.devices[0].overhead_mib == pytest.approx(base_overhead + 150, abs=1)
     assert "corrected by +150 MiB from 1 load on this card" in panel.mode_label.text()
     # A second load measures against the uncorrected plan again: the difference does not count itself twice.
-    with qtbot.waitSignal(win.memory_measured, timeout=TIMEOUT) as measured:
+    with qtbot.waitSignal(win.features.machine.memory_measured, timeout=TIMEOUT) as measured:
         load(qtbot, win)
     assert measured.args[0][0].difference_mib == pytest.approx(150, abs=1)
     assert "from 2 loads" in panel.mode_label.text()
@@ -378,11 +384,11 @@ def test_on_a_simulated_card_the_load_is_measured_and_corrects_the_plan_as_on_a_
         simulate=find_card("v100-16gb"),
     )
     panel = win.plan_panel
-    assert panel.current_target().simulated and win.plan is not None
-    device = win.plan.devices[0]
+    assert panel.current_target().simulated and win.features.load.plan is not None
+    device = win.features.load.plan.devices[0]
     planner_overhead = device.overhead_mib
     assert planner_overhead == pytest.approx(200 + 3 * 80)  # the planner's own term for a V100's 80 SMs
-    with qtbot.waitSignal(win.memory_measured, timeout=TIMEOUT) as measured:
+    with qtbot.waitSignal(win.features.machine.memory_measured, timeout=TIMEOUT) as measured:
         load(qtbot, win)
     (check,) = measured.args[0]
     assert check.simulated and check.planned_mib == pytest.approx(device.needed_mib)
@@ -391,14 +397,16 @@ def test_on_a_simulated_card_the_load_is_measured_and_corrects_the_plan_as_on_a_
     assert "the simulated card reports" in panel.measured_label.text() and "-40 MiB" in panel.measured_label.text()
     (key,) = store.read(MEMORY_CHECKS)
     assert "|simulated|" in key
-    assert win.plan.devices[0].overhead_mib == pytest.approx(CONTEXT_MIB)  # corrected to what the card held
+    assert win.features.load.plan.devices[0].overhead_mib == pytest.approx(
+        CONTEXT_MIB
+    )  # corrected to what the card held
     assert "SIMULATED card" in panel.mode_label.text()
     assert "corrected by -40 MiB from 1 load on this card" in panel.mode_label.text()
-    gpu = win.services.gpu.simulated.gpus[0]
+    gpu = win.features.services.gpu.simulated.gpus[0]
     sample = gpu.sample(0.0)
     assert [(p.pid, round(p.used_mib)) for p in sample.processes] == [(engine.pid, round(check.measured_mib))]
-    with qtbot.waitSignal(win.session.changed, timeout=TIMEOUT, check_params_cb=lambda s, _b: not s.ready):
-        win.unload()
+    with qtbot.waitSignal(win.features.session.changed, timeout=TIMEOUT, check_params_cb=lambda s, _b: not s.ready):
+        win.features.load.unload()
     assert gpu.memory_used_mib == 0 and not gpu.sample(0.0).processes
     win.close()
 

@@ -32,7 +32,7 @@ def sweep_window(qtbot, demo_folder: Path, demo_model: Path, *, loaded: bool = T
 
 
 def card(win) -> SimulatedGpu:
-    simulated = win.services.gpu.simulated
+    simulated = win.features.services.gpu.simulated
     assert simulated is not None
     return simulated.gpus[0]
 
@@ -45,7 +45,7 @@ def quick(win, caps: str, measure_s: float = 1.0) -> None:
 
 
 def run_to_end(qtbot, win) -> SweepResult:
-    with qtbot.waitSignal(win.power_sweep_finished, timeout=TIMEOUT) as done:
+    with qtbot.waitSignal(win.features.power.finished, timeout=TIMEOUT) as done:
         qtbot.mouseClick(win.power_sweep.start_button, Qt.MouseButton.LeftButton)
     result = done.args[0]
     assert isinstance(result, SweepResult), result
@@ -74,7 +74,7 @@ def test_the_sweep_is_planned_from_the_card_and_bad_caps_are_said(qtbot, demo_fo
     view.caps.setText("250")
     qtbot.mouseClick(view.start_button, Qt.MouseButton.LeftButton)
     assert view.summary.text() == "Load a model first: at each cap the sweep measures it decoding."
-    assert win.power_runner is None
+    assert win.features.power.runner is None
     win.close()
 
 
@@ -90,8 +90,8 @@ def test_a_sweep_measures_each_cap_restores_the_limit_and_applies_the_recommenda
     # While it runs: chat waits and says why, the power panel waits, loads wait.
     assert "power-cap sweep is using the engine" in win.chat.engine_busy
     assert win.monitor.power_panel.locked and not win.monitor.power_panel.cap_button.isEnabled()
-    assert not win.load_button.isEnabled() and not view.start_button.isEnabled()
-    with qtbot.waitSignal(win.power_sweep_finished, timeout=TIMEOUT) as done:
+    assert not win.load_bar.load_button.isEnabled() and not view.start_button.isEnabled()
+    with qtbot.waitSignal(win.features.power.finished, timeout=TIMEOUT) as done:
         pass
     result: SweepResult = done.args[0]
     assert [row.cap_w for row in result.rows] == [300, 150] and not result.partial
@@ -105,7 +105,7 @@ def test_a_sweep_measures_each_cap_restores_the_limit_and_applies_the_recommenda
     assert xs == [150.0, 300.0] and max(ys) == pytest.approx(100.0)
     assert view.recommendation.text().startswith("Recommended: ")
     assert "is back at 300 W" in view.summary.text()
-    assert not win.chat.engine_busy and not win.monitor.power_panel.locked and win.load_button.isEnabled()
+    assert not win.chat.engine_busy and not win.monitor.power_panel.locked and win.load_bar.load_button.isEnabled()
     # One click applies the recommendation through the power panel; the card holds it.
     chosen = result.recommendation
     assert chosen is not None and view.apply_button.text() == f"Cap at {chosen.cap_w} W"
@@ -123,7 +123,7 @@ def test_stop_keeps_the_caps_measured_and_restores(qtbot, demo_folder: Path, dem
     qtbot.mouseClick(view.start_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: view.table.rowCount() == 1, timeout=TIMEOUT)
     assert not view.measure.isEnabled() and not view.caps.isEnabled()  # what runs is what was planned
-    with qtbot.waitSignal(win.power_sweep_finished, timeout=TIMEOUT) as done:
+    with qtbot.waitSignal(win.features.power.finished, timeout=TIMEOUT) as done:
         qtbot.mouseClick(view.stop_button, Qt.MouseButton.LeftButton)
     result: SweepResult = done.args[0]
     assert result.partial and result.reason == "stopped" and 1 <= len(result.rows) < 3
@@ -141,7 +141,7 @@ def test_an_engine_that_dies_mid_sweep_ends_it_partial_with_the_limit_back(
     quick(win, "250,200", measure_s=60.0)
     qtbot.mouseClick(view.start_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: gpu.power_limit_w == 250 and bool(engine.requests), timeout=TIMEOUT)
-    with qtbot.waitSignal(win.power_sweep_finished, timeout=TIMEOUT) as done:
+    with qtbot.waitSignal(win.features.power.finished, timeout=TIMEOUT) as done:
         engine.kill()
     result: SweepResult = done.args[0]
     assert result.partial and result.reason.startswith("the engine stopped")
@@ -156,7 +156,7 @@ def test_closing_the_window_mid_sweep_puts_the_limit_back(qtbot, demo_folder: Pa
     quick(win, "150,200", measure_s=60.0)  # highest first: 200, then 150
     qtbot.mouseClick(view.start_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: gpu.power_limit_w == 200, timeout=TIMEOUT)
-    runner = win.power_runner
+    runner = win.features.power.runner
     assert runner is not None and runner.running
     win.close()
     assert not runner.running  # the close waited for the sweep to end and restore

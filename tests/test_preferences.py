@@ -43,8 +43,8 @@ def test_presets_margin_and_last_settings_come_back(qtbot, demo_model: Path, tmp
     win.params.rows["n_ctx"].set_value(2048)
     win.monitor.threshold_spin.setValue(76)
     win.monitor.interval_spin.setValue(2.5)
-    with qtbot.waitSignal(win.model_loaded, timeout=TIMEOUT):
-        win.load_selected()
+    with qtbot.waitSignal(win.features.load.model_loaded, timeout=TIMEOUT):
+        win.features.load.load_selected()
     win.close()
 
     again = open_prefs_window(qtbot, demo_model, tmp_path)
@@ -79,17 +79,17 @@ def test_the_load_that_was_sent_is_the_one_remembered(qtbot, demo_model: Path, t
     win = open_window(qtbot, folder, model, engine=engine, history=history, store=store)
     win.plan_panel.select_target("cpu")
     win.params.rows["n_ctx"].set_value(2048)
-    win.load_selected()
-    qtbot.waitUntil(lambda: win.session.state.phase is Phase.LOADING, timeout=TIMEOUT)
+    win.features.load.load_selected()
+    qtbot.waitUntil(lambda: win.features.session.state.phase is Phase.LOADING, timeout=TIMEOUT)
 
     win.params.rows["n_ctx"].set_value(4096)
     win.params.rows["n_batch"].set_value(256)
     assert win.picker.select_path(other)
     win.params.rows["n_ctx"].set_value(8192)
-    with qtbot.waitSignal(win.model_loaded, timeout=TIMEOUT):
+    with qtbot.waitSignal(win.features.load.model_loaded, timeout=TIMEOUT):
         engine.release.set()
 
-    state = win.session.state
+    state = win.features.session.state
     assert state.model == model and state.settings is not None and state.settings.n_ctx == 2048
     remembered = store.read(LAST_SETTINGS)
     assert set(remembered) == {model.name}
@@ -130,8 +130,8 @@ def test_the_chat_format_picked_for_a_model_comes_back_after_a_restart(qtbot, de
 
     def load_and_ask(win: MainWindow, path: Path) -> None:
         assert win.picker.select_path(path)
-        with qtbot.waitSignal(win.model_loaded, timeout=TIMEOUT):
-            win.load_selected()
+        with qtbot.waitSignal(win.features.load.model_loaded, timeout=TIMEOUT):
+            win.features.load.load_selected()
         win.chat.input.setPlainText("Hello?")
         with qtbot.waitSignal(win.chat.reply_finished, timeout=TIMEOUT):
             win.chat.send()
@@ -156,11 +156,11 @@ def test_the_chat_format_picked_for_a_model_comes_back_after_a_restart(qtbot, de
     again = start(engine)
     load_and_ask(again, model)
     assert again.chat.format_box.currentText() == "Gemma" and engine.requests[-1].chat_format == "gemma"
-    assert "chat format: Gemma (your choice)." in again.load_status.text()
+    assert "chat format: Gemma (your choice)." in again.load_bar.status.text()
     again.chat.format_box.setCurrentIndex(0)  # the engine's choice again: nothing left to remember
-    assert again.store.read(CHAT_FORMATS) == {}
+    assert again.features.services.settings.read(CHAT_FORMATS) == {}
     load_and_ask(again, other)
-    assert "chat format: the model's own." in again.load_status.text()
+    assert "chat format: the model's own." in again.load_bar.status.text()
     again.close()
 
 
@@ -170,11 +170,11 @@ def test_a_worker_that_does_not_answer_unload_is_ended(
     monkeypatch.setattr("gui.ui.load_session.ACK_S", 0.5)
     engine = FakeEngine()
     win = open_prefs_window(qtbot, demo_model, tmp_path, engine)
-    with qtbot.waitSignal(win.model_loaded, timeout=TIMEOUT):
-        win.load_selected()
+    with qtbot.waitSignal(win.features.load.model_loaded, timeout=TIMEOUT):
+        win.features.load.load_selected()
     engine.freeze()
-    with qtbot.waitSignal(win.engine_died, timeout=10_000) as died:
-        qtbot.mouseClick(win.unload_button, Qt.MouseButton.LeftButton)
+    with qtbot.waitSignal(win.features.engine.engine_died, timeout=10_000) as died:
+        qtbot.mouseClick(win.load_bar.unload_button, Qt.MouseButton.LeftButton)
     assert "did not acknowledge Unload within 0.5 s" in died.args[0].failure.summary
-    assert not win.session.state.ready and "acknowledge Unload" in win.chat.notice.text()
+    assert not win.features.session.state.ready and "acknowledge Unload" in win.chat.notice.text()
     win.close()

@@ -60,14 +60,14 @@ def type_split(qtbot, win: MainWindow, text: str) -> None:
 
 
 def blocks(win: MainWindow) -> list[int]:
-    assert win.plan is not None
-    return [d.layers for d in win.plan.devices]
+    assert win.features.load.plan is not None
+    return [d.layers for d in win.features.load.plan.devices]
 
 
 def add_worker(qtbot, win: MainWindow, endpoint: str) -> None:
     rpc = win.params.rpc
     rpc.entry.setText(endpoint)
-    with qtbot.waitSignal(win.planned, timeout=5000):
+    with qtbot.waitSignal(win.features.load.planned, timeout=5000):
         rpc.add_button.click()
     qtbot.waitUntil(lambda: endpoint in rpc.answers, timeout=WAIT_MS)
 
@@ -98,11 +98,11 @@ def test_the_split_rows_show_with_two_gpus_and_not_with_one(qtbot, models: Path)
 def test_a_bad_tensor_split_is_one_line_and_keeps_the_old_value(qtbot, models: Path) -> None:
     win = two_gpu_window(qtbot, models)
     params = win.params
-    with qtbot.waitSignal(win.planned, timeout=5000):
+    with qtbot.waitSignal(win.features.load.planned, timeout=5000):
         type_split(qtbot, win, "3/1")
     assert params.settings().tensor_split == "3,1" and params.texts["tensor_split"].text() == "3,1"
     planned = blocks(win)
-    with qtbot.assertNotEmitted(win.planned):
+    with qtbot.assertNotEmitted(win.features.load.planned):
         type_split(qtbot, win, "3,x")
     note = params.note.text()
     assert params.note.isVisible() and "\n" not in note
@@ -117,25 +117,25 @@ def test_the_plan_follows_a_changed_split(qtbot, models: Path) -> None:
     params = win.params
     even = blocks(win)  # by free memory: two equal cards share the 30 blocks (the output layer on the last)
     assert sum(even) == 30 and abs(even[0] - even[1]) <= 2
-    with qtbot.waitSignal(win.planned, timeout=5000):
+    with qtbot.waitSignal(win.features.load.planned, timeout=5000):
         type_split(qtbot, win, "3,1")
     first, second = blocks(win)
     assert first > second > 0 and first + second == 30
-    with qtbot.waitSignal(win.planned, timeout=5000):
+    with qtbot.waitSignal(win.features.load.planned, timeout=5000):
         type_split(qtbot, win, "1,3")
     low, high = blocks(win)
     assert low < high and low < first and low + high == 30  # a quarter on the first now
     # Split mode none: everything on the main GPU, the other unused.
-    with qtbot.waitSignal(win.planned, timeout=5000):
+    with qtbot.waitSignal(win.features.load.planned, timeout=5000):
         params.numbers["main_gpu"].setValue(1)
-    with qtbot.waitSignal(win.planned, timeout=5000):
+    with qtbot.waitSignal(win.features.load.planned, timeout=5000):
         params.choices["split_mode"].setCurrentText("none")
-    assert win.plan is not None and [d.in_use for d in win.plan.devices] == [False, True]
+    assert win.features.load.plan is not None and [d.in_use for d in win.features.load.plan.devices] == [False, True]
     assert blocks(win) == [0, 30]
     # Row is offered, as declared; the plan says why it cannot load.
-    with qtbot.waitSignal(win.planned, timeout=5000):
+    with qtbot.waitSignal(win.features.load.planned, timeout=5000):
         params.choices["split_mode"].setCurrentText("row")
-    assert win.plan is None and "split buffers" in win.plan_panel.verdict_label.text()
+    assert win.features.load.plan is None and "split buffers" in win.plan_panel.verdict_label.text()
     win.close()
 
 
@@ -144,10 +144,14 @@ def test_the_plan_follows_a_changed_split(qtbot, models: Path) -> None:
 
 def test_a_worker_is_planned_first_with_its_name_and_free_memory(qtbot, models: Path, worker: Worker) -> None:
     win = open_window(qtbot, models, next(models.glob("*.gguf")), SETTINGS, engine=FakeEngine())
-    assert win.plan_panel.current_target().key == "cpu" and win.plan is not None and win.plan.devices == ()
+    assert (
+        win.plan_panel.current_target().key == "cpu"
+        and win.features.load.plan is not None
+        and win.features.load.plan.devices == ()
+    )
     add_worker(qtbot, win, worker.endpoint)
     assert win.params.settings().rpc_servers == worker.endpoint
-    plan = win.plan
+    plan = win.features.load.plan
     assert plan is not None
     (device,) = plan.devices
     assert device.name == f"RPC0[{worker.endpoint}]" == worker.name and device.remote == worker.endpoint
@@ -165,15 +169,19 @@ def test_a_worker_is_planned_first_with_its_name_and_free_memory(qtbot, models: 
     # A single device: no split rows. Planning for a card too: the worker first, then the card.
     assert all(not w.isVisible() for w in win.params.split_widgets)
     win.plan_panel.select_target("p40")
-    assert [d.name for d in win.plan.devices] == [worker.name, find_card("p40").name]
+    assert [d.name for d in win.features.load.plan.devices] == [worker.name, find_card("p40").name]
     assert all(w.isVisible() for w in win.params.split_widgets)
     assert win.params.numbers["main_gpu"].maximum() == 1
     # Removed: the plan is this machine's again.
     win.plan_panel.select_target("cpu")
     win.params.rpc.list.setCurrentRow(0)
-    with qtbot.waitSignal(win.planned, timeout=5000):
+    with qtbot.waitSignal(win.features.load.planned, timeout=5000):
         win.params.rpc.remove_button.click()
-    assert win.plan is not None and win.plan.devices == () and win.params.settings().rpc_servers == ""
+    assert (
+        win.features.load.plan is not None
+        and win.features.load.plan.devices == ()
+        and win.params.settings().rpc_servers == ""
+    )
     win.close()
 
 
@@ -186,11 +194,11 @@ def test_an_unreachable_worker_is_said_and_the_load_refused(qtbot, models: Path)
     words = win.plan_panel.remote_label.text()
     assert win.plan_panel.remote_label.isVisible() and f"{endpoint} refused the connection" in words
     assert win.params.rpc.list.item(0).text() == f"{endpoint} — cannot be reached"
-    with qtbot.waitSignal(win.load_finished, timeout=5000) as done:
-        win.load_selected()
+    with qtbot.waitSignal(win.features.load.load_finished, timeout=5000) as done:
+        win.features.load.load_selected()
     assert done.args == [False] and engine.loads == []
-    assert win.load_status.text().startswith("Cannot load: an RPC worker cannot be used:")
-    assert "refused the connection" in win.load_status.text()
+    assert win.load_bar.status.text().startswith("Cannot load: an RPC worker cannot be used:")
+    assert "refused the connection" in win.load_bar.status.text()
     # A bad address is refused as it is typed, in one line, and the list kept.
     win.params.rpc.entry.setText("10.0.0.256:50052")
     win.params.rpc.add_button.click()
@@ -210,23 +218,52 @@ def test_the_link_changes_the_plans_speed(qtbot, models: Path, worker: Worker) -
     add_worker(qtbot, win, worker.endpoint)
     rpc, panel = win.params.rpc, win.plan_panel
     assert rpc.link.isVisible() and not rpc.mbit.isVisible()
-    plan = win.plan
+    plan = win.features.load.plan
     assert plan is not None and plan.link_hops > 0 and plan.devices[0].layers > 0
     one_gbe = plan.link_ms_per_token
     assert f"{one_gbe:.2f} ms per token" in panel.verdict_label.text() and "1 GbE" in panel.verdict_label.text()
-    with qtbot.waitSignal(win.planned, timeout=5000):
+    with qtbot.waitSignal(win.features.load.planned, timeout=5000):
         rpc.link.setCurrentIndex(rpc.link.findData("10gbe"))
-    ten_gbe = win.plan.link_ms_per_token
+    ten_gbe = win.features.load.plan.link_ms_per_token
     assert 0 < ten_gbe < one_gbe and "10 GbE" in panel.verdict_label.text()
-    with qtbot.waitSignal(win.planned, timeout=5000):
+    with qtbot.waitSignal(win.features.load.planned, timeout=5000):
         rpc.link.setCurrentIndex(rpc.link.findData("custom"))
     assert rpc.mbit.isVisible() and rpc.rtt.isVisible()
-    with qtbot.waitSignal(win.planned, timeout=5000):
+    with qtbot.waitSignal(win.features.load.planned, timeout=5000):
         rpc.mbit.setValue(100.0)
-    slow = win.plan.link_ms_per_token
+    slow = win.features.load.plan.link_ms_per_token
     assert slow > one_gbe and f"{slow:.2f} ms per token" in panel.verdict_label.text()
     # The worker's own memory speed is unknown: the speed line gives the network's bound alone.
     assert f"at most {1000 / slow:,.0f} tok/s from the network alone" in panel.verdict_label.text()
+    win.close()
+
+
+def test_the_speed_hint_and_the_plan_panel_agree_with_a_worker_and_a_stated_link(
+    qtbot, models: Path, worker: Worker
+) -> None:
+    """The speed hint plans the load from the same context as the plan panel: the worker in front, the link
+    stated (a hint planned without the link would see a faster ceiling than the panel shows)."""
+    engine = FakeEngine(build=CUDA_BUILD)
+    win = open_window(
+        qtbot, models, next(models.glob("*.gguf")), SETTINGS, engine=engine, simulate=find_card("v100-16gb")
+    )
+    add_worker(qtbot, win, worker.endpoint)
+    rpc = win.params.rpc
+    with qtbot.waitSignal(win.features.load.planned, timeout=5000):
+        rpc.link.setCurrentIndex(rpc.link.findData("custom"))
+    with qtbot.waitSignal(win.features.load.planned, timeout=5000):
+        rpc.mbit.setValue(20.0)  # a slow link: the network bounds the speed, so leaving it out shows
+    shown = win.features.load.plan
+    assert shown is not None and shown.link_hops > 0 and shown.link_ms_per_token > 0
+    load(qtbot, win)
+    hinted = win.features.planning.loaded(win.features.session.state)
+    assert hinted is not None
+    planned = hinted.plan()
+    assert (planned.predicted_tg_tok_s, planned.link_ms_per_token) == (
+        shown.predicted_tg_tok_s,
+        shown.link_ms_per_token,
+    )
+    assert [d.layers for d in planned.devices] == [d.layers for d in shown.devices]
     win.close()
 
 
@@ -242,10 +279,10 @@ def test_a_worker_lost_mid_reply_is_said_in_words(qtbot, models: Path, worker: W
         f"llama_model_load_from_file_impl: using device RPC0 ({worker.endpoint}) (unknown id) - 7800 MiB free",
         "/llama.cpp/ggml/src/ggml-rpc/ggml-rpc.cpp:623: Remote RPC server crashed or returned malformed response",
     )
-    with qtbot.waitSignal(win.engine_died, timeout=10_000):
+    with qtbot.waitSignal(win.features.engine.engine_died, timeout=10_000):
         engine.kill(exitcode=-6, log=log)
     said = f"An RPC worker (RPC0 at {worker.endpoint}) stopped answering mid-work"
-    assert said in win.load_status.text()
+    assert said in win.load_bar.status.text()
     win.close()
 
 

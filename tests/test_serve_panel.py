@@ -44,7 +44,7 @@ async def serve(qtbot, win) -> str:
     panel = win.serve_panel
     panel.host.setText("127.0.0.1")
     panel.port.setValue(0)  # a free port
-    listening = signal_future(win.serving_changed)
+    listening = signal_future(win.features.serve.serving_changed)
     qtbot.mouseClick(panel.serve_button, Qt.MouseButton.LeftButton)
     address = await listening
     assert address is not None, panel.status.text()
@@ -85,7 +85,7 @@ def test_the_loaded_model_is_served_to_openais_client_and_shows_in_the_window(
         assert [panel.requests.item(0, c).text() for c in range(1, 6)] == ["chat", "5", "5", "55.0", "stop"]
         assert 55.0 in rates  # the API reply's rate reached the monitor's chart
         await client.close()
-        stopped = signal_future(win.serving_changed)
+        stopped = signal_future(win.features.serve.serving_changed)
         qtbot.mouseClick(panel.serve_button, Qt.MouseButton.LeftButton)
         assert await stopped is None
         assert panel.status.text() == "Not serving." and panel.host.isEnabled()
@@ -132,13 +132,13 @@ def test_chat_and_the_api_take_turns_on_the_one_engine(qtbot, demo_folder: Path,
         chat.send()
         assert chat.streaming
         waiting = asyncio.ensure_future(client.completions.create(model=MODEL_ID, prompt="Hi", max_tokens=3))
-        await until(lambda: win.api is not None and win.api.queued == 1)
-        assert win.api.held == "a chat reply" and not waiting.done()
+        await until(lambda: win.features.serve.api is not None and win.features.serve.api.queued == 1)
+        assert win.features.serve.api.held == "a chat reply" and not waiting.done()
         await until(lambda: "1 waiting (the window is using the engine: a chat reply)" in panel.status.text())
         answer = await waiting  # once the chat's reply ends
         assert not chat.streaming and answer.usage is not None
         await client.close()
-        win.stop_serving()
+        win.features.serve.stop()
 
     in_the_windows_loop(scenario)
     win.close()
@@ -164,11 +164,11 @@ def test_other_machines_need_consent_and_a_taken_port_is_said(qtbot, demo_folder
         panel.allow_remote.setChecked(False)
         first = await serve(qtbot, win)
         port = int(first.rsplit(":", 1)[1].split("/")[0])
-        taken = win.api
-        win.api = None  # as a second window would: the same port, while the first listens
+        taken = win.features.serve.api
+        win.features.serve.api = None  # as a second window would: the same port, while the first listens
         panel.set_serving(None)
         panel.port.setValue(port)
-        failed = signal_future(win.serving_changed)
+        failed = signal_future(win.features.serve.serving_changed)
         qtbot.mouseClick(panel.serve_button, Qt.MouseButton.LeftButton)
         assert await failed is None
         assert panel.status.text().startswith(f"Could not listen on 127.0.0.1:{port}: ")
@@ -186,9 +186,9 @@ def test_it_serves_as_many_replies_at_once_as_the_model_has_slots(qtbot, demo_fo
 
     async def scenario() -> None:
         base = await serve(qtbot, win)
-        assert win.api is not None and win.api.slots == 4
+        assert win.features.serve.api is not None and win.features.serve.api.slots == 4
         assert win.serve_panel.status.text() == f"Listening on {base} — {MODEL_ID}. 0 of 4 at once running, 0 waiting."
-        win.stop_serving()
+        win.features.serve.stop()
 
     in_the_windows_loop(scenario)
     win.close()

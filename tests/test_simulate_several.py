@@ -34,7 +34,7 @@ def test_the_window_plans_and_watches_every_simulated_card(qtbot, demo_model: Pa
     assert win.windowTitle().endswith("SIMULATED Tesla P40 24GB + Tesla V100 SXM2 16GB")
     target = win.plan_panel.current_target()
     assert target.simulated and [d.total_mib for d in target.devices] == [c.vram_mib for c in cards]
-    assert win.plan is not None and len(win.plan.devices) == 2
+    assert win.features.load.plan is not None and len(win.features.load.plan.devices) == 2
     source = win.monitor.source
     assert isinstance(source, SimulatedSource) and [g.key for g in source.gpus] == ["p40", "v100-16gb"]
     qtbot.waitUntil(lambda: len(win.monitor.samples) == 2, timeout=10_000)

@@ -42,7 +42,7 @@ def test_the_window_starts_with_a_hostile_settings_file_and_a_folder_for_a_histo
     win = open_window(qtbot, demo_model.parent, demo_model, also=lambda w: [w.history.listed], engine=FakeEngine())
     assert win.plan_panel.margin.value() == MARGIN_MIB.default
     assert win.monitor.cap_watts == CAP_WATTS.default
-    assert win.store.model_folders == []
+    assert win.features.services.settings.model_folders == []
     # The history says, for the whole session, why it is not kept; chats still work in memory.
     assert win.history.notice.isVisibleTo(win) and "is a folder" in win.history.notice.text()
     win.plan_panel.select_target("cpu")

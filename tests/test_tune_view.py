@@ -63,7 +63,7 @@ def test_a_sweep_fills_the_table_and_chart_and_apply_sets_the_sliders(
     win, engine = tune_window(qtbot, demo_folder, demo_model)
     tune = win.tune
     set_sweep(win, "threads=1,2", 16, 4, 2)
-    with qtbot.waitSignal(win.sweep_finished, timeout=TIMEOUT) as done:
+    with qtbot.waitSignal(win.features.tune.sweep_finished, timeout=TIMEOUT) as done:
         qtbot.mouseClick(tune.start_button, Qt.MouseButton.LeftButton)
     rows: list[BenchRow] = done.args[0]
     assert [(r.test.name, r.settings.n_threads) for r in rows] == [("pp16", 1), ("tg4", 1), ("pp16", 2), ("tg4", 2)]
@@ -95,10 +95,10 @@ def test_stop_keeps_what_was_measured_and_chat_says_why_it_waits(qtbot, demo_fol
     win.chat.send()
     assert "benchmark sweep is using the engine" in win.chat.notice.text()
     assert win.chat.input.toPlainText() == "Hello" and not engine.requests
-    assert win.tune_runner is not None
-    with qtbot.waitSignal(win.tune_runner.progress, timeout=TIMEOUT):  # the first repetition is in
+    assert win.features.tune.runner is not None
+    with qtbot.waitSignal(win.features.tune.runner.progress, timeout=TIMEOUT):  # the first repetition is in
         pass
-    with qtbot.waitSignal(win.sweep_finished, timeout=TIMEOUT) as done:
+    with qtbot.waitSignal(win.features.tune.sweep_finished, timeout=TIMEOUT) as done:
         qtbot.mouseClick(tune.stop_button, Qt.MouseButton.LeftButton)
     rows: list[BenchRow] = done.args[0]
     assert len(rows) == 1 and rows[0].partial and 0 < len(rows[0].samples_ns) < 5
@@ -114,7 +114,7 @@ def test_an_engine_that_dies_mid_sweep_ends_it_keeping_the_rows(qtbot, demo_fold
     load(qtbot, win)
     tune = win.tune
     set_sweep(win, "threads=1,2", 16, 0, 2)
-    with qtbot.waitSignal(win.sweep_finished, timeout=TIMEOUT) as done:
+    with qtbot.waitSignal(win.features.tune.sweep_finished, timeout=TIMEOUT) as done:
         qtbot.mouseClick(tune.start_button, Qt.MouseButton.LeftButton)
         qtbot.waitUntil(lambda: len(engine.benches) == 2, timeout=TIMEOUT)  # the first test is done
         engine.kill("killed by a test")
@@ -130,7 +130,7 @@ def test_a_load_that_failed_is_not_tried_again_with_other_threads(qtbot, demo_fo
     engine.load_error = lambda s: "llama.cpp could not load the model" if s.n_batch == 128 else ""
     win, _ = tune_window(qtbot, demo_folder, demo_model, engine)
     set_sweep(win, "batch=128,256; threads=1,2", 16, 0, 1)
-    with qtbot.waitSignal(win.sweep_finished, timeout=TIMEOUT) as done:
+    with qtbot.waitSignal(win.features.tune.sweep_finished, timeout=TIMEOUT) as done:
         qtbot.mouseClick(win.tune.start_button, Qt.MouseButton.LeftButton)
     rows: list[BenchRow] = done.args[0]
     assert [(r.settings.n_batch, r.settings.n_threads, r.skipped) for r in rows] == [
@@ -150,11 +150,11 @@ def test_a_sweep_on_the_real_engine(qtbot, demo_folder: Path, demo_model: Path) 
         demo_folder,
         demo_folder / demo_model.name,
         LoadSettings(n_threads=1, n_ctx=512),
-        also=lambda w: [w.ram_measured],
+        also=lambda w: [w.features.machine.ram_measured],
     )
     tune = win.tune
     set_sweep(win, "threads=1", 16, 4, 2)
-    with qtbot.waitSignal(win.sweep_finished, timeout=TIMEOUT) as done:
+    with qtbot.waitSignal(win.features.tune.sweep_finished, timeout=TIMEOUT) as done:
         tune.start_requested.emit()
     rows: list[BenchRow] = done.args[0]
     assert [r.test.name for r in rows] == ["pp16", "tg4"]

@@ -25,8 +25,8 @@ def window(qtbot, demo_model: Path):
 
 
 def load(qtbot, win: MainWindow) -> p.Loaded:
-    with qtbot.waitSignal(win.model_loaded, timeout=LOAD_MS) as blocker:
-        qtbot.mouseClick(win.load_button, Qt.MouseButton.LeftButton)
+    with qtbot.waitSignal(win.features.load.model_loaded, timeout=LOAD_MS) as blocker:
+        qtbot.mouseClick(win.load_bar.load_button, Qt.MouseButton.LeftButton)
     return blocker.args[0]
 
 
@@ -83,8 +83,8 @@ def test_killed_worker_keeps_the_window_and_the_conversation(qtbot, window: Main
     window.chat.max_tokens = 400
     send(qtbot, window, "Count from 1 to 100, separated by commas.")
     qtbot.waitUntil(lambda: sum(n for _, n in window.chat.arrivals) >= 5, timeout=REPLY_MS)
-    with qtbot.waitSignal(window.engine_died, timeout=30_000) as died:
-        window.bridge.client.kill()
+    with qtbot.waitSignal(window.features.engine.engine_died, timeout=30_000) as died:
+        window.features.bridge.client.kill()
     assert "SIGKILL" in died.args[0].reason
 
     # The window says what happened, in words, and keeps every turn.
@@ -100,7 +100,9 @@ def test_killed_worker_keeps_the_window_and_the_conversation(qtbot, window: Main
     assert not window.chat.send_button.isEnabled() and not window.chat.streaming
 
     # A fresh worker comes up by itself; loading again continues the same conversation.
-    qtbot.waitUntil(lambda: window.bridge.client.alive and window.load_button.isEnabled(), timeout=LOAD_MS)
+    qtbot.waitUntil(
+        lambda: window.features.bridge.client.alive and window.load_bar.load_button.isEnabled(), timeout=LOAD_MS
+    )
     load(qtbot, window)
     window.chat.max_tokens = 8
     with qtbot.waitSignal(window.chat.reply_finished, timeout=REPLY_MS):

@@ -31,8 +31,8 @@ def test_simulated_card_follows_the_engine_and_remembers_the_cap(qtbot, demo_mod
     source = win.monitor.source
     assert isinstance(source, SimulatedSource)
 
-    with qtbot.waitSignal(win.model_loaded, timeout=TIMEOUT):
-        win.load_selected()
+    with qtbot.waitSignal(win.features.load.model_loaded, timeout=TIMEOUT):
+        win.features.load.load_selected()
     chat = win.chat
     chat.max_tokens = 300
     chat.ignore_eos = True

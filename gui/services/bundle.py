@@ -3,15 +3,19 @@ builds and hands to the widgets; tests build it with their own parts (a fake eng
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from gui.core.cards import Card
 from gui.core.doctor import Check
+from gui.core.gguf_reader import GGUFHeader
 from gui.core.gpu_sample import GpuSample
 from gui.core.params import LoadSettings
+from gui.core.planner import Plan, model_shape
 from gui.core.protocol import EngineBuild
 from gui.services.engine_client import EngineClient
 from gui.services.history import HistoryStore
@@ -68,16 +72,31 @@ class GpuServices:
 
 @dataclass(frozen=True)
 class DoctorRequest:
-    """What only the window knows when the Doctor runs: the settings of the load (or the sliders), the
-    selected model's trained context and host-resident weights, the running engine's build and process."""
+    """What only the window knows when the Doctor runs, as it stands: the settings of the load (or the sliders),
+    the loaded (or selected) model's header, the plan, the running engine's build and process, and the
+    monitor's latest readings. ``known_facts`` derives the Doctor's facts from them: a check that needs
+    another fact of the window adds its line there."""
 
     settings: LoadSettings
-    n_ctx_train: int | None = None
-    host_weights_mib: float | None = None
-    attn_heads: frozenset[tuple[int, int, int]] | None = None  # the model's attention head sizes
+    header: GGUFHeader | None = None
+    plan: Plan | None = None
     build: EngineBuild | None = None
     engine_pid: int | None = None
     recent: Mapping[int, Sequence[GpuSample]] = field(default_factory=dict)  # the monitor's latest readings
+
+    def known_facts(self) -> dict[str, Any]:
+        """The DoctorFacts fields the window supplies (gather_facts reads the rest from the machine)."""
+        header = self.header
+        heads = None
+        if header is not None:
+            with contextlib.suppress(ValueError):  # a header the planner cannot read has no heads to check
+                heads = model_shape(header).attn_heads
+        return {
+            "settings": self.settings,
+            "n_ctx_train": header.context_length if header is not None else None,
+            "host_weights_mib": self.plan.host.weights_mib if self.plan is not None else None,
+            "attn_heads": heads,
+        }
 
 
 def _no_doctor(_request: DoctorRequest) -> tuple[Check, ...]:
@@ -93,10 +112,7 @@ def doctor_checks(request: DoctorRequest, simulated: Card | None = None, nvml: N
 
     route_command, route_help = rebuild_route(simulated)
     facts = gather_facts(
-        request.settings,
-        n_ctx_train=request.n_ctx_train,
-        host_weights_mib=request.host_weights_mib,
-        attn_heads=request.attn_heads,
+        known=request.known_facts(),
         build=request.build,
         build_error="" if request.build is not None else words("the engine has not started"),
         route_command=route_command,

@@ -73,10 +73,13 @@ def gather_facts(
     simulate: str | None = None,
     nvml: Nvml | None = None,
     machine: Machine | None = None,
+    known: Mapping[str, Any] | None = None,
 ) -> DoctorFacts:
     """Every fact the checks use. `recent`: the telemetry's latest readings per GPU index, oldest first (the
     thermal check wants a run of them; without, one reading is taken now). `simulate`: a catalog card key
-    (`v100-16gb`): the GPU and driver facts are the simulated card's, the rest is this machine's."""
+    (`v100-16gb`): the GPU and driver facts are the simulated card's, the rest is this machine's. `known`: facts
+    the caller already has, by DoctorFacts field (the window's load and plan: gui/services/bundle.py
+    DoctorRequest.known_facts); they take the place of the ones above."""
     m = machine or Machine()
     if simulate:
         gpu_facts = _simulated(simulate, recent or {})
@@ -104,6 +107,8 @@ def gather_facts(
         **_memory_facts(m, engine_pid),
         **_os_release(m.root),
     )
+    if known:
+        facts = dataclasses.replace(facts, **known)
     if simulate or not facts.gpus:
         return facts  # the cap's path matters only for a real card: no probes run for nothing
     return dataclasses.replace(facts, **_power_facts(m))

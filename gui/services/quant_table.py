@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from gui.core.gguf_reader import GGUFError, GGUFHeader
-from gui.core.params import ALL_LAYERS, CONTEXT, MARGIN, LoadSettings
+from gui.core.params import ALL_LAYERS, CONTEXT, MARGIN, LoadSettings, NetworkLink
 from gui.core.planner import Device, Verdict, auto_fit, plan
 from gui.core.quant_quality import quality_of
 from gui.services.models import ModelEntry
@@ -137,6 +137,7 @@ def _row(
     devices: tuple[Device, ...],
     margin: float,
     ram_bw: float | None,
+    link: NetworkLink | None = None,
 ) -> QuantRow:
     n_layer = header.n_layer or 0
     trained = header.context_length or 0
@@ -149,7 +150,7 @@ def _row(
     full = at_ctx.with_values(n_gpu_layers=ALL_LAYERS)
 
     if devices:
-        full_plan = plan(header, full, devices, margin_mib=margin, ram_bandwidth_gbs=ram_bw, suggest=False)
+        full_plan = plan(header, full, devices, margin_mib=margin, ram_bandwidth_gbs=ram_bw, suggest=False, link=link)
         fits = full_plan.verdict
         needed = full_plan.devices[0].needed_mib
         # The largest context at full offload: auto_fit searches it (never past the trained one);
@@ -161,7 +162,7 @@ def _row(
         # What auto-fit chooses at this context: the most layers or, for a MoE model, every layer's
         # attention with as many blocks' experts as fit.
         best = auto_fit(header, at_ctx, devices, pinned=frozenset({"n_ctx"}), margin_mib=margin)
-        part = plan(header, best, devices, margin_mib=margin, ram_bandwidth_gbs=ram_bw, suggest=False)
+        part = plan(header, best, devices, margin_mib=margin, ram_bandwidth_gbs=ram_bw, suggest=False, link=link)
         gpu_layers, experts = part.layers_on_gpu, part.cpu_expert_layers
         # A tight row is run as recommended: with the layers that keep the margin, at their speed.
         tok_s = full_plan.predicted_tg_tok_s if fits is Verdict.FITS else part.predicted_tg_tok_s
@@ -200,9 +201,11 @@ def quant_rows(
     devices: Sequence[Device],
     margin_mib: float = MARGIN.default,
     ram_bandwidth_gbs: float | None = None,
+    link: NetworkLink | None = None,
 ) -> list[QuantRow]:
     """One row per quant, largest file first. Items: ModelEntry, GGUFHeader, QuantSource, or any
     object with ``header`` (and ``label``/``path``/``url``). A bad item becomes a row with ``error``.
+    ``link``: the network to RPC workers' devices among ``devices``, for the speed column.
     """
     devs = tuple(devices)
     rows: list[QuantRow] = []
@@ -212,7 +215,7 @@ def quant_rows(
             rows.append(_error_row(label, error or f"{label}: no header", path, url, item))
             continue
         try:
-            rows.append(_row(item, label, header, path, url, settings, devs, margin_mib, ram_bandwidth_gbs))
+            rows.append(_row(item, label, header, path, url, settings, devs, margin_mib, ram_bandwidth_gbs, link))
         except (GGUFError, ValueError, KeyError, ZeroDivisionError) as exc:
             # A header the reader accepted can still hold values the planner cannot use (a zero
             # head count, an unknown cache type): one bad row, not a broken table.

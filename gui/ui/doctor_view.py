@@ -67,6 +67,12 @@ def doctor_words(text: str) -> str:
     return core_text("doctor", text)
 
 
+def tab_title(needing_a_look: int = 0) -> str:
+    """The Doctor's tab, with how many checks need a look when some do (Alt+O: Alt+D is the history's Delete)."""
+    title = tr("D&octor")
+    return f"{title} ({needing_a_look})" if needing_a_look else title
+
+
 def summary(checks: tuple[Check, ...]) -> str:
     """'1 failure, 2 warnings, 3 not known here, 12 ok' (gui.core.doctor.summary's words) in the window's language."""
     counts = {status: sum(c.status is status for c in checks) for status in Status}

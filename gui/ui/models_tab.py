@@ -32,8 +32,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gui.core.params import LoadSettings
-from gui.core.planner import Device, Verdict
+from gui.core.planner import Verdict
+from gui.core.planning_context import PlanningContext
 from gui.core.quant_quality import SOURCE as QUALITY_SOURCE
 from gui.core.words import message_of
 from gui.services.download import Download, DownloadProgress, pending_downloads
@@ -175,7 +175,7 @@ class ModelsTab(QWidget):
         # Planning every quant (an auto-fit each) takes tens of ms for a big family: off the UI thread, newest
         # request wins.
         self._planner = Background("quant-plan", parent=self)
-        self._context: tuple[LoadSettings, tuple[Device, ...], float, float | None] | None = None
+        self._context: PlanningContext | None = None
         self._local: list[Any] = []
         self._remote: list[tuple[RemoteFile, Any]] = []
         self.download: Download | None = None
@@ -288,11 +288,9 @@ class ModelsTab(QWidget):
 
     # ---- planning context -----------------------------------------------------------------
 
-    def set_context(
-        self, settings: LoadSettings, devices: Sequence[Device], margin_mib: float, ram_gbs: float | None
-    ) -> None:
-        """The card and settings every row is planned for; the tables follow."""
-        self._context = (settings, tuple(devices), margin_mib, ram_gbs)
+    def set_context(self, context: PlanningContext) -> None:
+        """The card and settings every row is planned for (the window's planning context); the tables follow."""
+        self._context = context
         self._refresh_local()
         self._refresh_remote()
 
@@ -305,12 +303,14 @@ class ModelsTab(QWidget):
             self._planner.forget(which)
             show([])
             return
-        settings, devices, margin, ram = context
         wanted = list(items)
+        c = context
+
+        def rows() -> list[QuantRow]:
+            return quant_rows(wanted, c.settings, c.devices, c.margin_mib, c.ram_bandwidth_gbs, c.link)
+
         # A planner bug must not take the tab down: the rows stay empty and the log says why.
-        self._planner.latest(
-            which, lambda: quant_rows(wanted, settings, devices, margin, ram), show, lambda _exc: show([])
-        )
+        self._planner.latest(which, rows, show, lambda _exc: show([]))
 
     def set_local_variants(self, title: str, variants: Sequence[Any]) -> None:
         self._local = list(variants)

@@ -200,6 +200,17 @@
     </message>
 </context>
 <context>
+    <name>chat_controller</name>
+    <message>
+        <source>Slower than it could be: {hint}</source>
+        <translation>速度低于应有水平：{hint}</translation>
+    </message>
+    <message>
+        <source>{busy}: send when it ends, or stop it there.</source>
+        <translation>{busy}：等它结束后再发送，或在那里停止它。</translation>
+    </message>
+</context>
+<context>
     <name>chat_pane</name>
     <message>
         <source> From the model: {format}.</source>
@@ -492,6 +503,25 @@
     <message>
         <source>{what}: {busy}{kept}</source>
         <translation>{what}：{busy}{kept}</translation>
+    </message>
+</context>
+<context>
+    <name>compose</name>
+    <message>
+        <source>&amp;Rescan</source>
+        <translation>重新扫描(&amp;R)</translation>
+    </message>
+    <message>
+        <source>Add &amp;folder…</source>
+        <translation>添加文件夹(&amp;F)…</translation>
+    </message>
+    <message>
+        <source>Engine build: open the Doctor</source>
+        <translation>引擎构建：打开诊断</translation>
+    </message>
+    <message>
+        <source>Engine: starting…</source>
+        <translation>引擎：正在启动…</translation>
     </message>
 </context>
 <context>
@@ -926,6 +956,25 @@
     </message>
 </context>
 <context>
+    <name>doctor_controller</name>
+    <message>
+        <source>Could not apply the fix: {error}</source>
+        <translation>无法应用此修复：{error}</translation>
+    </message>
+    <message>
+        <source>The Doctor has advice</source>
+        <translation>诊断有建议</translation>
+    </message>
+    <message>
+        <source>The Doctor needs attention</source>
+        <translation>诊断发现需要处理的问题</translation>
+    </message>
+    <message>
+        <source>{change}. It applies at the next load.</source>
+        <translation>{change}。将在下次加载时生效。</translation>
+    </message>
+</context>
+<context>
     <name>doctor_view</name>
     <message>
         <source>, </source>
@@ -954,6 +1003,10 @@
     <message>
         <source>Copy the command to paste it into a terminal</source>
         <translation>复制命令，粘贴到终端中运行</translation>
+    </message>
+    <message>
+        <source>D&amp;octor</source>
+        <translation>诊断(&amp;O)</translation>
     </message>
     <message>
         <source>Doctor summary</source>
@@ -1034,6 +1087,104 @@
     <message>
         <source>{summary} — checked at {time}.</source>
         <translation>{summary} — 检查于 {time}。</translation>
+    </message>
+</context>
+<context>
+    <name>engine</name>
+    <message>
+        <source>; {moved} of its threads moved now</source>
+        <translation>；其中 {moved} 个线程已立即迁移</translation>
+    </message>
+    <message>
+        <source>Check the llama-cpp-python install (see the README), then restart Tightfit.</source>
+        <translation>请检查 llama-cpp-python 的安装（见 README），然后重启 Tightfit。</translation>
+    </message>
+    <message>
+        <source>Click to open the Doctor.</source>
+        <translation>点击打开“诊断”。</translation>
+    </message>
+    <message>
+        <source>Engine: cannot start</source>
+        <translation>引擎：无法启动</translation>
+    </message>
+    <message>
+        <source>Engine: restarting…</source>
+        <translation>引擎：正在重启…</translation>
+    </message>
+    <message>
+        <source>Engine: {build}</source>
+        <translation>引擎：{build}</translation>
+    </message>
+    <message>
+        <source>Its CPUs and its memory are bound there from every engine start.</source>
+        <translation>此后每次启动引擎，其 CPU 和内存都会绑定到该节点。</translation>
+    </message>
+    <message>
+        <source>Its CPUs are bound there from every engine start.</source>
+        <translation>此后每次启动引擎，其 CPU 都会绑定到该节点。</translation>
+    </message>
+    <message>
+        <source>NUMA node {node} (CPUs {cpus})</source>
+        <translation>NUMA 节点 {node}（CPU {cpus}）</translation>
+    </message>
+    <message>
+        <source>NUMA node {node} lists no CPUs here; the engine was not pinned.</source>
+        <translation>NUMA 节点 {node} 在本机上没有 CPU；引擎未绑定。</translation>
+    </message>
+    <message>
+        <source>Press Load to start the model again.</source>
+        <translation>按“加载”重新启动模型。</translation>
+    </message>
+    <message>
+        <source>Reload safer</source>
+        <translation>用更稳妥的设置重新加载</translation>
+    </message>
+    <message>
+        <source>Reload with {change}?</source>
+        <translation>改为 {change} 并重新加载？</translation>
+    </message>
+    <message>
+        <source>The engine cannot start: {reason}</source>
+        <translation>引擎无法启动：{reason}</translation>
+    </message>
+    <message>
+        <source>The engine is pinned to {where}{now}.</source>
+        <translation>引擎已绑定到 {where}{now}。</translation>
+    </message>
+    <message>
+        <source>The engine stopped while loading; no model loaded.</source>
+        <translation>引擎在加载时停止；未加载模型。</translation>
+    </message>
+    <message>
+        <source>The engine stopped; no model loaded.</source>
+        <translation>引擎已停止；未加载模型。</translation>
+    </message>
+    <message>
+        <source>The notice above offers a reload with {change}.</source>
+        <translation>上方提示可改为 {change} 重新加载。</translation>
+    </message>
+    <message>
+        <source>Your conversation is kept.</source>
+        <translation>对话内容已保留。</translation>
+    </message>
+</context>
+<context>
+    <name>engine_use</name>
+    <message>
+        <source>A benchmark sweep is using the engine (Tune tab)</source>
+        <translation>基准扫描正在使用引擎（“调优”标签页）</translation>
+    </message>
+    <message>
+        <source>A power-cap sweep is using the engine (Tune tab, Power caps)</source>
+        <translation>功耗上限扫描正在使用引擎（“调优”标签页 › 功耗上限）</translation>
+    </message>
+    <message>
+        <source>An API request is being answered (Serve tab)</source>
+        <translation>正在回应一个 API 请求（“服务”标签页）</translation>
+    </message>
+    <message>
+        <source>The engine is busy (a reply or a load)</source>
+        <translation>引擎正忙（正在回复或加载）</translation>
     </message>
 </context>
 <context>
@@ -1498,6 +1649,17 @@ Apply its settings anyway?</source>
     </message>
 </context>
 <context>
+    <name>library</name>
+    <message>
+        <source>Add a folder of GGUF models</source>
+        <translation>添加存放 GGUF 模型的文件夹</translation>
+    </message>
+    <message>
+        <source>Folders: {folders}</source>
+        <translation>文件夹：{folders}</translation>
+    </message>
+</context>
+<context>
     <name>library_empty</name>
     <message>
         <source>Add a folder…</source>
@@ -1553,81 +1715,7 @@ Apply its settings anyway?</source>
     </message>
 </context>
 <context>
-    <name>main_window</name>
-    <message>
-        <source> — SIMULATED {card}</source>
-        <translation> — 模拟 {card}</translation>
-    </message>
-    <message>
-        <source>&amp;Chat</source>
-        <translation>聊天(&amp;C)</translation>
-    </message>
-    <message>
-        <source>&amp;Journey</source>
-        <translation>历程(&amp;J)</translation>
-    </message>
-    <message>
-        <source>&amp;Load</source>
-        <translation>加载(&amp;L)</translation>
-    </message>
-    <message>
-        <source>&amp;Monitor</source>
-        <translation>监控(&amp;M)</translation>
-    </message>
-    <message>
-        <source>&amp;Monitor (SIMULATED)</source>
-        <translation>监控（模拟）(&amp;M)</translation>
-    </message>
-    <message>
-        <source>&amp;Quants</source>
-        <translation>量化(&amp;Q)</translation>
-    </message>
-    <message>
-        <source>&amp;Reload to apply</source>
-        <translation>重新加载以应用(&amp;R)</translation>
-    </message>
-    <message>
-        <source>&amp;Rescan</source>
-        <translation>重新扫描(&amp;R)</translation>
-    </message>
-    <message>
-        <source>&amp;Unload</source>
-        <translation>卸载模型(&amp;U)</translation>
-    </message>
-    <message>
-        <source>; {moved} of its threads moved now</source>
-        <translation>；其中 {moved} 个线程已立即迁移</translation>
-    </message>
-    <message>
-        <source>A benchmark sweep is using the engine (Tune tab)</source>
-        <translation>基准扫描正在使用引擎（“调优”标签页）</translation>
-    </message>
-    <message>
-        <source>A power-cap sweep is using the engine (Tune tab, Power caps)</source>
-        <translation>功耗上限扫描正在使用引擎（“调优”标签页 › 功耗上限）</translation>
-    </message>
-    <message>
-        <source>A power-cap sweep sets the limit now; it is put back when the sweep ends.</source>
-        <translation>功耗上限扫描正在设置功耗上限；扫描结束后会恢复原值。</translation>
-    </message>
-    <message>
-        <source>Add &amp;folder…</source>
-        <translation>添加文件夹(&amp;F)…</translation>
-    </message>
-    <message>
-        <source>Add a folder of GGUF models</source>
-        <translation>添加存放 GGUF 模型的文件夹</translation>
-    </message>
-    <message>
-        <source>An API request is being answered (Serve tab)</source>
-        <translation>正在回应一个 API 请求（“服务”标签页）</translation>
-    </message>
-    <message>
-        <source>Any of these would make it fit:
-{fixes}</source>
-        <translation>以下任一项都能让它放得下：
-{fixes}</translation>
-    </message>
+    <name>load</name>
     <message>
         <source>Auto-fit failed: {problem}</source>
         <translation>自动适配失败：{problem}</translation>
@@ -1635,10 +1723,6 @@ Apply its settings anyway?</source>
     <message>
         <source>Auto-fit: {changes}.</source>
         <translation>自动适配：{changes}。</translation>
-    </message>
-    <message>
-        <source>Benchmarks</source>
-        <translation>基准测试</translation>
     </message>
     <message>
         <source>Cannot load {model}: {reason}.</source>
@@ -1649,10 +1733,6 @@ Apply its settings anyway?</source>
         <translation>无法加载：{error}</translation>
     </message>
     <message>
-        <source>Cannot plan this file: {error}</source>
-        <translation>无法为此文件做显存规划：{error}</translation>
-    </message>
-    <message>
         <source>Cannot reload: {model} is no longer in the library.</source>
         <translation>无法重新加载：{model} 已不在模型库中。</translation>
     </message>
@@ -1661,88 +1741,8 @@ Apply its settings anyway?</source>
         <translation>无法校验：{error}</translation>
     </message>
     <message>
-        <source>Check the llama-cpp-python install (see the README), then restart Tightfit.</source>
-        <translation>请检查 llama-cpp-python 的安装（见 README），然后重启 Tightfit。</translation>
-    </message>
-    <message>
-        <source>Click to open the Doctor.</source>
-        <translation>点击打开“诊断”。</translation>
-    </message>
-    <message>
-        <source>Could not apply the fix: {error}</source>
-        <translation>无法应用此修复：{error}</translation>
-    </message>
-    <message>
-        <source>Could not listen on {address}: {error}.</source>
-        <translation>无法在 {address} 上监听：{error}。</translation>
-    </message>
-    <message>
-        <source>D&amp;octor</source>
-        <translation>诊断(&amp;O)</translation>
-    </message>
-    <message>
-        <source>Engine build: open the Doctor</source>
-        <translation>引擎构建：打开诊断</translation>
-    </message>
-    <message>
-        <source>Engine log…</source>
-        <translation>引擎日志…</translation>
-    </message>
-    <message>
-        <source>Engine: cannot start</source>
-        <translation>引擎：无法启动</translation>
-    </message>
-    <message>
-        <source>Engine: restarting…</source>
-        <translation>引擎：正在重启…</translation>
-    </message>
-    <message>
-        <source>Engine: starting…</source>
-        <translation>引擎：正在启动…</translation>
-    </message>
-    <message>
-        <source>Engine: {build}</source>
-        <translation>引擎：{build}</translation>
-    </message>
-    <message>
-        <source>Folders: {folders}</source>
-        <translation>文件夹：{folders}</translation>
-    </message>
-    <message>
-        <source>Its CPUs and its memory are bound there from every engine start.</source>
-        <translation>此后每次启动引擎，其 CPU 和内存都会绑定到该节点。</translation>
-    </message>
-    <message>
-        <source>Its CPUs are bound there from every engine start.</source>
-        <translation>此后每次启动引擎，其 CPU 都会绑定到该节点。</translation>
-    </message>
-    <message>
-        <source>Load a model first: at each cap the sweep measures it decoding.</source>
-        <translation>请先加载模型：扫描会在每个功耗上限下测量它的解码速度。</translation>
-    </message>
-    <message>
-        <source>Load anyway</source>
-        <translation>仍然加载</translation>
-    </message>
-    <message>
         <source>Load failed: {error}</source>
         <translation>加载失败：{error}</translation>
-    </message>
-    <message>
-        <source>Load model</source>
-        <translation>加载模型</translation>
-    </message>
-    <message>
-        <source>Load progress</source>
-        <translation>加载进度</translation>
-    </message>
-    <message>
-        <source>Load settings</source>
-        <translation>加载设置</translation>
-    </message>
-    <message>
-        <source>Load the selected model with these settings (Ctrl+L)</source>
-        <translation>用这些设置加载所选模型（Ctrl+L）</translation>
     </message>
     <message>
         <source>Loaded {model} in {seconds} s: context {context}, {layers}, chat format: {format}.</source>
@@ -1757,24 +1757,77 @@ Apply its settings anyway?</source>
         <translation>正在按原设置重新加载 {model}。</translation>
     </message>
     <message>
-        <source>Memory plan</source>
-        <translation>显存规划</translation>
+        <source>No model loaded.</source>
+        <translation>未加载模型。</translation>
     </message>
     <message>
-        <source>Model</source>
-        <translation>模型</translation>
+        <source>The engine refused a command: {error}</source>
+        <translation>引擎拒绝了一条命令：{error}</translation>
     </message>
     <message>
-        <source>NUMA node {node} (CPUs {cpus})</source>
-        <translation>NUMA 节点 {node}（CPU {cpus}）</translation>
+        <source>This engine build has no GPU offload, so both are for a CPU-only load.</source>
+        <translation>此引擎构建不支持 GPU 卸载，因此两者都按纯 CPU 加载计算。</translation>
     </message>
     <message>
-        <source>NUMA node {node} lists no CPUs here; the engine was not pinned.</source>
-        <translation>NUMA 节点 {node} 在本机上没有 CPU；引擎未绑定。</translation>
+        <source>all {total} layers on the CPU (this engine build has no GPU offload)</source>
+        <translation>全部 {total} 层在 CPU 上（此引擎构建不支持 GPU 卸载）</translation>
     </message>
     <message>
-        <source>No NVIDIA GPU to sweep here: a power-cap sweep needs a card whose limit can be set (`tightfit --simulate v100-16gb` sweeps a simulated one).</source>
-        <translation>这里没有可扫描的 NVIDIA GPU：功耗上限扫描需要一张能设置功耗上限的显卡（`tightfit --simulate v100-16gb` 可扫描一张模拟卡）。</translation>
+        <source>{busy}: load when it ends, or stop it there.</source>
+        <translation>{busy}：等它结束后再加载，或在那里停止它。</translation>
+    </message>
+    <message>
+        <source>{format} (your choice)</source>
+        <translation>{format}（你的选择）</translation>
+    </message>
+    <message>
+        <source>{model} did not load: {error}</source>
+        <translation>{model} 未能加载：{error}</translation>
+    </message>
+    <message>
+        <source>{on_gpu} of {total} layers on the GPU</source>
+        <translation>{total} 层中 {on_gpu} 层在 GPU 上</translation>
+    </message>
+</context>
+<context>
+    <name>load_bar</name>
+    <message>
+        <source>&amp;Load</source>
+        <translation>加载(&amp;L)</translation>
+    </message>
+    <message>
+        <source>&amp;Reload to apply</source>
+        <translation>重新加载以应用(&amp;R)</translation>
+    </message>
+    <message>
+        <source>&amp;Unload</source>
+        <translation>卸载模型(&amp;U)</translation>
+    </message>
+    <message>
+        <source>Any of these would make it fit:
+{fixes}</source>
+        <translation>以下任一项都能让它放得下：
+{fixes}</translation>
+    </message>
+    <message>
+        <source>Engine log…</source>
+        <translation>引擎日志…</translation>
+    </message>
+    <message>
+        <source>Load anyway</source>
+        <translation>仍然加载</translation>
+    </message>
+    <message>
+        <source>Load model</source>
+        <translation>加载模型</translation>
+    </message>
+    <message>
+        <source>Load progress</source>
+        <translation>加载进度</translation>
+    </message>
+    <message>
+        <source>Load the selected model with these settings (Ctrl+L)</source>
+        <translation>用这些设置加载所选模型（Ctrl+L）</translation>
     </message>
     <message>
         <source>No model loaded.</source>
@@ -1789,6 +1842,73 @@ Apply its settings anyway?</source>
         <translation>打开 {path}</translation>
     </message>
     <message>
+        <source>The plan says this load runs out of memory. {where}.</source>
+        <translation>按规划，这次加载会显存不足。{where}。</translation>
+    </message>
+    <message>
+        <source>The settings changed since the load; reload the model with them (Ctrl+L)</source>
+        <translation>加载后设置已更改；用新设置重新加载模型（Ctrl+L）</translation>
+    </message>
+    <message>
+        <source>This load will not fit</source>
+        <translation>这次加载放不下</translation>
+    </message>
+    <message>
+        <source>Unload model</source>
+        <translation>卸载模型</translation>
+    </message>
+    <message>
+        <source>a smaller quant of this model</source>
+        <translation>换用此模型更小的量化版本</translation>
+    </message>
+    <message>
+        <source>{card} would need {needed} MiB of {free} MiB free</source>
+        <translation>{card} 需要 {needed} MiB，可用仅 {free} MiB</translation>
+    </message>
+</context>
+<context>
+    <name>main_window</name>
+    <message>
+        <source> — SIMULATED {card}</source>
+        <translation> — 模拟 {card}</translation>
+    </message>
+    <message>
+        <source>&amp;Chat</source>
+        <translation>聊天(&amp;C)</translation>
+    </message>
+    <message>
+        <source>&amp;Journey</source>
+        <translation>历程(&amp;J)</translation>
+    </message>
+    <message>
+        <source>&amp;Monitor</source>
+        <translation>监控(&amp;M)</translation>
+    </message>
+    <message>
+        <source>&amp;Monitor (SIMULATED)</source>
+        <translation>监控（模拟）(&amp;M)</translation>
+    </message>
+    <message>
+        <source>&amp;Quants</source>
+        <translation>量化(&amp;Q)</translation>
+    </message>
+    <message>
+        <source>Benchmarks</source>
+        <translation>基准测试</translation>
+    </message>
+    <message>
+        <source>Load settings</source>
+        <translation>加载设置</translation>
+    </message>
+    <message>
+        <source>Memory plan</source>
+        <translation>显存规划</translation>
+    </message>
+    <message>
+        <source>Model</source>
+        <translation>模型</translation>
+    </message>
+    <message>
         <source>Power caps</source>
         <translation>功耗上限</translation>
     </message>
@@ -1797,172 +1917,12 @@ Apply its settings anyway?</source>
         <translation>功耗上限（模拟）</translation>
     </message>
     <message>
-        <source>Press Load to start the model again.</source>
-        <translation>按“加载”重新启动模型。</translation>
-    </message>
-    <message>
-        <source>Reload safer</source>
-        <translation>用更稳妥的设置重新加载</translation>
-    </message>
-    <message>
-        <source>Reload with {change}?</source>
-        <translation>改为 {change} 并重新加载？</translation>
-    </message>
-    <message>
-        <source>Running {configs} configurations × {tests} tests…</source>
-        <translation>正在运行 {configs} 组配置 × {tests} 项测试…</translation>
-    </message>
-    <message>
         <source>Ser&amp;ve</source>
         <translation>服务(&amp;V)</translation>
     </message>
     <message>
-        <source>Slower than it could be: {hint}</source>
-        <translation>速度低于应有水平：{hint}</translation>
-    </message>
-    <message>
-        <source>Starting on {address}…</source>
-        <translation>正在 {address} 上启动…</translation>
-    </message>
-    <message>
-        <source>Stopping after the repetition under way; what was measured stays…</source>
-        <translation>当前这轮重复结束后停止；已测得的结果会保留…</translation>
-    </message>
-    <message>
-        <source>Stopping: the cap under way is dropped, the limit put back…</source>
-        <translation>正在停止：放弃当前功耗上限，恢复原功耗上限…</translation>
-    </message>
-    <message>
-        <source>Sweeping {caps} caps; Stop keeps the caps measured and puts the limit back.</source>
-        <translation>正在扫描 {caps} 个功耗上限；“停止”会保留已测的结果并恢复原功耗上限。</translation>
-    </message>
-    <message>
-        <source>The Doctor has advice</source>
-        <translation>诊断有建议</translation>
-    </message>
-    <message>
-        <source>The Doctor needs attention</source>
-        <translation>诊断发现需要处理的问题</translation>
-    </message>
-    <message>
-        <source>The engine cannot start: {reason}</source>
-        <translation>引擎无法启动：{reason}</translation>
-    </message>
-    <message>
-        <source>The engine is busy (a reply or a load)</source>
-        <translation>引擎正忙（正在回复或加载）</translation>
-    </message>
-    <message>
-        <source>The engine is pinned to {where}{now}.</source>
-        <translation>引擎已绑定到 {where}{now}。</translation>
-    </message>
-    <message>
-        <source>The engine refused a command: {error}</source>
-        <translation>引擎拒绝了一条命令：{error}</translation>
-    </message>
-    <message>
-        <source>The engine stopped while loading; no model loaded.</source>
-        <translation>引擎在加载时停止；未加载模型。</translation>
-    </message>
-    <message>
-        <source>The engine stopped; no model loaded.</source>
-        <translation>引擎已停止；未加载模型。</translation>
-    </message>
-    <message>
-        <source>The notice above offers a reload with {change}.</source>
-        <translation>上方提示可改为 {change} 重新加载。</translation>
-    </message>
-    <message>
-        <source>The plan says this load runs out of memory. {where}.</source>
-        <translation>按规划，这次加载会显存不足。{where}。</translation>
-    </message>
-    <message>
-        <source>The power helper is still applying a cap; start the sweep when it is done.</source>
-        <translation>功耗助手仍在设置功耗上限；完成后再开始扫描。</translation>
-    </message>
-    <message>
-        <source>The power sweep did not start: {reason}</source>
-        <translation>功耗扫描未能开始：{reason}</translation>
-    </message>
-    <message>
-        <source>The row&apos;s settings are on the sliders; Load to use them.</source>
-        <translation>该行的设置已填到滑块上；点“加载”即可使用。</translation>
-    </message>
-    <message>
-        <source>The settings changed since the load; reload the model with them (Ctrl+L)</source>
-        <translation>加载后设置已更改；用新设置重新加载模型（Ctrl+L）</translation>
-    </message>
-    <message>
-        <source>This engine build has no GPU offload, so both are for a CPU-only load.</source>
-        <translation>此引擎构建不支持 GPU 卸载，因此两者都按纯 CPU 加载计算。</translation>
-    </message>
-    <message>
-        <source>This load will not fit</source>
-        <translation>这次加载放不下</translation>
-    </message>
-    <message>
         <source>Tune</source>
         <translation>调优</translation>
-    </message>
-    <message>
-        <source>Unload model</source>
-        <translation>卸载模型</translation>
-    </message>
-    <message>
-        <source>Your conversation is kept.</source>
-        <translation>对话内容已保留。</translation>
-    </message>
-    <message>
-        <source>a smaller quant of this model</source>
-        <translation>换用此模型更小的量化版本</translation>
-    </message>
-    <message>
-        <source>all {total} layers on the CPU (this engine build has no GPU offload)</source>
-        <translation>全部 {total} 层在 CPU 上（此引擎构建不支持 GPU 卸载）</translation>
-    </message>
-    <message>
-        <source>select a model to plan a sweep</source>
-        <translation>请先选择模型再规划扫描</translation>
-    </message>
-    <message>
-        <source>{busy}: load when it ends, or stop it there.</source>
-        <translation>{busy}：等它结束后再加载，或在那里停止它。</translation>
-    </message>
-    <message>
-        <source>{busy}: send when it ends, or stop it there.</source>
-        <translation>{busy}：等它结束后再发送，或在那里停止它。</translation>
-    </message>
-    <message>
-        <source>{busy}; start the power sweep when it is done.</source>
-        <translation>{busy}；完成后再开始功耗扫描。</translation>
-    </message>
-    <message>
-        <source>{busy}; start the sweep when it is done.</source>
-        <translation>{busy}；完成后再开始扫描。</translation>
-    </message>
-    <message>
-        <source>{card} would need {needed} MiB of {free} MiB free</source>
-        <translation>{card} 需要 {needed} MiB，可用仅 {free} MiB</translation>
-    </message>
-    <message>
-        <source>{change}. It applies at the next load.</source>
-        <translation>{change}。将在下次加载时生效。</translation>
-    </message>
-    <message>
-        <source>{format} (your choice)</source>
-        <translation>{format}（你的选择）</translation>
-    </message>
-    <message>
-        <source>{model} did not load: {error}</source>
-        <translation>{model} 未能加载：{error}</translation>
-    </message>
-    <message>
-        <source>{on_gpu} of {total} layers on the GPU</source>
-        <translation>{total} 层中 {on_gpu} 层在 GPU 上</translation>
-    </message>
-    <message>
-        <source>{size} configurations is more than one sweep here takes ({most}); shorten a list, or run it with tightfit bench</source>
-        <translation>{size} 组配置超过了这里单次扫描的上限（{most}）；请缩短列表，或用 tightfit bench 运行</translation>
     </message>
 </context>
 <context>
@@ -3248,6 +3208,48 @@ Source: {source}</source>
     </message>
 </context>
 <context>
+    <name>planning</name>
+    <message>
+        <source>Cannot plan this file: {error}</source>
+        <translation>无法为此文件做显存规划：{error}</translation>
+    </message>
+</context>
+<context>
+    <name>power_controller</name>
+    <message>
+        <source>A power-cap sweep sets the limit now; it is put back when the sweep ends.</source>
+        <translation>功耗上限扫描正在设置功耗上限；扫描结束后会恢复原值。</translation>
+    </message>
+    <message>
+        <source>Load a model first: at each cap the sweep measures it decoding.</source>
+        <translation>请先加载模型：扫描会在每个功耗上限下测量它的解码速度。</translation>
+    </message>
+    <message>
+        <source>No NVIDIA GPU to sweep here: a power-cap sweep needs a card whose limit can be set (`tightfit --simulate v100-16gb` sweeps a simulated one).</source>
+        <translation>这里没有可扫描的 NVIDIA GPU：功耗上限扫描需要一张能设置功耗上限的显卡（`tightfit --simulate v100-16gb` 可扫描一张模拟卡）。</translation>
+    </message>
+    <message>
+        <source>Stopping: the cap under way is dropped, the limit put back…</source>
+        <translation>正在停止：放弃当前功耗上限，恢复原功耗上限…</translation>
+    </message>
+    <message>
+        <source>Sweeping {caps} caps; Stop keeps the caps measured and puts the limit back.</source>
+        <translation>正在扫描 {caps} 个功耗上限；“停止”会保留已测的结果并恢复原功耗上限。</translation>
+    </message>
+    <message>
+        <source>The power helper is still applying a cap; start the sweep when it is done.</source>
+        <translation>功耗助手仍在设置功耗上限；完成后再开始扫描。</translation>
+    </message>
+    <message>
+        <source>The power sweep did not start: {reason}</source>
+        <translation>功耗扫描未能开始：{reason}</translation>
+    </message>
+    <message>
+        <source>{busy}; start the power sweep when it is done.</source>
+        <translation>{busy}；完成后再开始功耗扫描。</translation>
+    </message>
+</context>
+<context>
     <name>power_panel</name>
     <message>
         <source>Cap all</source>
@@ -3632,6 +3634,17 @@ Source: {source}</source>
     </message>
 </context>
 <context>
+    <name>serve_controller</name>
+    <message>
+        <source>Could not listen on {address}: {error}.</source>
+        <translation>无法在 {address} 上监听：{error}。</translation>
+    </message>
+    <message>
+        <source>Starting on {address}…</source>
+        <translation>正在 {address} 上启动…</translation>
+    </message>
+</context>
+<context>
     <name>serve_panel</name>
     <message>
         <source> (the window is using the engine: {held})</source>
@@ -3802,6 +3815,37 @@ Source: {source}</source>
     <message>
         <source>Theme</source>
         <translation>主题</translation>
+    </message>
+</context>
+<context>
+    <name>tune_controller</name>
+    <message>
+        <source>Running {configs} configurations × {tests} tests…</source>
+        <translation>正在运行 {configs} 组配置 × {tests} 项测试…</translation>
+    </message>
+    <message>
+        <source>Stopping after the repetition under way; what was measured stays…</source>
+        <translation>当前这轮重复结束后停止；已测得的结果会保留…</translation>
+    </message>
+    <message>
+        <source>The engine is busy (a reply or a load)</source>
+        <translation>引擎正忙（正在回复或加载）</translation>
+    </message>
+    <message>
+        <source>The row&apos;s settings are on the sliders; Load to use them.</source>
+        <translation>该行的设置已填到滑块上；点“加载”即可使用。</translation>
+    </message>
+    <message>
+        <source>select a model to plan a sweep</source>
+        <translation>请先选择模型再规划扫描</translation>
+    </message>
+    <message>
+        <source>{busy}; start the sweep when it is done.</source>
+        <translation>{busy}；完成后再开始扫描。</translation>
+    </message>
+    <message>
+        <source>{size} configurations is more than one sweep here takes ({most}); shorten a list, or run it with tightfit bench</source>
+        <translation>{size} 组配置超过了这里单次扫描的上限（{most}）；请缩短列表，或用 tightfit bench 运行</translation>
     </message>
 </context>
 <context>
