@@ -482,8 +482,9 @@ def test_engine_plan_for_a_simulated_v100() -> None:
         return
     assert data["route"] == "cpu" and data["toolkit"] is None
     assert "pip install" in data["command"]
-    # This machine's CPU decides the rest: without AMX, pip's plain build; with it, a build without AMX.
-    assert ("CMAKE_ARGS" in data["command"]) == bool(host_cmake_args(read_cpu_flags(), os.uname().machine))
+    # Always with the RPC backend; this machine's CPU decides the rest: with AMX, a build without its kernels.
+    assert f'CMAKE_ARGS="{RPC_ARGS}' in data["command"]
+    assert (NO_AMX_ARGS in data["command"]) == bool(host_cmake_args(read_cpu_flags(), os.uname().machine))
     assert "cuda-toolkit-12-8" in data["install_help"] or "cuda_12.8.1" in data["install_help"]
     assert "run the same command again" in data["install_help"]
     if REAL_CUDA_13.is_file():
