@@ -24,6 +24,9 @@ import pytest
 from gui import __version__
 from gui.services.desktop import APP_ID, ICON_SIZES, icon_files, metainfo_path, packaging_dir, resources_dir
 
+# Each test here builds the wheel or a venv: `-m "not build"` leaves them out of a quick run.
+pytestmark = pytest.mark.build
+
 ROOT = Path(__file__).resolve().parent.parent
 DEMO = ROOT / "models" / "SmolLM2-135M-Instruct.Q4_1.gguf"
 
