@@ -45,6 +45,7 @@ from gui.ui.controllers.monitor import MonitorController
 from gui.ui.controllers.planning import Planning
 from gui.ui.controllers.power import PowerSweepController
 from gui.ui.controllers.serve import ServeController
+from gui.ui.controllers.shared import STATUS_MS, WARNING_MS, Shared
 from gui.ui.controllers.tune import TuneController
 from gui.ui.doctor_view import DoctorView
 from gui.ui.engine_bridge import EngineBridge
@@ -68,8 +69,6 @@ from gui.ui.theme import install_theme_control, themed_style
 from gui.ui.tune_view import TuneView
 
 tr = Tr("compose")
-STATUS_MS = 15000  # how long a line of the status bar stays
-WARNING_MS = 30000
 
 
 @dataclass
@@ -181,44 +180,32 @@ def build_window(services: Services, settings: LoadSettings, given: Iterable[str
 
     # ---- controllers ----------------------------------------------------------------------
     engine_use = EngineUse()
-    machine = MachineController(services, session, planning_, plan_panel, window)
+    shared = Shared(services, bridge, session, planning_, engine_use, say, window.tabs, window)
+    machine = MachineController(shared, plan_panel=plan_panel, parent=window)
     load = LoadController(
-        bridge=bridge, session=session, planning_=planning_, engine_use=engine_use, store=store, picker=picker,
-        params=params, plan_panel=plan_panel, bar=bar, chat=chat, dialog_parent=window, settings=settings,
+        shared, picker=picker, params=params, plan_panel=plan_panel, bar=bar, chat=chat, settings=settings,
         given=given, parent=window,
     )  # fmt: skip
-    engine = EngineController(
-        bridge=bridge, session=session, planning_=planning_, load=load, store=store, label=engine_label, bar=bar,
-        chat=chat, parent=window,
-    )  # fmt: skip
+    engine = EngineController(shared, load=load, label=engine_label, bar=bar, chat=chat, parent=window)
     library = LibraryController(
-        store=store, planning_=planning_, load=load, picker=picker, folder_label=folder_label,
-        rescan_button=window.rescan_button, add_folder_button=window.add_folder_button, models_tab=models_tab,
-        tabs=window.tabs, dialog_parent=window, parent=window,
+        shared, load=load, picker=picker, folder_label=folder_label, rescan_button=window.rescan_button,
+        add_folder_button=window.add_folder_button, models_tab=models_tab, parent=window,
     )  # fmt: skip
-    chat_ = ChatController(
-        session=session, planning_=planning_, engine_use=engine_use, store=store, chat=chat, history=history,
-        monitor=monitor, tabs=window.tabs, parent=window,
-    )  # fmt: skip
+    chat_ = ChatController(shared, chat=chat, history=history, monitor=monitor, parent=window)
     tune = TuneController(
-        bridge=bridge, session=session, planning_=planning_, engine_use=engine_use, nvml=services.gpu.nvml,
-        gpu_count=lambda: len(machine.gpus), speeds=lambda: chat_.last_speeds, load_s=lambda: load.last_load_s,
-        picker=picker, params=params, view=tune_view, say=say, parent=window,
+        shared, nvml=services.gpu.nvml, gpu_count=lambda: len(machine.gpus), speeds=lambda: chat_.last_speeds,
+        load_s=lambda: load.last_load_s, picker=picker, params=params, view=tune_view, parent=window,
     )  # fmt: skip
-    power = PowerSweepController(
-        bridge=bridge, session=session, engine_use=engine_use, gpu=services.gpu, monitor=monitor, view=power_view,
-        parent=window,
-    )  # fmt: skip
+    power = PowerSweepController(shared, gpu=services.gpu, monitor=monitor, view=power_view, parent=window)
     serve = ServeController(
-        bridge=bridge, session=session, engine_use=engine_use, store=store, panel=serve_panel, monitor=monitor,
-        chat_streaming=lambda: chat.streaming, parent=window,
-    )  # fmt: skip
+        shared, panel=serve_panel, monitor=monitor, chat_streaming=lambda: chat.streaming, parent=window
+    )
     doctor = DoctorController(
-        services=services, session=session, load=load, pin_numa=engine.pin_numa, picker=picker, params=params,
-        monitor=monitor, bar=bar, view=doctor_view, tabs=window.tabs, say=say, parent=window,
+        shared, load=load, pin_numa=engine.pin_numa, picker=picker, params=params, monitor=monitor, bar=bar,
+        view=doctor_view, parent=window,
     )  # fmt: skip
-    monitor_ = MonitorController(monitor=monitor, tray=window.tray, say=say, parent=window)
-    journey = JourneyController(session=session, planning_=planning_, view=journey_view, parent=window)
+    monitor_ = MonitorController(shared, monitor=monitor, tray=window.tray, parent=window)
+    journey = JourneyController(shared, view=journey_view, parent=window)
     card_facts = CardFactsSource(
         session=session, planning_=planning_, machine=machine, speeds=lambda: chat_.last_speeds, simulated=simulate
     )

@@ -9,52 +9,41 @@ import os
 from pathlib import Path
 
 from PySide6.QtCore import QObject
-from PySide6.QtWidgets import QTabWidget
 
 from gui.core import protocol as p
 from gui.core.chat import Conversation
-from gui.core.engine_use import EngineUse, Use
+from gui.core.engine_use import Use
 from gui.core.load_state import LoadState
 from gui.core.params import LoadSettings
 from gui.core.preferences import CHAT_FORMATS, SAMPLING_PRESET, SAMPLING_PRESETS
 from gui.core.speed_hint import SpeedFacts, speed_hint
-from gui.services.settings_store import SettingsStore
 from gui.services.system import physical_cores
 from gui.ui.chat_pane import ChatPane
-from gui.ui.controllers.planning import Planning, planning
+from gui.ui.controllers.planning import planning
+from gui.ui.controllers.shared import Feature, Shared
 from gui.ui.controllers.uses import engine_use_words
 from gui.ui.history_panel import HistoryPanel
 from gui.ui.i18n import Tr
-from gui.ui.load_session import LoadSession
 from gui.ui.monitor import MonitorView
 from gui.ui.plan_panel import planner_text
 
 tr = Tr("chat_controller")
 
 
-class ChatController(QObject):
+class ChatController(Feature):
     def __init__(
         self,
+        shared: Shared,
         *,
-        session: LoadSession,
-        planning_: Planning,
-        engine_use: EngineUse,
-        store: SettingsStore,
         chat: ChatPane,
         history: HistoryPanel,
         monitor: MonitorView,
-        tabs: QTabWidget,
         parent: QObject | None = None,
     ) -> None:
-        super().__init__(parent)
-        self.session = session
-        self.planning = planning_
-        self.engine_use = engine_use
-        self.store = store
+        super().__init__(shared, parent)
         self.chat = chat
         self.history = history
         self.monitor = monitor
-        self.tabs = tabs
         self.last_speeds: tuple[float, float] | None = None  # decode, prompt tok/s of the last reply
         self.speeds_of: tuple[Path | None, LoadSettings | None] = (None, None)  # ... with this model and settings
         self._hinted: LoadState | None = None  # the load a speed hint was given for: once is enough
@@ -68,8 +57,8 @@ class ChatController(QObject):
         chat.live_rate.connect(monitor.set_engine_rate)
         chat.reply_finished.connect(self._hint_speed)
         chat.reply_finished.connect(self._note_speeds)
-        chat.streaming_changed.connect(lambda streaming: engine_use.set(Use.CHAT, streaming))
-        engine_use.subscribe(self._engine_use_changed)
+        chat.streaming_changed.connect(lambda streaming: self.engine_use.set(Use.CHAT, streaming))
+        self.engine_use.subscribe(self._engine_use_changed)
         self._restore()
 
     def start(self) -> None:

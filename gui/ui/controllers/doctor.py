@@ -8,16 +8,15 @@ import logging
 from collections.abc import Callable
 
 from PySide6.QtCore import QObject, Signal
-from PySide6.QtWidgets import QTabWidget
 
 from gui.core.doctor import Check, Status
-from gui.services.bundle import DoctorRequest, Services
+from gui.services.bundle import DoctorRequest
 from gui.ui.background import Background
 from gui.ui.controllers.load import LoadController
+from gui.ui.controllers.shared import Feature, Shared
 from gui.ui.doctor_view import DoctorView, summary, tab_title
 from gui.ui.i18n import Tr, error_text
 from gui.ui.load_bar import LoadBar
-from gui.ui.load_session import LoadSession
 from gui.ui.model_picker import ModelPicker
 from gui.ui.monitor import MonitorView
 from gui.ui.param_panel import ParamPanel
@@ -26,14 +25,13 @@ tr = Tr("doctor_controller")
 log = logging.getLogger(__name__)
 
 
-class DoctorController(QObject):
+class DoctorController(Feature):
     checked = Signal(object)  # tuple[Check, ...], after every run of the Doctor
 
     def __init__(
         self,
+        shared: Shared,
         *,
-        services: Services,
-        session: LoadSession,
         load: LoadController,
         pin_numa: Callable[[int], str],
         picker: ModelPicker,
@@ -41,14 +39,10 @@ class DoctorController(QObject):
         monitor: MonitorView,
         bar: LoadBar,
         view: DoctorView,
-        tabs: QTabWidget,
-        say: Callable[[str], None],
         parent: QObject | None = None,
     ) -> None:
         """``pin_numa``: pins the engine and says how (gui/ui/controllers/engine.py); ``say``: a status-bar line."""
-        super().__init__(parent)
-        self.services = services
-        self.session = session
+        super().__init__(shared, parent)
         self.load = load
         self.pin_numa = pin_numa
         self.picker = picker
@@ -56,8 +50,6 @@ class DoctorController(QObject):
         self.monitor = monitor
         self.bar = bar
         self.view = view
-        self.tabs = tabs
-        self.say = say
         self.background = Background("doctor", parent=self)
         self._running = False
         self._closed = False

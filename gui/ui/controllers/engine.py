@@ -16,53 +16,44 @@ from gui.core.preferences import NUMA_PINS
 from gui.core.recovery import safer_settings
 from gui.services.engine_client import WorkerExited
 from gui.services.numa import NumaPin, describe_cpus, machine_id, node_cpus, pin_running
-from gui.services.settings_store import SettingsStore
 from gui.ui.chat_pane import ChatPane
 from gui.ui.controllers.load import LoadController
-from gui.ui.controllers.planning import Planning, planning
-from gui.ui.engine_bridge import EngineBridge
+from gui.ui.controllers.planning import planning
+from gui.ui.controllers.shared import Feature, Shared
 from gui.ui.i18n import Tr, core_text
 from gui.ui.load_bar import LoadBar
-from gui.ui.load_session import LoadSession
 from gui.ui.plain import plain_tip
 
 tr = Tr("engine")
 RESTART_WINDOW_S = 60  # a worker that dies before its hello this often within this long cannot start
 
 
-class EngineController(QObject):
+class EngineController(Feature):
     engine_ready = Signal()  # the worker said hello
     engine_died = Signal(object)  # WorkerExited, once the window said what happened
 
     def __init__(
         self,
+        shared: Shared,
         *,
-        bridge: EngineBridge,
-        session: LoadSession,
-        planning_: Planning,
         load: LoadController,
-        store: SettingsStore,
         label: QPushButton,
         bar: LoadBar,
         chat: ChatPane,
         parent: QObject | None = None,
     ) -> None:
-        super().__init__(parent)
-        self.bridge = bridge
-        self.session = session
-        self.planning = planning_
+        super().__init__(shared, parent)
         self.load = load
-        self.store = store
         self.label = label
         self.bar = bar
         self.chat = chat
         self._restarts: list[float] = []
         self.cannot_start = False
-        pin = store.read(NUMA_PINS).get(machine_id())
+        pin = self.store.read(NUMA_PINS).get(machine_id())
         if pin is not None and (cpus := node_cpus(pin)):
-            bridge.client.numa = NumaPin(pin, cpus)  # before the engine starts
-        session.changed.connect(self._load_state_changed)
-        session.engine_died.connect(self._engine_died)
+            self.bridge.client.numa = NumaPin(pin, cpus)  # before the engine starts
+        self.session.changed.connect(self._load_state_changed)
+        self.session.engine_died.connect(self._engine_died)
 
     def start(self) -> None:
         self.bridge.client.start()

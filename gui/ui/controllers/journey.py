@@ -7,18 +7,19 @@ from PySide6.QtCore import QObject
 
 from gui.core import protocol as p
 from gui.core.bench import BenchRow
-from gui.ui.controllers.planning import Planning
+from gui.ui.controllers.shared import Feature, Shared
 from gui.ui.journey_view import JourneyView
-from gui.ui.load_session import LoadSession
 
 
-class JourneyController(QObject):
+class JourneyController(Feature):
     def __init__(
-        self, *, session: LoadSession, planning_: Planning, view: JourneyView, parent: QObject | None = None
+        self,
+        shared: Shared,
+        *,
+        view: JourneyView,
+        parent: QObject | None = None,
     ) -> None:
-        super().__init__(parent)
-        self.session = session
-        self.planning = planning_
+        super().__init__(shared, parent)
         self.recorder = view.recorder
         self.view = view
 

@@ -8,12 +8,11 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QObject
-from PySide6.QtWidgets import QFileDialog, QLabel, QPushButton, QTabWidget, QWidget
+from PySide6.QtWidgets import QFileDialog, QLabel, QPushButton
 
 from gui.services.models import ModelEntry
-from gui.services.settings_store import SettingsStore
 from gui.ui.controllers.load import LoadController
-from gui.ui.controllers.planning import Planning
+from gui.ui.controllers.shared import Feature, Shared
 from gui.ui.i18n import Tr
 from gui.ui.model_picker import ModelPicker, describe_group
 from gui.ui.models_tab import ModelsTab
@@ -22,40 +21,33 @@ from gui.ui.plain import plain_tip
 tr = Tr("library")
 
 
-class LibraryController(QObject):
+class LibraryController(Feature):
     def __init__(
         self,
+        shared: Shared,
         *,
-        store: SettingsStore,
-        planning_: Planning,
         load: LoadController,
         picker: ModelPicker,
         folder_label: QLabel,
         rescan_button: QPushButton,
         add_folder_button: QPushButton,
         models_tab: ModelsTab,
-        tabs: QTabWidget,
-        dialog_parent: QWidget,
         parent: QObject | None = None,
     ) -> None:
-        super().__init__(parent)
-        self.store = store
-        self.planning = planning_
+        super().__init__(shared, parent)
         self.load = load
         self.picker = picker
         self.folder_label = folder_label
         self.models_tab = models_tab
-        self.tabs = tabs
-        self.dialog_parent = dialog_parent
         rescan_button.clicked.connect(lambda: picker.rescan())
         add_folder_button.clicked.connect(self._add_folder_clicked)
         picker.add_folder_requested.connect(self._add_folder_clicked)
-        picker.hub_requested.connect(lambda: tabs.setCurrentWidget(models_tab))
+        picker.hub_requested.connect(lambda: self.tabs.setCurrentWidget(models_tab))
         picker.hub_requested.connect(models_tab.focus_repository)
         picker.selected.connect(self._model_selected)
         models_tab.local_chosen.connect(self._quant_chosen)
         models_tab.download_finished.connect(self._downloaded)
-        tabs.currentChanged.connect(lambda _: self.refresh_quants())  # at once: the tab is being shown
+        self.tabs.currentChanged.connect(lambda _: self.refresh_quants())  # at once: the tab is being shown
         load.after_replan.timeout.connect(self.refresh_quants)
         self._show_folders()
 

@@ -10,25 +10,23 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from PySide6.QtCore import QObject, QTimer, Signal
-from PySide6.QtWidgets import QMessageBox, QWidget
+from PySide6.QtWidgets import QMessageBox
 
 from gui.core import protocol as p
 from gui.core.chat_formats import format_label
-from gui.core.engine_use import EngineUse, Use
+from gui.core.engine_use import Use
 from gui.core.load_state import LoadState, Phase
 from gui.core.params import LoadSettings, changes, describe, llama_gpu_layers
 from gui.core.planner import Plan, Verdict
 from gui.core.preferences import CHAT_FORMATS, LAST_SETTINGS
 from gui.services.engine_client import EngineUnavailable
 from gui.services.models import ModelEntry
-from gui.services.settings_store import SettingsStore
 from gui.ui.chat_pane import ChatPane
-from gui.ui.controllers.planning import Planning, planning
+from gui.ui.controllers.planning import planning
+from gui.ui.controllers.shared import Feature, Shared
 from gui.ui.controllers.uses import engine_use_words
-from gui.ui.engine_bridge import EngineBridge
 from gui.ui.i18n import Tr, core_text, error_text
 from gui.ui.load_bar import LoadBar, overcommit_dialog
-from gui.ui.load_session import LoadSession
 from gui.ui.model_picker import ModelPicker
 from gui.ui.param_panel import ParamPanel
 from gui.ui.plan_panel import PlanPanel
@@ -37,7 +35,7 @@ tr = Tr("load")
 log = logging.getLogger(__name__)
 
 
-class LoadController(QObject):
+class LoadController(Feature):
     model_loaded = Signal(object)  # p.Loaded
     load_finished = Signal(object)  # after every load attempt: True loaded, False failed
     planned = Signal(object)  # Plan or None, after every re-plan
@@ -45,36 +43,25 @@ class LoadController(QObject):
 
     def __init__(
         self,
+        shared: Shared,
         *,
-        bridge: EngineBridge,
-        session: LoadSession,
-        planning_: Planning,
-        engine_use: EngineUse,
-        store: SettingsStore,
         picker: ModelPicker,
         params: ParamPanel,
         plan_panel: PlanPanel,
         bar: LoadBar,
         chat: ChatPane,
-        dialog_parent: QWidget,
         settings: LoadSettings,
         given: Iterable[str] = (),
         parent: QObject | None = None,
     ) -> None:
         """``given``: the settings named on the command line; they win over what the model selected at start
         remembers from its last load (once: the models chosen after it load as they last did)."""
-        super().__init__(parent)
-        self.bridge = bridge
-        self.session = session
-        self.planning = planning_
-        self.engine_use = engine_use
-        self.store = store
+        super().__init__(shared, parent)
         self.picker = picker
         self.params = params
         self.plan_panel = plan_panel
         self.bar = bar
         self.chat = chat
-        self.dialog_parent = dialog_parent
         self._given = {key: getattr(settings, key) for key in given}
         self._given_settings = settings
         self.plan: Plan | None = None
@@ -91,11 +78,11 @@ class LoadController(QObject):
 
         bar.load_button.clicked.connect(lambda: self.load_selected())
         bar.unload_button.clicked.connect(self.unload)
-        bridge.engine_event.connect(self._on_event)
-        session.changed.connect(self._load_state_changed)
-        session.changed.connect(lambda state, _before: engine_use.set(Use.LOAD, state.busy))
-        session.engine_died.connect(self._engine_died)
-        engine_use.subscribe(self.update_buttons)
+        self.bridge.engine_event.connect(self._on_event)
+        self.session.changed.connect(self._load_state_changed)
+        self.session.changed.connect(lambda state, _before: self.engine_use.set(Use.LOAD, state.busy))
+        self.session.engine_died.connect(self._engine_died)
+        self.engine_use.subscribe(self.update_buttons)
         picker.selected.connect(self._model_selected)
         params.changed.connect(self.replan)
         params.changed.connect(lambda _settings: self.update_buttons())

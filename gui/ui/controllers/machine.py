@@ -13,39 +13,34 @@ from gui.core.load_state import LoadState
 from gui.core.memory_check import MemoryCheck, correction_for, correction_key, recorded
 from gui.core.planner import Plan
 from gui.core.preferences import MEMORY_CHECKS
-from gui.services.bundle import Services
 from gui.services.nvml import DriverInfo, GpuInfo, GpuQuery, engine_memory_mib
 from gui.services.telemetry import SimulatedSource
 from gui.ui.background import Background
-from gui.ui.controllers.planning import Planning, planning
+from gui.ui.controllers.planning import planning
+from gui.ui.controllers.shared import Feature, Shared
 from gui.ui.i18n import core_text
-from gui.ui.load_session import LoadSession
 from gui.ui.plan_panel import PlanPanel
 
 
-class MachineController(QObject):
+class MachineController(Feature):
     gpus_found = Signal(object)  # GpuQuery, once detection finished
     ram_measured = Signal(object)  # float GB/s or None, once measured
     memory_measured = Signal(object)  # list[MemoryCheck], after a load on this machine's GPUs was measured
 
     def __init__(
         self,
-        services: Services,
-        session: LoadSession,
-        planning_: Planning,
+        shared: Shared,
+        *,
         plan_panel: PlanPanel,
         parent: QObject | None = None,
     ) -> None:
-        super().__init__(parent)
-        self.services = services
-        self.session = session
-        self.planning = planning_
+        super().__init__(shared, parent)
         self.plan_panel = plan_panel
-        self.store = services.settings
+        self.store = self.services.settings
         self.background = Background("gpu-detect", parent=self)
         self.gpus: list[GpuInfo] = []  # NVML's, once detection finished
         self.driver_version: str | None = None
-        session.changed.connect(self._load_state_changed)
+        self.session.changed.connect(self._load_state_changed)
 
     def start(self) -> None:
         # NVML can take a while to answer (or time out on a sick driver): never on the UI thread.

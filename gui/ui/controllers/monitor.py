@@ -3,31 +3,30 @@ when something the user asked for finished."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QSystemTrayIcon
 
+from gui.ui.controllers.shared import Feature, Shared
 from gui.ui.monitor import MonitorView, alert_text, notify_desktop
 
 ALERT_SHOWN_MS = 30000
 
 
-class MonitorController(QObject):
+class MonitorController(Feature):
     def __init__(
         self,
+        shared: Shared,
         *,
         monitor: MonitorView,
         tray: QSystemTrayIcon | None,
-        say: Callable[[str, int], None],
         parent: QObject | None = None,
     ) -> None:
         """``say(text, ms)``: a line in the status bar for that long."""
-        super().__init__(parent)
+        super().__init__(shared, parent)
         self.monitor = monitor
         self.tray = tray
-        self.say = say
         monitor.alert.connect(self._alert)
 
     def start(self) -> None:

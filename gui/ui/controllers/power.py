@@ -10,14 +10,13 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
-from gui.core.engine_use import EngineUse, Use
+from gui.core.engine_use import Use
 from gui.core.power_sweep import SweepResult
 from gui.services.bundle import GpuServices
 from gui.services.power_sweep import EngineDecoder, EngineFeed, PowerSweep, default_warmup_s
+from gui.ui.controllers.shared import Feature, Shared
 from gui.ui.controllers.uses import engine_use_words
-from gui.ui.engine_bridge import EngineBridge
 from gui.ui.i18n import Tr, core_text, error_text
-from gui.ui.load_session import LoadSession
 from gui.ui.monitor import MonitorView
 from gui.ui.power_sweep_view import PowerSweepRunner, PowerSweepView
 
@@ -27,24 +26,19 @@ log = logging.getLogger(__name__)
 POWER_RESTORE_WAIT_S = 15.0
 
 
-class PowerSweepController(QObject):
+class PowerSweepController(Feature):
     finished = Signal(object)  # SweepResult, or the one line that said why it could not start
 
     def __init__(
         self,
+        shared: Shared,
         *,
-        bridge: EngineBridge,
-        session: LoadSession,
-        engine_use: EngineUse,
         gpu: GpuServices,
         monitor: MonitorView,
         view: PowerSweepView,
         parent: QObject | None = None,
     ) -> None:
-        super().__init__(parent)
-        self.bridge = bridge
-        self.session = session
-        self.engine_use = engine_use
+        super().__init__(shared, parent)
         self.gpu = gpu
         self.monitor = monitor
         self.view = view

@@ -11,13 +11,11 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from gui.core.engine_use import EngineUse, Use
+from gui.core.engine_use import Use
 from gui.core.preferences import SERVE_HOST, SERVE_PORT_NUMBER, SERVE_REMOTE, Preference
 from gui.services.api_server import ApiActivity, ApiServer
-from gui.services.settings_store import SettingsStore
-from gui.ui.engine_bridge import EngineBridge
+from gui.ui.controllers.shared import Feature, Shared
 from gui.ui.i18n import Tr, core_text, error_text
-from gui.ui.load_session import LoadSession
 from gui.ui.monitor import MonitorView
 from gui.ui.serve_panel import ServeChoice, ServePanel
 
@@ -25,27 +23,20 @@ tr = Tr("serve_controller")
 API_RATE_SHOWN_MS = 1500  # an API reply's decode rate stays on the monitor's chart this long after it ends
 
 
-class ServeController(QObject):
+class ServeController(Feature):
     serving_changed = Signal(object)  # (host, port) once the API listens; None when it stopped or could not start
     reply_served = Signal(object)  # ReplyStats of an API reply that generated text, for the journey
 
     def __init__(
         self,
+        shared: Shared,
         *,
-        bridge: EngineBridge,
-        session: LoadSession,
-        engine_use: EngineUse,
-        store: SettingsStore,
         panel: ServePanel,
         monitor: MonitorView,
         chat_streaming: Callable[[], bool],
         parent: QObject | None = None,
     ) -> None:
-        super().__init__(parent)
-        self.bridge = bridge
-        self.session = session
-        self.engine_use = engine_use
-        self.store = store
+        super().__init__(shared, parent)
         self.panel = panel
         self.monitor = monitor
         self.chat_streaming = chat_streaming
@@ -58,7 +49,7 @@ class ServeController(QObject):
         self._tasks: set[asyncio.Future[None]] = set()  # kept: the loop holds tasks weakly
         panel.start_requested.connect(self.start)
         panel.stop_requested.connect(self.stop)
-        engine_use.subscribe(self._sync_hold)
+        self.engine_use.subscribe(self._sync_hold)
 
     def start(self, choice: ServeChoice) -> None:
         """Listen on the chosen address in the window's asyncio loop, serving the engine's loaded model."""

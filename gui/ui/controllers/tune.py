@@ -22,15 +22,13 @@ from gui.core.bench import (
     sweep_grid,
     time_summary,
 )
-from gui.core.engine_use import EngineUse, Use
+from gui.core.engine_use import Use
 from gui.core.params import LoadSettings
 from gui.services.nvml import Nvml
 from gui.services.system import physical_cores
-from gui.ui.controllers.planning import Planning
+from gui.ui.controllers.shared import Feature, Shared
 from gui.ui.controllers.uses import engine_use_words
-from gui.ui.engine_bridge import EngineBridge
 from gui.ui.i18n import Tr
-from gui.ui.load_session import LoadSession
 from gui.ui.model_picker import ModelPicker
 from gui.ui.param_panel import ParamPanel
 from gui.ui.tune_view import TuneRunner, TuneView, describe_config, estimate_s, loads_for, plan_summary
@@ -38,17 +36,14 @@ from gui.ui.tune_view import TuneRunner, TuneView, describe_config, estimate_s, 
 tr = Tr("tune_controller")
 
 
-class TuneController(QObject):
+class TuneController(Feature):
     sweep_finished = Signal(object)  # list[BenchRow], after every Tune sweep (stopped or not)
     row_measured = Signal(object)  # BenchRow, each one measured (not skipped)
 
     def __init__(
         self,
+        shared: Shared,
         *,
-        bridge: EngineBridge,
-        session: LoadSession,
-        planning_: Planning,
-        engine_use: EngineUse,
         nvml: Nvml,
         gpu_count: Callable[[], int],
         speeds: Callable[[], tuple[float, float] | None],
@@ -56,17 +51,12 @@ class TuneController(QObject):
         picker: ModelPicker,
         params: ParamPanel,
         view: TuneView,
-        say: Callable[[str], None],
         parent: QObject | None = None,
     ) -> None:
         """``gpu_count``: this machine's GPUs NVML found (their memory is measured per test); ``speeds``: the
         decode and prompt rate of the last reply (or None), ``load_s``: how long the last load took, for the
         estimate; ``say``: a line in the status bar."""
-        super().__init__(parent)
-        self.bridge = bridge
-        self.session = session
-        self.planning = planning_
-        self.engine_use = engine_use
+        super().__init__(shared, parent)
         self.nvml = nvml
         self.gpu_count = gpu_count
         self.speeds = speeds
@@ -74,7 +64,6 @@ class TuneController(QObject):
         self.picker = picker
         self.params = params
         self.view = view
-        self.say = say
         self.runner: TuneRunner | None = None
         self._started = 0.0
         view.grid_changed.connect(self.replan)
