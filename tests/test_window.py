@@ -10,6 +10,7 @@ from window_kit import open_window
 
 from gui.core import protocol as p
 from gui.ui.main_window import MainWindow
+from tests.i18n_kit import english
 
 pytestmark = pytest.mark.engine
 
@@ -17,8 +18,12 @@ LOAD_MS = 120_000
 REPLY_MS = 120_000
 
 
+__all__ = ["english"]  # a fixture, used by name
+
+
 @pytest.fixture
-def window(qtbot, demo_model: Path):
+def window(qtbot, demo_model: Path, english: None):
+    """The window as the app opens it: a language installed first (English holds the plural forms)."""
     win = open_window(qtbot, demo_model.parent, demo_model)
     yield win
     win.close()
