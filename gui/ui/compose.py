@@ -113,6 +113,9 @@ class Features:
         self.serve.stop()
         self.journey.shutdown()
         store = self.services.settings
+        # What the window shows is what the file keeps: a value the file held that was refused (read as its
+        # default) is replaced by a good one, though the user never touched it.
+        store.write(MARGIN_MIB, window.plan_panel.margin.value())
         self.bridge.shutdown()
         self.library.picker.shutdown()
         window.models_tab.shutdown()
