@@ -13,6 +13,7 @@ import os
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -27,6 +28,18 @@ def settle(app: QApplication, seconds: float) -> None:
     end = time.monotonic() + seconds
     while time.monotonic() < end:
         app.processEvents()
+        time.sleep(0.005)  # the layout's posted events and timers, not a spin
+
+
+def settle_until(app: QApplication, ready: Callable[[], bool], what: str, timeout_s: float = 30.0) -> None:
+    """Until ``ready()`` holds (then the layout a little longer); SystemExit saying what never came."""
+    end = time.monotonic() + timeout_s
+    while not ready():
+        if time.monotonic() > end:
+            raise SystemExit(f"layout check: {what} did not come within {timeout_s:.0f} s")
+        app.processEvents()
+        time.sleep(0.005)
+    settle(app, 0.3)
 
 
 def clipped(widget: QWidget) -> str | None:
@@ -77,10 +90,13 @@ def main() -> None:
     window = build_window(build_services(models, engine=FakeEngine()), LoadSettings(n_threads=2, n_ctx=8192))
     window.show()
     window.start(select=min(models.glob("*.gguf"), default=None))
-    settle(app, 2.0)
+    load = window.features.load
+    settle_until(app, lambda: load.plan is not None, "the selected model's plan")
+    planned: list[object] = []
+    load.planned.connect(planned.append)
     window.plan_panel.select_target("v100-16gb")  # a plan with a bar, a verdict and advice
     window.resize(width, height)
-    settle(app, 1.0)
+    settle_until(app, lambda: bool(planned) and bool(window.plan_panel.bars), "the plan for a V100")
     window.grab().save(png)
     window.params.grab().save(png.removesuffix(".png") + "-settings.png")  # the part that scrolls, whole
     plan = window.plan_panel
@@ -105,7 +121,7 @@ def main() -> None:
         window.tabs.setCurrentIndex(index)
         if inner is not None:
             inner.setCurrentIndex(page)
-        settle(app, 1.0)
+        settle(app, 0.3)
         if index or page:
             name = "-".join(part.split()[0].lower() for part in tab.split(" / "))
             window.grab().save(png.removesuffix(".png") + f"-{name}.png")
