@@ -165,8 +165,10 @@ def build_services(
     history: Any = None,
     hub: Any = None,
     journey: Any = None,
+    measure_ram: Any = None,
 ) -> Services:
-    """Every service the window uses, built once, here. Tests pass their own engine, NVML, stores or hub.
+    """Every service the window uses, built once, here. Tests pass their own engine, NVML, stores, hub or RAM
+    bandwidth reading.
     ``simulate``: the simulated card, or cards (GPU 0, 1, ... in that order), planned for and watched."""
     from gui.core.simulated_gpu import SimulatedGpu
     from gui.services.bundle import GpuServices, Services, doctor_checks
@@ -196,6 +198,7 @@ def build_services(
         journey=journey or JourneyStore(),
         simulated=cards,
         doctor=partial(doctor_checks, simulated=cards[0] if cards else None, nvml=gpu.nvml),
+        **({"measure_ram": measure_ram} if measure_ram is not None else {}),
     )
 
 

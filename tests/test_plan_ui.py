@@ -22,6 +22,7 @@ from gui.core.preferences import MEMORY_CHECKS
 from gui.core.simulated_gpu import CONTEXT_MIB
 from gui.services.nvml import Nvml
 from gui.services.settings_store import SettingsStore
+from gui.services.system import measure_ram_bandwidth_gbs
 from gui.ui.main_window import MainWindow
 from gui.ui.param_panel import ParamPanel
 from gui.ui.vram_bar import SEGMENTS
@@ -227,6 +228,7 @@ def test_cpu_only_ceiling_uses_the_measured_ram_bandwidth(qtbot, models: Path) -
         models / "Qwen3.5-27B-Q3_K_S.gguf",
         LoadSettings(n_threads=2, n_ctx=4096),
         engine=FakeEngine(),
+        measure_ram=measure_ram_bandwidth_gbs,  # measured here, as the window does
         also=lambda w: [w.features.machine.ram_measured],
     )
     win.plan_panel.select_target("cpu")
