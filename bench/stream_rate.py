@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -37,11 +38,15 @@ TIMEOUT_S = 300
 
 
 class Stamped(SyncEngine):
-    """SyncEngine whose listener notes when each token reaches the client, on its reader thread."""
+    """SyncEngine whose listener notes when each token reaches the client, on its reader thread. Tokens are not
+    queued: the waiting thread is woken by the other events only, as the window's chat is woken once per frame
+    rather than once per token."""
 
     def __init__(self) -> None:
         super().__init__()
         self.arrivals: list[float] = []
+        self.reached = threading.Event()  # set when ``notify_at`` tokens have arrived
+        self.notify_at = 0
         self.client.set_listener(self._on_event)
 
     def __enter__(self) -> Stamped:
@@ -49,9 +54,12 @@ class Stamped(SyncEngine):
         return self
 
     def _on_event(self, event: ClientEvent) -> None:
-        if isinstance(event, p.Token):
-            self.arrivals.append(time.perf_counter())
-        self.events.put(event)
+        if not isinstance(event, p.Token):
+            self.events.put(event)
+            return
+        self.arrivals.append(time.perf_counter())
+        if len(self.arrivals) == self.notify_at:
+            self.reached.set()
 
 
 def chat_reply(engine: Stamped, n_tokens: int) -> tuple[float, p.ReplyStats]:
@@ -79,9 +87,11 @@ def tg(engine: Stamped, n_tokens: int, reps: int) -> float:
 def after_stop(engine: Stamped) -> tuple[int, int]:
     """A long reply stopped once two tokens arrived: (tokens when Stop was sent, tokens in all)."""
     engine.arrivals.clear()
+    engine.reached.clear()
+    engine.notify_at = 2
     request = engine.client.generate(QUESTION, 2000, SAMPLING, ignore_eos=True)
-    while len(engine.arrivals) < 2:
-        engine.next_event(TIMEOUT_S)
+    if not engine.reached.wait(TIMEOUT_S):
+        raise SystemExit("no tokens arrived")
     shown = len(engine.arrivals)
     engine.client.stop(request)
     while not isinstance(event := engine.next_event(TIMEOUT_S), p.Done) or event.request_id != request:
