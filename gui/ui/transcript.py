@@ -18,7 +18,7 @@ from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 
 from PySide6.QtCore import QTimer, Signal
-from PySide6.QtGui import QTextCursor
+from PySide6.QtGui import QTextBlock, QTextBlockFormat, QTextCursor, QTextDocument, QTextDocumentFragment
 from PySide6.QtWidgets import QWidget
 
 from gui.ui.plain import NoResourceBrowser
@@ -175,12 +175,24 @@ class Transcript(NoResourceBrowser):
             self._cut_to = None
 
     def _insert(self, key: Hashable | None, piece: str) -> None:
+        """Lay a piece out as blocks of its own, with its own formats.
+
+        Qt merges a fragment's first block into the block at the cursor, which keeps that block's format:
+        a plain ``insertBlock()`` after a list, quote or code block would put the next piece (the stats,
+        the next heading and everything after) in that list or format. The block made for the piece takes
+        the piece's first format instead; a piece that opens with a list makes its list's blocks itself."""
+        source = QTextDocument()
+        source.setHtml(piece)
+        first = source.firstBlock()
         cursor = self._end_cursor()
-        if not self.document().isEmpty():
-            cursor.insertBlock()
+        if self.document().isEmpty():
+            cursor.setBlockFormat(_own_format(first))
+            cursor.setBlockCharFormat(first.charFormat())
+        elif key is not None or first.textList() is None:
+            cursor.insertBlock(_own_format(first), first.charFormat())
         if key is not None:
             self._shown.append((key, cursor.position()))
-        cursor.insertHtml(piece)
+        cursor.insertFragment(QTextDocumentFragment(source))
 
     def _at_bottom(self) -> bool:
         bar = self.verticalScrollBar()
@@ -191,3 +203,10 @@ class Transcript(NoResourceBrowser):
         if following:
             bar = self.verticalScrollBar()
             bar.setValue(bar.maximum())
+
+
+def _own_format(block: QTextBlock) -> QTextBlockFormat:
+    """A piece's first block format, when it can stand alone (a list's or table's belongs to that object)."""
+    if block.textList() is not None or QTextCursor(block).currentTable() is not None:
+        return QTextBlockFormat()
+    return block.blockFormat()
