@@ -18,7 +18,7 @@ from gguf_factory import write_gguf
 from PySide6.QtCore import QPoint, Qt, QUrl
 from PySide6.QtGui import QDesktopServices, QTextCursor
 from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QApplication, QLabel, QListWidgetItem, QToolTip
+from PySide6.QtWidgets import QApplication, QLabel, QListWidgetItem, QMessageBox, QToolTip, QWidget
 from window_kit import TIMEOUT, load, open_window
 
 from gui.services.history import HistoryStore
@@ -167,3 +167,114 @@ def test_a_hub_listing_that_quotes_a_file(qtbot, tmp_path: Path, payload: str) -
         render_everything(win, [])
         data_labels_are_plain(win, payload)
         win.close()
+
+
+# ---- dialogs and message boxes ---------------------------------------------------------------------------
+
+
+class Boxes:
+    """Every QMessageBox the window runs, answered without a person: each is painted first (what would load
+    an image), then answered ``yes`` or ``no`` by its title."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, answers: dict[str, bool]) -> None:
+        self.seen: list[QMessageBox] = []
+        self.answers = answers
+        boxes = self
+
+        def run(box: QMessageBox) -> int:
+            boxes.check(box)
+            yes = boxes.answers.get(box.windowTitle(), False)
+            return int(QMessageBox.StandardButton.Yes if yes else QMessageBox.StandardButton.No)
+
+        monkeypatch.setattr(QMessageBox, "exec", run)
+
+    def check(self, box: QMessageBox) -> None:
+        self.seen.append(box)
+        box.grab()
+        QApplication.processEvents()
+        labels = [label for label in box.findChildren(QLabel) if label.text()]
+        assert labels and all(label.textFormat() == Qt.TextFormat.PlainText for label in labels)
+        assert box.textFormat() == Qt.TextFormat.PlainText
+
+    def text(self, box: QMessageBox) -> str:
+        return "\n".join([box.text(), box.informativeText()])
+
+
+def as_entities(payload: str) -> str:
+    """The payload written without a slash: a card's file name may not hold one; rich text reads it back."""
+    return payload.replace("/", "&#47;")
+
+
+def test_the_tuning_card_dialogs(qtbot, tmp_path: Path, payload: str, demo_model: Path, monkeypatch) -> None:
+    """A card for another file names that file: the question shows the name as written; the question about
+    the card's other machines is plain text too."""
+    from gui.core.params import LoadSettings
+    from gui.core.tuning_card import TuningCard
+    from gui.services.tuning_card import write_card
+
+    name = as_entities(payload)
+    card = TuningCard(name, "1" * 64, LoadSettings(n_ctx=1024, n_threads=2, rpc_servers="127.0.0.1:9"))
+    path = write_card(tmp_path / "card.json", card)
+    win = open_window(qtbot, demo_model.parent, demo_model, engine=FakeEngine())
+    boxes = Boxes(monkeypatch, {"Tuning card for another file": True, "Tuning card names other machines": False})
+    win.export_menu.ask_open_path = lambda *_: str(path)
+    with qtbot.waitSignal(win.export_menu.settings_opened, timeout=TIMEOUT) as opened:
+        win.export_menu.open_card_file()
+    mismatch, remote = boxes.seen
+    assert repr(name)[:50] in boxes.text(mismatch)  # literally, entities and all (a long name is cut at 60)
+    assert "127.0.0.1:9" in boxes.text(remote)
+    assert opened.args[0].rpc_servers == "" and opened.args[0].n_ctx == 1024
+    render_everything(win, [])
+    win.close()
+
+
+def test_the_overcommit_dialog(qtbot, tmp_path: Path, payload: str, demo_model: Path) -> None:
+    """The GPU's name (from the driver, or an RPC worker's answer) in the box that stops a load."""
+    from fake_nvml import FakeGpu, FakeNvml
+
+    from gui.core.params import LoadSettings
+    from gui.services.nvml import Nvml
+
+    gpu = FakeGpu(name=payload, total_mib=200.0, used_mib=150.0)
+    win = open_window(
+        qtbot,
+        demo_model.parent,
+        demo_model,
+        LoadSettings(n_gpu_layers=99, n_ctx=8192),
+        nvml=Nvml(FakeNvml([gpu])),
+        engine=FakeEngine(),
+    )
+    win.plan_panel.set_engine_offload(True)
+    qtbot.waitUntil(lambda: win.features.load.plan is not None, timeout=TIMEOUT)
+    win.features.load.load_selected()
+    box = win.features.load.overcommit_dialog
+    assert box is not None and payload in box.text()
+    labels = [label for label in box.findChildren(QLabel) if label.text()]
+    assert box.textFormat() == Qt.TextFormat.PlainText
+    assert all(label.textFormat() == Qt.TextFormat.PlainText for label in labels)
+    box.grab()
+    box.reject()
+    win.close()
+
+
+def test_the_unexpected_error_box(qtbot, tmp_path: Path, payload: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    from gui.app import install_excepthook
+
+    parent = QWidget()
+    qtbot.addWidget(parent)
+    monkeypatch.setattr(sys, "excepthook", sys.excepthook)  # put back after the test
+    monkeypatch.delenv("QT_QPA_PLATFORM")  # the box is shown on a desktop (the platform is already offscreen)
+    install_excepthook(parent)
+    try:
+        raise RuntimeError(f"cannot read {payload}")
+    except RuntimeError as exc:
+        sys.excepthook(type(exc), exc, exc.__traceback__)
+    (box,) = parent.findChildren(QMessageBox)
+    assert box.text() == f"cannot read {payload}"
+    labels = [label for label in box.findChildren(QLabel) if label.text()]
+    assert box.textFormat() == Qt.TextFormat.PlainText
+    assert all(label.textFormat() == Qt.TextFormat.PlainText for label in labels)
+    box.grab()
+    box.done(0)

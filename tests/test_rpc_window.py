@@ -19,8 +19,10 @@ from window_kit import load, open_window
 
 from gui.core.cards import find_card
 from gui.core.params import LoadSettings
+from gui.core.tuning_card import TuningCard
 from gui.services.nvml import Nvml
 from gui.services.rpc import ask_devices, free_port
+from gui.services.tuning_card import sha256_file, write_card
 from gui.ui.main_window import MainWindow
 
 __all__ = ["worker"]  # a fixture, used by name
@@ -308,3 +310,50 @@ def test_the_link_is_remembered_between_starts(qtbot, models: Path, tmp_path: Pa
     again.close()
     path.write_text('{"rpc_link": {"preset": "carrier pigeon", "mbit_s": -3}}')
     assert SettingsStore(path).read(RPC_LINK) == NetworkLink()  # a bad stored link: the default, said in the log
+
+
+@pytest.mark.parametrize("yes", [False, True])
+def test_a_tuning_card_naming_a_worker_uses_it_only_once_the_user_says_yes(
+    qtbot, models: Path, worker: Worker, tmp_path: Path, yes: bool
+) -> None:
+    """A card that names an RPC server is asked about on its own, before anything connects to the server;
+    no applies the card's other settings without it; yes makes the load, its line and the plan name the
+    worker's device."""
+    engine = FakeEngine()  # a build without GPU offload: the load line used to say "all ... on the CPU"
+    model = next(models.glob("*.gguf"))
+    win = open_window(qtbot, models, model, SETTINGS, engine=engine)
+    tuned = SETTINGS.with_values(n_ctx=2048, rpc_servers=worker.endpoint)
+    path = write_card(tmp_path / "card.json", TuningCard(model.name, sha256_file(model), tuned))
+    menu, rpc = win.export_menu, win.params.rpc
+    menu.ask_open_path = lambda *_: str(path)
+    menu.confirm = lambda *_: pytest.fail("the card is for this file: no question about the file")
+    asked: list[tuple[str, int, int]] = []
+
+    def answer(_title: str, text: str) -> bool:
+        asked.append((text, rpc.list.count(), len(rpc.pending) + len(rpc.answers)))
+        return yes
+
+    menu.confirm_remote = answer
+    with qtbot.waitSignal(menu.settings_opened, timeout=20_000):
+        menu.open_card_file()
+    ((text, listed, contacted),) = asked
+    assert worker.endpoint in text and "every prompt" in text
+    assert listed == 0 and contacted == 0  # nothing was connected to before the answer
+    assert win.params.settings().n_ctx == 2048  # the rest of the card, either way
+    if not yes:
+        assert win.params.settings().rpc_servers == "" and rpc.list.count() == 0 and not rpc.pending
+        assert not win.plan_panel.remote_label.isVisible()
+        loaded = load(qtbot, win)
+        assert engine.loads[-1][1].rpc_servers == "" and loaded.n_gpu_layers >= 0
+        assert "other machines" not in win.load_bar.status.text()
+        win.close()
+        return
+    qtbot.waitUntil(lambda: worker.endpoint in rpc.answers and not rpc.pending, timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: win.features.load.plan is not None and bool(win.features.load.plan.devices), timeout=5000)
+    assert worker.name in win.plan_panel.remote_label.text()  # the plan names the device
+    load(qtbot, win)
+    assert engine.loads[-1][1].rpc_servers == worker.endpoint
+    status = win.load_bar.status.text()
+    assert "on the CPU" not in status
+    assert f"other machines' devices over the network: {worker.name}" in status
+    win.close()

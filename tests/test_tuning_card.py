@@ -181,3 +181,22 @@ def test_cli_writes_a_card_and_applies_it_to_the_matching_model_only(demo_model:
                       "--threads", "5")  # fmt: skip
     assert result.returncode == 0, result.stderr
     assert "--ctx-size 2048 " in result.stdout and "--threads 5 " in result.stdout  # the flag given wins
+
+
+def test_settings_that_send_data_off_this_machine_are_kept_apart() -> None:
+    """Every text setting is either an address of another machine or one known to stay here: a new one must be
+    classed (an address in a card is applied only once the user says yes)."""
+    from dataclasses import fields as dataclass_fields
+
+    from gui.core.params import LoadSettings
+    from gui.core.tuning_card import OFF_MACHINE_SETTINGS, off_machine, without_off_machine
+
+    here_only = {"cache_type_k", "cache_type_v", "flash_attn", "split_mode", "tensor_split"}
+    texts = {f.name for f in dataclass_fields(LoadSettings) if isinstance(getattr(LoadSettings(), f.name), str)}
+    assert texts == here_only | set(OFF_MACHINE_SETTINGS)
+    current = LoadSettings(n_ctx=512, rpc_servers="10.0.0.1:50052")
+    card = LoadSettings(n_ctx=4096, rpc_servers="10.0.0.9:50052,gpubox:50052")
+    assert off_machine(card, current) == {"rpc_servers": "10.0.0.9:50052,gpubox:50052"}
+    assert off_machine(card, card) == {} and off_machine(LoadSettings(), current) == {}
+    kept = without_off_machine(card, current)
+    assert kept.n_ctx == 4096 and kept.rpc_servers == "10.0.0.1:50052"

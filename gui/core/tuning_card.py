@@ -24,13 +24,16 @@ __all__ = [
     "CARD_FORMAT",
     "CARD_VERSION",
     "MAX_CARD_BYTES",
+    "OFF_MACHINE_SETTINGS",
     "CardError",
     "CardFacts",
     "CardMismatch",
     "TuningCard",
     "card_to_json",
     "check_model",
+    "off_machine",
     "parse_card",
+    "without_off_machine",
 ]
 
 CARD_FORMAT = "tightfit-tuning-card"
@@ -40,6 +43,10 @@ MAX_TEXT = 200  # card, driver and engine descriptions
 MAX_FILE_NAME = 255  # a file name, as most file systems bound it
 MAX_MEASURE = 1e9  # tok/s and MiB: far past any real reading, short of overflowing anything
 _SHA256 = re.compile(r"[0-9a-f]{64}")
+
+# Load settings that send the model's weights, the prompts and the replies to other machines (a host or an
+# address): a card's values for them are applied only when the user says yes to them, apart from the rest.
+OFF_MACHINE_SETTINGS: tuple[str, ...] = ("rpc_servers",)
 
 
 class CardError(ValueError):
@@ -219,6 +226,22 @@ def _measure(data: Mapping[str, Any], key: str) -> float | None:
             )
         )
     return number
+
+
+def off_machine(card_settings: LoadSettings, current: LoadSettings) -> dict[str, str]:
+    """The settings of a card that would send data to machines the current settings do not: each of
+    OFF_MACHINE_SETTINGS the card sets to something other than the current value ({} when there are none)."""
+    changed: dict[str, str] = {}
+    for key in OFF_MACHINE_SETTINGS:
+        value = getattr(card_settings, key)
+        if value and value != getattr(current, key):
+            changed[key] = value
+    return changed
+
+
+def without_off_machine(card_settings: LoadSettings, current: LoadSettings) -> LoadSettings:
+    """The card's settings with the current values kept for every setting that sends data off this machine."""
+    return card_settings.with_values(**{key: getattr(current, key) for key in OFF_MACHINE_SETTINGS})
 
 
 def check_model(card: TuningCard, sha256: str, file_name: str | None = None) -> None:

@@ -21,11 +21,12 @@ from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox, QToolButton, QWid
 
 from gui.core.export import Export, kcpps, llama_cli_command, llama_server_command, preset_section
 from gui.core.params import LoadSettings
-from gui.core.tuning_card import CardFacts, CardMismatch, TuningCard
+from gui.core.tuning_card import CardFacts, CardMismatch, TuningCard, off_machine, without_off_machine
 from gui.core.words import joined
 from gui.services.tuning_card import HashCancelled, make_card, open_card, read_card, write_card
 from gui.ui.background import Background
 from gui.ui.i18n import Tr, core_text, error_text
+from gui.ui.plain import plain_box
 
 __all__ = ["ExportMenu"]
 
@@ -60,6 +61,8 @@ class ExportMenu(QToolButton):
         self.ask_save_path: Callable[[str, str, str], str | None] = self._save_dialog
         self.ask_open_path: Callable[[str, str], str | None] = self._open_dialog
         self.confirm: Callable[[str, str], bool] = self._confirm_dialog
+        # Its own question, apart from any other: a card that would send the model to other machines.
+        self.confirm_remote: Callable[[str, str], bool] = self._confirm_dialog
 
         self.setText(tr("Export"))
         self.setToolTip(tr("Use these settings elsewhere: llama.cpp, koboldcpp, or a tuning card"))
@@ -231,11 +234,22 @@ class ExportMenu(QToolButton):
 
     def _opened(self, settings: LoadSettings, message: str) -> None:
         self._finish(None)
-        self.settings_opened.emit(settings)
         said = core_text("export", message)  # translated before its first letter is raised (a Words would lose it)
-        self.message.emit(
-            tr("{message}; they take effect at the next load.").format(message=f"{said[:1].upper()}{said[1:]}")
-        )
+        said = f"{said[:1].upper()}{said[1:]}"
+        current = self._settings()
+        remote = off_machine(settings, current)
+        if remote and not self.confirm_remote(
+            tr("Tuning card names other machines"),
+            tr(
+                "This card would run the model on other machines: RPC servers {servers}.\n\n"
+                "Their owners would get the model's weights, every prompt and every reply.\n\n"
+                "Use these machines? No applies the card's other settings without them."
+            ).format(servers=remote.get("rpc_servers", "")),
+        ):
+            settings = without_off_machine(settings, current)
+            said = tr("{message} (without the RPC servers it names)").format(message=said)
+        self.settings_opened.emit(settings)
+        self.message.emit(tr("{message}; they take effect at the next load.").format(message=said))
 
     # ---- hashing in progress ------------------------------------------------------------------
 
@@ -275,5 +289,8 @@ class ExportMenu(QToolButton):
         return path or None
 
     def _confirm_dialog(self, title: str, text: str) -> bool:
-        answer = QMessageBox.question(self, title, text)
-        return answer == QMessageBox.StandardButton.Yes
+        # The text quotes the card (a file name, servers): shown as written, never as rich text.
+        yes, no = QMessageBox.StandardButton.Yes, QMessageBox.StandardButton.No
+        box = plain_box(self, QMessageBox.Icon.Question, title, text, buttons=yes | no)
+        box.setDefaultButton(no)
+        return box.exec() == yes

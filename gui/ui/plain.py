@@ -13,9 +13,9 @@ from typing import Any
 
 from PySide6.QtCore import Qt, QUrl
 from PySide6.QtGui import QColor, QDesktopServices, QPalette
-from PySide6.QtWidgets import QLabel, QTextBrowser, QWidget
+from PySide6.QtWidgets import QLabel, QMessageBox, QTextBrowser, QWidget
 
-__all__ = ["NoResourceBrowser", "open_link", "plain_label", "plain_tip"]
+__all__ = ["NoResourceBrowser", "open_link", "plain_box", "plain_label", "plain_tip"]
 
 # Links in a reply that may be handed to the desktop's browser or mail program.
 _OPENABLE = ("http", "https", "mailto")
@@ -28,6 +28,26 @@ def plain_label(text: str = "", parent: QWidget | None = None, *, wrap: bool = F
     label.setWordWrap(wrap)
     label.setText(text)
     return label
+
+
+def plain_box(
+    parent: QWidget | None,
+    icon: QMessageBox.Icon,
+    title: str,
+    text: str,
+    informative: str = "",
+    buttons: QMessageBox.StandardButton = QMessageBox.StandardButton.NoButton,
+) -> QMessageBox:
+    """A message box that shows its text literally: QMessageBox.question and friends render text that looks
+    like HTML as rich text (and load the images it names)."""
+    box = QMessageBox(icon, title, "", buttons, parent)
+    box.setTextFormat(Qt.TextFormat.PlainText)
+    box.setText(text)
+    if informative:
+        box.setInformativeText(informative)
+    for label in box.findChildren(QLabel):  # the informative text's label does not follow setTextFormat
+        label.setTextFormat(Qt.TextFormat.PlainText)
+    return box
 
 
 def plain_tip(text: str) -> str:

@@ -287,8 +287,9 @@ class RpcPanel(QWidget):
             free = sum(d.free_mib for d in known)
             lines.append(
                 tr(
-                    "%n device(s) on the RPC workers, {free} MiB free, planned before this machine's.", n=len(known)
-                ).format(free=number(free))
+                    "%n device(s) on the RPC workers ({devices}), {free} MiB free, planned before this machine's.",
+                    n=len(known),
+                ).format(devices=", ".join(d.name for d in known), free=number(free))
             )
         return " ".join(lines), bool(self.problems())
 

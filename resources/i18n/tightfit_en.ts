@@ -34,10 +34,10 @@
 <context>
     <name>rpc_panel</name>
     <message numerus="yes">
-        <source>%n device(s) on the RPC workers, {free} MiB free, planned before this machine&apos;s.</source>
+        <source>%n device(s) on the RPC workers ({devices}), {free} MiB free, planned before this machine&apos;s.</source>
         <translation>
-            <numerusform>%n device on the RPC workers, {free} MiB free, planned before this machine&apos;s.</numerusform>
-            <numerusform>%n devices on the RPC workers, {free} MiB free, planned before this machine&apos;s.</numerusform>
+            <numerusform>%n device on the RPC workers ({devices}), {free} MiB free, planned before this machine&apos;s.</numerusform>
+            <numerusform>%n devices on the RPC workers ({devices}), {free} MiB free, planned before this machine&apos;s.</numerusform>
         </translation>
     </message>
     <message numerus="yes">

@@ -1310,8 +1310,24 @@
         <translation>llama-server 预设段已复制到剪贴板。</translation>
     </message>
     <message>
+        <source>This card would run the model on other machines: RPC servers {servers}.
+
+Their owners would get the model&apos;s weights, every prompt and every reply.
+
+Use these machines? No applies the card&apos;s other settings without them.</source>
+        <translation>此调优卡会让模型在其他机器上运行：RPC 服务器 {servers}。
+
+这些机器的所有者将获得模型的权重、每条提示和每条回复。
+
+使用这些机器吗？选择“否”将只应用调优卡的其他设置，不使用它们。</translation>
+    </message>
+    <message>
         <source>Tuning card for another file</source>
         <translation>其他文件的调优卡</translation>
+    </message>
+    <message>
+        <source>Tuning card names other machines</source>
+        <translation>调优卡指定了其他机器</translation>
     </message>
     <message>
         <source>Tuning cards (*.json);;All files (*)</source>
@@ -1328,6 +1344,10 @@
     <message>
         <source>{file} not applied: {error}</source>
         <translation>未应用 {file}：{error}</translation>
+    </message>
+    <message>
+        <source>{message} (without the RPC servers it names)</source>
+        <translation>{message}（未使用其中指定的 RPC 服务器）</translation>
     </message>
     <message>
         <source>{message}; they take effect at the next load.</source>
@@ -1787,6 +1807,10 @@ Apply its settings anyway?</source>
     <message>
         <source>{on_gpu} of {total} layers on the GPU</source>
         <translation>{total} 层中 {on_gpu} 层在 GPU 上</translation>
+    </message>
+    <message>
+        <source>{on_gpu} of {total} layers on the GPUs, which include other machines&apos; devices over the network: {devices}</source>
+        <translation>{total} 层中有 {on_gpu} 层在 GPU 上，其中包括通过网络使用的其他机器的设备：{devices}</translation>
     </message>
 </context>
 <context>
@@ -3537,9 +3561,9 @@ Source: {source}</source>
 <context>
     <name>rpc_panel</name>
     <message numerus="yes">
-        <source>%n device(s) on the RPC workers, {free} MiB free, planned before this machine&apos;s.</source>
+        <source>%n device(s) on the RPC workers ({devices}), {free} MiB free, planned before this machine&apos;s.</source>
         <translation>
-            <numerusform>RPC 工作节点上有 %n 个设备，可用 {free} MiB，规划时排在本机设备之前。</numerusform>
+            <numerusform>RPC 工作节点上有 %n 个设备（{devices}），可用 {free} MiB，规划时排在本机设备之前。</numerusform>
         </translation>
     </message>
     <message numerus="yes">

@@ -319,7 +319,25 @@ class LoadController(Feature):
 def _layers_words(state: LoadState, event: p.Loaded) -> str:
     """Where the layers run, counted as the GPU-layers slider counts them (blocks + the output layer)."""
     total = event.n_layer + 1
+    remote = _remote_devices(state)
+    if remote:  # other machines' devices take layers whatever this machine's build offloads
+        on_gpu = total if llama_gpu_layers(event.n_gpu_layers, event.n_layer) < 0 else min(event.n_gpu_layers, total)
+        return tr(
+            "{on_gpu} of {total} layers on the GPUs, which include other machines' devices over the network: {devices}"
+        ).format(on_gpu=on_gpu, total=total, devices=", ".join(remote))
     if state.build is not None and not state.build.gpu_offload:
         return tr("all {total} layers on the CPU (this engine build has no GPU offload)").format(total=total)
     on_gpu = total if llama_gpu_layers(event.n_gpu_layers, event.n_layer) < 0 else min(event.n_gpu_layers, total)
     return tr("{on_gpu} of {total} layers on the GPU").format(on_gpu=on_gpu, total=total)
+
+
+def _remote_devices(state: LoadState) -> list[str]:
+    """Every other machine's device the load was sent with: the plan's names for them ("RPC0[host:port]"), and
+    the address of any server the plan knew no device of."""
+    settings = state.settings
+    if settings is None or not settings.rpc_servers:
+        return []
+    devices = state.plan.devices if state.plan is not None else ()
+    names = [d.name for d in devices if d.remote]
+    covered = {d.remote for d in devices if d.remote}
+    return names + [f"{host}:{port}" for host, port in settings.rpc_endpoints if f"{host}:{port}" not in covered]
