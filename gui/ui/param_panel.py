@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import os
 from typing import Any, cast
 
 from PySide6.QtCore import Qt, Signal
@@ -17,7 +18,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gui.core.params import CONTEXT, CPU_MOE_LAYERS, GPU_LAYERS, LOAD_SPECS, SPECS_BY_KEY, LoadSettings
+from gui.core.params import CONTEXT, CPU_MOE_LAYERS, GPU_LAYERS, LOAD_SPECS, SPECS_BY_KEY, THREADS, LoadSettings
 from gui.core.specs import BoolSpec, ChoiceSpec, IntSpec, Spec
 from gui.ui.i18n import Tr
 from gui.ui.plain import plain_label, plain_tip
@@ -134,6 +135,9 @@ class ParamPanel(QWidget):
         super().__init__(parent)
         self._base = settings
         self._applying = False
+        # The machine's logical cores: more threads than these is taken, but said (it slows decoding).
+        self.logical_cores = os.cpu_count()
+        self._threads_said = ""
         grid = QGridLayout(self)
         grid.setContentsMargins(0, 0, 0, 0)
         self.rows: dict[str, ParamRow] = {}
@@ -159,6 +163,8 @@ class ParamPanel(QWidget):
                 row.spin.clamped.connect(
                     lambda typed, value, row=row: self.say(row.clamped_words(typed, value), near=row.spin)
                 )
+                if spec.key == THREADS.key:
+                    row.spin.valueChanged.connect(self._threads_changed)
                 self.rows[spec.key] = row
             elif isinstance(spec, ChoiceSpec):
                 combo = choice_box(spec, self)
@@ -300,6 +306,23 @@ class ParamPanel(QWidget):
         self.note.setVisible(bool(text))
         if near is not None and text:
             QToolTip.showText(near.mapToGlobal(near.rect().bottomLeft()), plain_tip(text), near)
+
+    def _threads_changed(self, threads: int) -> None:
+        """More threads than logical cores is allowed (settings move between machines) but not silent:
+        llama.cpp's threads then wait on each other and decoding slows to a fraction."""
+        cores = self.logical_cores
+        if cores and threads > cores:
+            sentence = (
+                tr("{setting}: this machine has 1 logical core; more threads than cores slows decoding.")
+                if cores == 1
+                else tr("{setting}: this machine has {cores} logical cores; more threads than cores slows decoding.")
+            )
+            self._threads_said = sentence.format(setting=label(THREADS), cores=cores)
+            # Beside the box when the user set it; in the line alone when stored settings brought it.
+            self.say(self._threads_said, near=None if self._applying else self.rows[THREADS.key].spin)
+        elif self._threads_said and self.note.text() == self._threads_said:
+            self.say("")
+            self._threads_said = ""
 
     def pinned(self) -> frozenset[str]:
         return frozenset(key for key, row in self.rows.items() if row.pin.isChecked())

@@ -2606,6 +2606,14 @@ Source: {source}</source>
         <translation>{setting}滑块</translation>
     </message>
     <message>
+        <source>{setting}: this machine has 1 logical core; more threads than cores slows decoding.</source>
+        <translation>{setting}：本机只有 1 个逻辑核心；线程多于核心会拖慢解码。</translation>
+    </message>
+    <message>
+        <source>{setting}: this machine has {cores} logical cores; more threads than cores slows decoding.</source>
+        <translation>{setting}：本机有 {cores} 个逻辑核心；线程多于核心会拖慢解码。</translation>
+    </message>
+    <message>
         <source>{setting}: {text} is not on or off</source>
         <translation>{setting}：{text} 既不是开启也不是关闭</translation>
     </message>
