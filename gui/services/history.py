@@ -50,7 +50,7 @@ from platformdirs import user_data_dir
 from gui.core.chat import Conversation, Turn
 from gui.core.protocol import ReplyStats
 from gui.core.words import message_of, words
-from gui.services.sqlite_schema import migrate, write_transaction
+from gui.services.sqlite_schema import migrate, wal_mode, write_transaction
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -298,7 +298,7 @@ class HistoryStore:
             result = db.execute("PRAGMA quick_check").fetchone()[0]
             if result != "ok":
                 raise _Corrupt(f"integrity check failed: {result}")
-            mode = db.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+            mode = wal_mode(db, self._busy_timeout_s)
             if str(mode).lower() not in ("wal", "memory"):
                 log.warning("history database is in %s mode, not WAL", mode)
             db.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: a power cut loses at most the last write

@@ -33,7 +33,7 @@ from typing import Any
 from gui.core.journey import BenchRecord, BuildInfo, JourneyData, LoadRecord, ReplyRecord
 from gui.core.words import message_of, words
 from gui.services.history import default_history_path
-from gui.services.sqlite_schema import migrate, write_transaction
+from gui.services.sqlite_schema import migrate, wal_mode, write_transaction
 
 __all__ = ["LIMITS", "SCHEMA_VERSION", "JourneyError", "JourneyStore", "default_journey_path"]
 
@@ -220,7 +220,7 @@ class JourneyStore:
                 )
             # Before anything that could write (WAL mode, a migration): a newer file is not touched.
             self._check_version(db)
-            mode = db.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+            mode = wal_mode(db, self._busy_timeout_s)
             if str(mode).lower() != "wal":
                 log.warning("journey database is in %s mode, not WAL", mode)
             db.execute("PRAGMA synchronous=NORMAL")
