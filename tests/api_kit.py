@@ -26,6 +26,7 @@ class ServedEngine:
         self.settings = settings
         self.servers: list[ApiServer] = []
         self.events: list[Any] = []  # every event the engine sent, in order
+        self._heard = threading.Condition()
         self.activity: queue.Queue[ApiActivity] = queue.Queue()
         self._lifecycle: queue.Queue[Any] = queue.Queue()
         self.client = EngineClient(self._on_event, log_dir)
@@ -35,7 +36,9 @@ class ServedEngine:
         self.loaded: p.Loaded = self._expect(p.Loaded, 300)
 
     def _on_event(self, event: Any) -> None:  # the client's reader thread
-        self.events.append(event)
+        with self._heard:
+            self.events.append(event)
+            self._heard.notify_all()
         for server in list(self.servers):
             server.feed(event)
         if isinstance(event, p.Hello | p.Loaded | p.LoadFailed | WorkerExited):
@@ -46,6 +49,20 @@ class ServedEngine:
         if not isinstance(event, kind):
             raise EngineUnavailable(f"expected {kind.__name__}, the engine sent {event!r}")
         return event
+
+    def reply(self, request_id: int, timeout: float = 120) -> tuple[str, p.ReplyStats]:
+        """The text and figures of a reply the engine was asked for directly (not through a server)."""
+
+        def done() -> p.Done | None:
+            return next((e for e in self.events if isinstance(e, p.Done) and e.request_id == request_id), None)
+
+        with self._heard:
+            if not self._heard.wait_for(lambda: done() is not None, timeout):
+                raise TimeoutError(f"no Done for request {request_id}")
+            ended = done()
+            assert ended is not None
+            text = "".join(e.text for e in self.events if isinstance(e, p.Token) and e.request_id == request_id)
+        return text, ended.stats
 
     def call(self, make: Callable[[], Any]) -> Any:
         """Run a coroutine made by ``make`` on the server's loop and wait for its result."""

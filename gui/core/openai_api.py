@@ -4,15 +4,17 @@ A request body (already decoded from JSON) becomes a :class:`CompletionRequest` 
 (``protocol.ChatMessage``, ``protocol.Sampling``, ``protocol.MAX_TOKENS``), or an :class:`ApiError` naming the
 field and why, in the shape OpenAI's clients read (``{"error": {"message", "type", "param", "code"}}``).
 Ranges come from the declarations in ``gui/core/protocol.py``: what the window's boxes and the CLI flags
-accept is what the API accepts. The reply and stream-chunk bodies are built here too.
+accept is what the API accepts. A field left out takes OpenAI's default (:data:`API_SAMPLING`), not the chat
+pane's. The reply and stream-chunk bodies are built here too.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import ipaddress
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from gui.core import protocol as p
@@ -56,6 +58,20 @@ def check_listen(host: str, port: int, allow_remote: bool, how_to_allow: str = w
         return words("listening on {host}: other machines that reach it can use the model", host=host)
     return ""
 
+
+# What a request that names no sampling field gets: OpenAI's documented defaults (temperature 1, top_p 1, no
+# presence or frequency penalty), with nothing of llama.cpp's that OpenAI lacks (no top-k or min-p cut, no repeat
+# penalty): the model's own distribution, as a client written for OpenAI expects. The chat pane keeps its presets
+# (protocol.Sampling's defaults).
+API_SAMPLING = p.Sampling(
+    temperature=1.0,
+    top_k=0,
+    top_p=1.0,
+    min_p=0.0,
+    repeat_penalty=1.0,
+    presence_penalty=0.0,
+    frequency_penalty=0.0,
+)
 
 MAX_MESSAGES = 1024
 MAX_STOPS = 4  # as OpenAI's API
@@ -117,8 +133,9 @@ class CompletionRequest:
     chat: bool
     messages: tuple[p.ChatMessage, ...] = ()
     prompt: str | None = None
-    max_tokens: int = p.MAX_TOKENS.default
-    sampling: p.Sampling = field(default_factory=p.Sampling)
+    # None (no max_tokens sent): until the reply ends or the context is full, as OpenAI's own default.
+    max_tokens: int | None = None
+    sampling: p.Sampling = API_SAMPLING
     stops: tuple[str, ...] = ()
     stream: bool = False
     include_usage: bool = False  # stream_options.include_usage: a last chunk with the token counts
@@ -180,7 +197,7 @@ def _bool(data: Mapping[str, Any], key: str, param: str | None = None) -> bool:
     return value
 
 
-def _max_tokens(data: Mapping[str, Any]) -> int:
+def _max_tokens(data: Mapping[str, Any]) -> int | None:
     # max_completion_tokens is the newer name for the same limit in OpenAI's chat API.
     for key in ("max_completion_tokens", "max_tokens"):
         value = data.get(key)
@@ -189,12 +206,13 @@ def _max_tokens(data: Mapping[str, Any]) -> int:
                 return p.MAX_TOKENS.parse(value)
             except ValueError as exc:
                 raise invalid(f"'{key}': {exc}.", key) from None
-    return p.MAX_TOKENS.default
+    return None
 
 
 def _sampling(data: Mapping[str, Any]) -> p.Sampling:
     """Every sampler setting by its declared name (OpenAI's temperature, top_p, seed, presence_penalty and
-    frequency_penalty; llama.cpp server's top_k, min_p, repeat_penalty and repeat_last_n); the rest default."""
+    frequency_penalty; llama.cpp server's top_k, min_p, repeat_penalty and repeat_last_n); the rest are
+    :data:`API_SAMPLING`'s."""
     values: dict[str, Any] = {}
     for spec in specs_of(p.Sampling):
         value = data.get(spec.key)
@@ -204,7 +222,7 @@ def _sampling(data: Mapping[str, Any]) -> p.Sampling:
             values[spec.key] = spec.parse(value)
         except ValueError as exc:
             raise invalid(f"'{spec.key}': {exc}.", spec.key) from None
-    return p.Sampling(**values)
+    return dataclasses.replace(API_SAMPLING, **values)
 
 
 def _stops(value: object) -> tuple[str, ...]:

@@ -413,8 +413,8 @@ class ApiServer:
         self._served(request)
         reply_id = ("chatcmpl-" if request.chat else "cmpl-") + uuid.uuid4().hex[:24]
         async with self._slot():
-            self._served(request)  # it may have been unloaded while the request waited
-            reply = self._send(request)
+            model = self._served(request)  # it may have been unloaded while the request waited
+            reply = self._send(request, model)
             try:
                 if request.stream:
                     return await self._stream(http, request, reply, reply_id)
@@ -447,13 +447,16 @@ class ApiServer:
         finally:
             self._free.release()
 
-    def _send(self, request: CompletionRequest) -> _Reply:
+    def _send(self, request: CompletionRequest, model: ServedModel) -> _Reply:
+        # No max_tokens: as far as the context lets the reply go (a slot's context, n_ctx per sequence); the
+        # engine ends it there with "context", which OpenAI's clients read as "length".
+        max_tokens = request.max_tokens if request.max_tokens is not None else model.n_ctx or p.MAX_TOKENS.maximum
         try:
             # With one slot, the Generate is the engine's only reply as before (a Generate of the window's own would
             # replace it); with several, it joins the replies under way instead of interrupting them.
             request_id = self.engine.generate(
                 request.messages,
-                request.max_tokens,
+                max_tokens,
                 request.sampling,
                 prompt=request.prompt,
                 stops=request.stops,

@@ -513,8 +513,10 @@ class Engine:
     def make_sampler(self, s: p.Sampling) -> Any:
         chain = llama.llama_sampler_chain_init(llama.llama_sampler_chain_default_params())
         add = llama.llama_sampler_chain_add
-        # top-k first: the penalty sampler is slow on the whole vocabulary.
-        add(chain, llama.llama_sampler_init_top_k(s.top_k if s.top_k > 0 else 40))
+        # top-k first: the penalty sampler is slow on the whole vocabulary. 0 keeps every token, as its help says
+        # (the API's default, OpenAI's sampling from the whole distribution).
+        if s.top_k > 0:
+            add(chain, llama.llama_sampler_init_top_k(s.top_k))
         if s.repeat_penalty != 1.0 or s.frequency_penalty != 0.0 or s.presence_penalty != 0.0:
             n_vocab = llama.llama_vocab_n_tokens(self.vocab)
             penalties = (s.repeat_penalty, s.frequency_penalty, s.presence_penalty)
