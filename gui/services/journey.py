@@ -220,9 +220,9 @@ class JourneyStore:
                 )
             # Before anything that could write (WAL mode, a migration): a newer file is not touched.
             self._check_version(db)
-            mode = wal_mode(db, self._busy_timeout_s)
-            if str(mode).lower() != "wal":
-                log.warning("journey database is in %s mode, not WAL", mode)
+            journal = wal_mode(db, self._busy_timeout_s)
+            if journal.lower() != "wal":
+                log.warning("journey database is in %s mode, not WAL", journal)
             db.execute("PRAGMA synchronous=NORMAL")
             self._migrate(db)
             # A read-only file opens and reads: find out now, while there is a fallback, not at the first write.
