@@ -51,6 +51,8 @@ __all__ = [
     "CHART_GPU_FIELDS",
     "CHART_HOST_FIELDS",
     "DAY_S",
+    "GPU_FORGET_S",
+    "MAX_GPU_HISTORIES",
     "MIN_CAPACITY",
     "Frame",
     "MinuteBuckets",
@@ -65,6 +67,11 @@ __all__ = [
 DAY_S = 86_400
 MIN_CAPACITY = DAY_S  # a day at 1 s; faster sampling gets a bigger buffer (capacity_for)
 BUCKET_S = 60.0  # zoomed out past this many seconds per pixel column, curves come from per-minute envelopes
+# A GPU's day of history is about 18 MiB. One missing from every tick for GPU_FORGET_S (an exporter that stopped
+# naming it) is forgotten, its memory freed; and at most MAX_GPU_HISTORIES are kept (this machine's and other
+# machines' together): past it, the one missing longest makes room, or a new GPU is not recorded.
+GPU_FORGET_S = 120.0
+MAX_GPU_HISTORIES = 160
 
 # The series the charts draw (their declarations' curves), which get per-minute envelopes (the rest is kept raw,
 # for exports).
@@ -268,6 +275,7 @@ class TelemetryHistory:
         self.gpu_buckets: dict[int, MinuteBuckets] = {}
         self.last_t: float | None = None  # Unix time of the newest tick
         self._slowdown_c: dict[int, float] = {}
+        self._gpu_seen: dict[int, float] = {}  # index -> Unix time of the last tick that had it
         self._texts = _TextCodes()
 
     # --- recording ----------------------------------------------------------------------------------
@@ -292,6 +300,7 @@ class TelemetryHistory:
         self.gpus.clear()
         self.gpu_buckets.clear()
         self._slowdown_c.clear()
+        self._gpu_seen.clear()
         self.last_t = None
 
     def _record_cores(self, x: float, values: Mapping[str, Cell]) -> None:
@@ -304,11 +313,17 @@ class TelemetryHistory:
         self.cores.append(x, **known)
 
     def _record_gpus(self, x: float, samples: Iterable[GpuSample]) -> None:
-        seen = set()
+        samples = list(samples)
+        seen = {sample.index for sample in samples}
+        for index in [i for i in self.gpus if i not in seen and x - self._gpu_seen.get(i, x) > GPU_FORGET_S]:
+            self._forget(index)
         for sample in samples:
-            seen.add(sample.index)
+            ring = self._gpu_ring(sample.index, seen)
+            if ring is None:
+                continue
+            self._gpu_seen[sample.index] = x
             values = self._numbers(gpu_values(sample))
-            self._gpu_ring(sample.index).append(x, **values)
+            ring.append(x, **values)
             self.gpu_buckets[sample.index].add(x, values)
             if sample.slowdown_c is not None:
                 self._slowdown_c[sample.index] = sample.slowdown_c
@@ -317,12 +332,24 @@ class TelemetryHistory:
                 ring.append(x)
                 self.gpu_buckets[index].add(x, {})
 
-    def _gpu_ring(self, index: int) -> RingBuffer:
+    def _gpu_ring(self, index: int, ticked: set[int]) -> RingBuffer | None:
         ring = self.gpus.get(index)
         if ring is None:
+            if len(self.gpus) >= MAX_GPU_HISTORIES:
+                missing = [i for i in self.gpus if i not in ticked]
+                if not missing:
+                    return None  # every kept GPU is in this tick: this one is not recorded
+                self._forget(min(missing, key=lambda i: self._gpu_seen.get(i, 0.0)))
             ring = self.gpus[index] = RingBuffer(self.capacity, GPU_FIELDS)
             self.gpu_buckets[index] = MinuteBuckets(self._bucket_capacity, CHART_GPU_FIELDS)
         return ring
+
+    def _forget(self, index: int) -> None:
+        """Free a GPU's history (its exports end with it)."""
+        self.gpus.pop(index, None)
+        self.gpu_buckets.pop(index, None)
+        self._slowdown_c.pop(index, None)
+        self._gpu_seen.pop(index, None)
 
     def _numbers(self, values: Mapping[str, Cell]) -> dict[str, float | None]:
         """Values as the rings hold them: texts as codes, and anything not finite as missing (an infinite

@@ -317,7 +317,8 @@ DARK = Palette(
 )
 
 PALETTES: Mapping[str, Palette] = MappingProxyType({p.name: p for p in (LIGHT, DARK)})
-GPU_COLOURS = sum(1 for key in LIGHT.series if key.startswith("gpu_"))
+# The GPUs' own colours, gpu_0, gpu_1, ... (not gpu_util_pct, a reading's colour that shares the prefix).
+GPU_COLOURS = sum(1 for key in LIGHT.series if key.startswith("gpu_") and key[4:].isdigit())
 
 
 def gpu_series(position: int) -> str:

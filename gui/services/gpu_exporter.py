@@ -34,13 +34,16 @@ from urllib.parse import urlsplit
 
 from gui.core.gpu_sample import GpuSample
 from gui.core.prometheus_text import MAX_BODY_BYTES, Exposition, ExpositionError, parse, scrape_url
+from gui.core.telemetry_history import GPU_FORGET_S
 from gui.core.words import Words, joined, words
 from gui.services.bounded_http import Cutoff, HttpStatus, TransferError, get, read_up_to
 
 __all__ = [
     "DCGM_METRICS",
     "MAX_GPUS_PER_EXPORTER",
+    "MAX_REMOTE_GPUS",
     "NVITOP_METRICS",
+    "REMOTE_GPU_FORGET_S",
     "REMOTE_INDEX",
     "ExporterPoller",
     "ExporterStatus",
@@ -52,8 +55,12 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 REMOTE_INDEX = 1000  # the first index a remote GPU gets (this machine's GPUs count from 0)
+# Each remote GPU the window watches costs it a day of history (about 18 MiB) and a row of work every tick: the
+# GPUs watched at once are bounded per exporter and in all. A GPU an exporter stops naming (it went away, or
+# the exporter renames its GPUs) is forgotten after REMOTE_GPU_FORGET_S, which frees its place for another.
 MAX_GPUS_PER_EXPORTER = 64
-MAX_REMOTE_GPUS = 1024  # indices handed out in one run, all exporters together
+MAX_REMOTE_GPUS = 128  # watched at once, all exporters together
+REMOTE_GPU_FORGET_S = GPU_FORGET_S  # as the history frees it
 DEFAULT_POLL_S = 2.0
 DEFAULT_TIMEOUT_S = 3.0
 DCGM_BLANK = float(1 << 47)  # DCGM_FP64_BLANK; its int64 blanks (about 9.2e18) are above it too
@@ -258,7 +265,9 @@ class ExporterPoller:
         self._urls: list[str] = []
         self._status: dict[str, ExporterStatus] = {}
         self._samples: dict[str, tuple[GpuSample, ...]] = {}
-        self._indices: dict[tuple[str, str], int] = {}
+        self._indices: dict[tuple[str, str], int] = {}  # (url, GPU key) -> its index, while watched
+        self._seen: dict[tuple[str, str], float] = {}  # (url, GPU key) -> when its exporter last named it
+        self._next_index = REMOTE_INDEX  # never handed out twice: a forgotten GPU's history is not another's
         self._workers: dict[str, threading.Event] = {}  # url -> its thread's stop flag
         self._running = False
 
@@ -277,6 +286,9 @@ class ExporterPoller:
             for gone in set(self._status) - set(checked):
                 del self._status[gone]
                 self._samples.pop(gone, None)
+            for key in [key for key in self._indices if key[0] not in checked]:  # their places are free again
+                del self._indices[key]
+                self._seen.pop(key, None)
             for url in checked:
                 self._status.setdefault(url, ExporterStatus(url, host=_host_of(url)))
             running = self._running
@@ -325,6 +337,7 @@ class ExporterPoller:
                 return ExporterStatus(url)
             shown_host = next((g.host for g in gpus if g.host), None) or self._status.get(url, ExporterStatus(url)).host
             if gpus:
+                self._forget_gone(url, now)
                 self._samples[url] = tuple(
                     s for gpu in gpus if (s := self._sample(url, gpu, now, shown_host or host)) is not None
                 )
@@ -337,12 +350,23 @@ class ExporterPoller:
             self._status[url] = status
         return status
 
+    def _forget_gone(self, url: str, now: float) -> None:
+        """Forget this exporter's GPUs it has not named for REMOTE_GPU_FORGET_S (under the lock)."""
+        for key in [k for k in self._indices if k[0] == url and now - self._seen.get(k, now) > REMOTE_GPU_FORGET_S]:
+            del self._indices[key]
+            self._seen.pop(key, None)
+
     def _sample(self, url: str, gpu: RemoteGpu, now: float, host: str) -> GpuSample | None:
-        index = self._indices.get((url, gpu.key))
+        key = (url, gpu.key)
+        index = self._indices.get(key)
         if index is None:
             if len(self._indices) >= MAX_REMOTE_GPUS:
                 return None
-            index = self._indices[(url, gpu.key)] = REMOTE_INDEX + len(self._indices)
+            if sum(1 for k in self._indices if k[0] == url) >= MAX_GPUS_PER_EXPORTER:
+                return None  # the GPUs it named before keep their places until they are forgotten
+            index = self._indices[key] = self._next_index
+            self._next_index += 1
+        self._seen[key] = now
         missing = {name: "the exporter gives no value" for name, value in gpu.readings.items() if value is None}
         values: dict[str, Any] = {name: value for name, value in gpu.readings.items() if value is not None}
         return GpuSample(

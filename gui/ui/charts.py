@@ -60,6 +60,7 @@ __all__ = [
 tr = Tr("charts")
 WINDOWS: dict[str, float] = {tr.mark("5 min"): 300.0, tr.mark("1 h"): 3_600.0, tr.mark("24 h"): float(DAY_S)}
 DEFAULT_WINDOW = "5 min"
+MAX_CHARTED_GPUS = 8  # GPUs drawn together on the shared charts: one colour each, and each costs every redraw
 _MIB_PER_GIB = 1024.0
 
 
@@ -356,7 +357,9 @@ class TelemetryCharts(QWidget):
     def set_gpus(self, gpus: dict[int, str]) -> None:
         """The GPUs to draw, by index, with their legend names ("GPU 0 P40"), in drawing (colour) order.
         With two or more, every GPU chart draws all of them; with one, the selected GPU's series as before."""
-        gpus = dict(gpus)
+        # Past MAX_CHARTED_GPUS the charts draw the first ones (this machine's come first): every curve costs
+        # each redraw, and more lines than that do not read as separate GPUs anyway.
+        gpus = dict(list(gpus.items())[:MAX_CHARTED_GPUS])
         if gpus == self.shared_gpus:
             return
         for (_index, field), data_item in self.gpu_curves.items():
