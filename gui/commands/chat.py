@@ -11,6 +11,7 @@ from gui.core import protocol as p
 from gui.core.chat import format_stats
 from gui.core.params import LoadSettings
 from gui.core.protocol import MAX_TOKENS
+from gui.core.words import english
 from gui.services.engine_client import EngineUnavailable, SyncEngine
 from gui.services.models import describe_file
 
@@ -24,7 +25,7 @@ def run_chat(args: argparse.Namespace, settings: LoadSettings) -> int:
         raise SystemExit(f"tightfit: error: no such model file: {model}")
     entry = describe_file(model)
     if entry.error:
-        raise SystemExit(f"tightfit: error: {entry.error}")
+        raise SystemExit(f"tightfit: error: {english(entry.error)}")
     max_tokens = MAX_TOKENS.default if args.max_tokens is None else args.max_tokens
     try:
         MAX_TOKENS.check(max_tokens)

@@ -22,6 +22,7 @@ from gui.core.cards import Card
 from gui.core.doctor import STATUS_WORDS, Check, DoctorFacts, Status, by_severity, exit_code, run_checks, summary, worst
 from gui.core.params import LOAD_SPECS, LoadSettings, default_settings
 from gui.core.protocol import EngineBuild
+from gui.core.words import Text, english
 
 __all__ = ["add_doctor_parser", "format_checks", "run_doctor"]
 
@@ -173,10 +174,10 @@ def format_checks(checks: Sequence[Check], card: Card | None = None) -> str:
         lines = [f"{STATUS_WORDS[check.status]:<4}  {check.title}  [{check.id}]"]
         lines += _wrapped(check.evidence)
         if check.status in (Status.WARN, Status.FAIL):
-            lines += _wrapped(f"Why: {check.why}")
+            lines += _wrapped(f"Why: {english(check.why)}")
             fix = check.fix
             if fix is not None:
-                lines += _wrapped(f"Fix: {fix.words}")
+                lines += _wrapped(f"Fix: {english(fix.words)}")
                 if fix.command:
                     lines += [f"      $ {line}" for line in fix.command.splitlines()]
                 if fix.action:
@@ -185,7 +186,7 @@ def format_checks(checks: Sequence[Check], card: Card | None = None) -> str:
     return "\n".join([*blocks, summary(tuple(checks))])
 
 
-def _wrapped(text: str) -> list[str]:
+def _wrapped(text: Text) -> list[str]:
     """Words wrapped to the terminal's usual width; indented lines (commands to copy) kept whole."""
     lines: list[str] = []
     for paragraph in text.splitlines() or [""]:

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TextIO
 
 from gui.core.engine_route import ENGINE_ENV, RoutePlan, describe_capabilities
+from gui.core.words import english
 from gui.services.engine_facts import checkout_root, plan_here, requirement
 from gui.services.engine_install import InstallFailed, Outcome, PipRunner, ensure_engine, run_pip, wheel_cache_dir
 
@@ -60,7 +61,7 @@ def elapsed_words(seconds: float) -> str:
 
 def plan_words(plan: RoutePlan) -> str:
     if plan.route == "cuda" and plan.toolkit is not None:
-        return f"CUDA {plan.toolkit.version_text} build for compute capability {describe_capabilities(plan.cuda_archs)}"
+        return f"CUDA {plan.toolkit.version_text} build for compute capability {english(describe_capabilities(plan.cuda_archs))}"
     return "CPU build"
 
 

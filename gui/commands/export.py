@@ -19,6 +19,7 @@ from gui.commands.flags import given_values
 from gui.core.export import FORMATS, Export, export
 from gui.core.params import LOAD_SPECS, LoadSettings, default_settings
 from gui.core.tuning_card import CardError, CardFacts, CardMismatch, card_to_json
+from gui.core.words import english
 
 CARD = "card"
 
@@ -53,7 +54,7 @@ def run_export(args: argparse.Namespace) -> int:
     else:
         result = export(args.format, model.resolve(), settings, _numa_node(args))
     for note in result.notes:
-        print(f"note: {note}", file=sys.stderr)
+        print(f"note: {english(note)}", file=sys.stderr)
     if args.output is None:
         sys.stdout.write(result.text if result.text.endswith("\n") else result.text + "\n")
     else:
@@ -77,7 +78,7 @@ def _settings(args: argparse.Namespace) -> tuple[LoadSettings, str]:
         except CardError as exc:
             hint = " (--apply-anyway uses it all the same)" if isinstance(exc, CardMismatch) else ""
             raise ValueError(f"{exc}{hint}") from None
-        base, message = opened.settings, opened.message
+        base, message = opened.settings, english(opened.message)
     elif args.apply_anyway:
         raise ValueError("--apply-anyway goes with --card")
     return base.with_values(**given_values(args, LOAD_SPECS)).validated(), message

@@ -22,7 +22,7 @@ from gui.core.gguf_reader import GGUFHeader
 from gui.core.params import LOAD_SPECS, LoadSettings
 from gui.core.planner import Device, Plan, Verdict, plan
 from gui.core.specs import IntSpec, parse_value_list
-from gui.core.words import joined, words
+from gui.core.words import Text, joined, words
 
 # What a test measures, with llama-bench's defaults (its -p, -n, -d and -r).
 PROMPT_TOKENS = IntSpec(
@@ -143,7 +143,7 @@ class Job:
 
     config: Config
     ceiling_tok_s: float | None = None
-    skip: str = ""
+    skip: Text = ""
 
 
 def plan_jobs(
@@ -171,7 +171,7 @@ def plan_jobs(
         if ram_gbs is None and result.host.weights_mib > 0:
             ram_gbs = measure_ram()
             result = planned(ram_gbs)
-        skip = ""
+        skip: Text = ""
         if result.verdict is Verdict.WONT_FIT and not anyway:
             short = [
                 words(
@@ -416,7 +416,7 @@ def _speed_cell(row: Mapping[str, Any]) -> str:
     return text
 
 
-def time_summary(rows: Sequence[BenchRow], wall_s: float) -> str:
+def time_summary(rows: Sequence[BenchRow], wall_s: float) -> Text:
     """Where a sweep's time went: the tests measured, the wall time, the part in timed repetitions, and the rest
     (warm-ups, depth fills, loads and the engine's start) per configuration."""
     measured = [r for r in rows if not r.skipped]

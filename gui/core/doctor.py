@@ -19,7 +19,7 @@ from gui.core.planner import cuda_flash_attn_gaps
 from gui.core.preferences import CAP
 from gui.core.protocol import EngineBuild
 from gui.core.system_info import parse_system_info
-from gui.core.words import joined, words
+from gui.core.words import Text, english, joined, words
 
 __all__ = [
     "CHECKS",
@@ -55,14 +55,14 @@ STATUS_WORDS = {Status.FAIL: "FAIL", Status.WARN: "WARN", Status.UNKNOWN: "?", S
 class Fix:
     """How to put it right: words always; a command to copy, or an action the window performs itself."""
 
-    words: str
+    words: Text
     command: str = ""  # a shell command the user copies and runs
     # An action the window can do itself ("" when it cannot): "pin_numa:<node>", "set:<setting key>=<value>",
     # "open:power" (the power panel), "open:log".
     action: str = ""
 
     def as_json(self) -> dict[str, str]:
-        return {"words": self.words, "command": self.command, "action": self.action}
+        return {"words": english(self.words), "command": self.command, "action": self.action}
 
 
 @dataclass(frozen=True)
@@ -70,17 +70,17 @@ class Check:
     id: str  # stable, dotted: "engine.cpu_only", "numa.gpu_node"
     title: str  # a few words: "Engine built for the GPU"
     status: Status
-    evidence: str  # the numbers behind the status
-    why: str  # one sentence a hobbyist understands
+    evidence: Text  # the numbers behind the status
+    why: Text  # one sentence a hobbyist understands
     fix: Fix | None = None  # None when there is nothing to do
 
     def as_json(self) -> dict[str, object]:
         return {
             "id": self.id,
-            "title": self.title,
+            "title": english(self.title),
             "status": str(self.status),
-            "evidence": self.evidence,
-            "why": self.why,
+            "evidence": english(self.evidence),
+            "why": english(self.why),
             "fix": self.fix.as_json() if self.fix is not None else None,
         }
 
@@ -123,8 +123,8 @@ class EngineFacts:
     gpu_offload: bool | None = None  # False: GPU layers are silently ignored
     cuda_archs: tuple[int, ...] | None = None  # compiled CUDA architectures: 70 is compute capability 7.0
     cuda_runtime: str | None = None  # the CUDA runtime it was built with: "12.4"
-    describe: str = ""  # the build in words, as the status bar shows it
-    error: str = ""  # why the build could not be read
+    describe: Text = ""  # the build in words, as the status bar shows it
+    error: Text = ""  # why the build could not be read
     cpu_features: Mapping[str, str] = field(default_factory=dict)  # its CPU backend's: {"AMX_INT8": "1", ...}
 
     @classmethod
@@ -155,7 +155,7 @@ class GpuFacts:
     retired_pages_pending: bool | None = None
     remapped_rows_pending: bool | None = None
     remapped_rows_failure: bool | None = None
-    errors: Mapping[str, str] = field(default_factory=dict)  # fact -> why it could not be read
+    errors: Mapping[str, Text] = field(default_factory=dict)  # fact -> why it could not be read
 
 
 @dataclass(frozen=True)
@@ -175,7 +175,7 @@ class DoctorFacts:
     # The engine, and what the set-up would build here.
     engine: EngineFacts | None = None
     route_command: str | None = None  # the command that builds a CUDA engine for these GPUs (the set-up's route)
-    route_help: str = ""  # what to install first where the set-up cannot build one yet (no suitable toolkit)
+    route_help: Text = ""  # what to install first where the set-up cannot build one yet (no suitable toolkit)
     python: str = "python"  # the interpreter Tightfit runs in, as a command names it (".venv/bin/python")
     cpu_flags: frozenset[str] | None = None  # the processor's features (/proc/cpuinfo), None where unknown
     # The load, as the window or the command line has it.
@@ -190,7 +190,7 @@ class DoctorFacts:
     efficiency_cpus: frozenset[int] | None = None  # empty: not a hybrid CPU
     numa_nodes: Mapping[int, frozenset[int]] | None = None  # node -> its CPUs
     engine_cpus: frozenset[int] | None = None  # the CPUs the engine may run on
-    engine_cpus_from: str = words("engine")  # whose affinity that is, in words
+    engine_cpus_from: Text = words("engine")  # whose affinity that is, in words
     numactl: bool | None = None
     # Memory.
     ram_total_mib: float | None = None
@@ -257,7 +257,7 @@ def _mib(value: float) -> str:
     return f"{value:,.0f} MiB"
 
 
-def _cpus(cpus: frozenset[int] | set[int]) -> str:
+def _cpus(cpus: frozenset[int] | set[int]) -> Text:
     """The kernel's CPU list format: {0, 1, 2, 3, 8} -> '0-3,8'."""
     runs: list[list[int]] = []
     for cpu in sorted(cpus):
@@ -293,7 +293,7 @@ def _version(text: str | None) -> tuple[int, ...] | None:
         return None
 
 
-def _label(gpu: GpuFacts, facts: DoctorFacts) -> str:
+def _label(gpu: GpuFacts, facts: DoctorFacts) -> Text:
     name = gpu.name or (gpu.sample.name if gpu.sample is not None and gpu.sample.name else "")
     details = [part for part in (name, words("simulated") if facts.simulated else "") if part]
     return (
@@ -303,12 +303,12 @@ def _label(gpu: GpuFacts, facts: DoctorFacts) -> str:
     )
 
 
-def _on(gpu: GpuFacts, facts: DoctorFacts, what: str) -> str:
+def _on(gpu: GpuFacts, facts: DoctorFacts, what: Text) -> Text:
     """A line about one card: 'GPU 0 (Tesla V100-PCIE-16GB): off'."""
     return words("{gpu}: {what}", gpu=_label(gpu, facts), what=what)
 
 
-def _no_gpu(facts: DoctorFacts) -> str:
+def _no_gpu(facts: DoctorFacts) -> Text:
     """Why there is no GPU to check, in words."""
     if facts.gpus is None:
         return words("NVML did not answer: {error}", error=facts.nvml_error or words("not asked"))
@@ -322,7 +322,7 @@ def rebuild_command(archs: Sequence[int], python: str = "python") -> str:
     return f'{ENGINE_ENV}=cuda {ARCHS_ENV}="{arch_list}" {python} -m gui.commands.engine_setup'
 
 
-def _rebuild_fix(facts: DoctorFacts, gpus: Sequence[GpuFacts], reason: str) -> Fix:
+def _rebuild_fix(facts: DoctorFacts, gpus: Sequence[GpuFacts], reason: Text) -> Fix:
     archs = [a for a in (_capability(g.compute_capability) for g in gpus) if a is not None]
     listed = ", ".join(str(a) for a in sorted(set(archs))) or words("your card")
     command = facts.route_command or (rebuild_command(archs, facts.python) if archs else "")
@@ -336,7 +336,7 @@ def _rebuild_fix(facts: DoctorFacts, gpus: Sequence[GpuFacts], reason: str) -> F
     return Fix(joined(" ", parts), command=command)
 
 
-def _check(id: str, title: str, status: Status, evidence: str, why: str, fix: Fix | None = None) -> Check:
+def _check(id: str, title: str, status: Status, evidence: Text, why: Text, fix: Fix | None = None) -> Check:
     return Check(id, title, status, evidence, why, fix)
 
 
@@ -531,7 +531,7 @@ def check_engine_flash_attn(facts: DoctorFacts) -> Check:
 # ---- driver ------------------------------------------------------------------------------------
 
 
-def _driver_fix(facts: DoctorFacts, advice: str) -> Fix:
+def _driver_fix(facts: DoctorFacts, advice: Text) -> Fix:
     ids = {facts.os_id or "", *facts.os_like}
     command = f"sudo apt install nvidia-driver-{OLD_DRIVER_BRANCH}" if "ubuntu" in ids else ""
     return Fix(advice, command=command)
@@ -688,7 +688,7 @@ def check_cpu_hybrid(facts: DoctorFacts) -> Check:
     else:
         fix = Fix(
             "Keep the threads at the performance-core count and start Tightfit on the performance cores only.",
-            command=f"taskset -c {_cpus(p_cpus)} tightfit" if p_cpus else "",
+            command=f"taskset -c {english(_cpus(p_cpus))} tightfit" if p_cpus else "",
         )
     return _check(id, title, Status.WARN, evidence, why, fix)
 
@@ -869,7 +869,7 @@ def _is_display_server(name: str | None) -> bool:
     return bool(name) and (name or "").rstrip("/").rpartition("/")[2].lower() in DISPLAY_SERVERS
 
 
-def _process_words(p: GpuProcess) -> str:
+def _process_words(p: GpuProcess) -> Text:
     name = (p.name or "?").rpartition("/")[2]
     used = _mib(p.used_mib) if p.used_mib is not None else words("memory not reported")
     return words("{name} (pid {pid}) {used}", name=name, pid=p.pid, used=used)

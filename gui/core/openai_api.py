@@ -17,7 +17,7 @@ from typing import Any
 
 from gui.core import protocol as p
 from gui.core.specs import specs_of
-from gui.core.words import words
+from gui.core.words import Text, words
 
 # Bounds on what a stranger may send: the body itself is bounded by the server (MAX_BODY_BYTES).
 MAX_BODY_BYTES = 4 << 20
@@ -35,7 +35,7 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def check_listen(host: str, port: int, allow_remote: bool, how_to_allow: str = words("allow other machines")) -> str:
+def check_listen(host: str, port: int, allow_remote: bool, how_to_allow: Text = words("allow other machines")) -> Text:
     """Where the API may listen: a ValueError (one line) for what may not be, else a warning or ''. Any
     address but a loopback one lets other machines use the model, so it takes ``allow_remote``."""
     host = host.strip()
@@ -89,7 +89,7 @@ class ApiError(Exception):
     def __init__(
         self,
         status: int,
-        message: str,
+        message: Text,
         type: str = "invalid_request_error",
         param: str | None = None,
         code: str | None = None,
@@ -105,7 +105,7 @@ class ApiError(Exception):
         return {"error": {"message": self.message, "type": self.type, "param": self.param, "code": self.code}}
 
 
-def invalid(message: str, param: str | None = None, code: str | None = None) -> ApiError:
+def invalid(message: Text, param: str | None = None, code: str | None = None) -> ApiError:
     return ApiError(400, message, "invalid_request_error", param, code)
 
 

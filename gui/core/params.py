@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any, cast
 
 from gui.core.specs import BoolSpec, ChoiceSpec, FloatSpec, IntSpec, Spec, parse_fields, shown_value, specs_of
-from gui.core.words import Words, fixed, joined, words
+from gui.core.words import Text, Words, fixed, joined, words
 
 # Any value at or past the model's layer count + 1 means "all layers" (llama.cpp's -1); the window
 # shows it as that count.
@@ -120,7 +120,7 @@ _RPC_MAX_CHARS = 4096
 _HOST_LABEL = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?$")
 
 
-def _rpc_host(host: str) -> str:
+def _rpc_host(host: str) -> Text:
     """``host`` when it is a well-formed host name or IPv4 address; a ValueError in words otherwise."""
     if not host:
         return words("no host before the colon")
@@ -236,7 +236,7 @@ class NetworkLink:
         mbit, rtt = RPC_LINKS.get(self.preset, (self.mbit_s, self.rtt_ms))
         return mbit * 1e6 / 8, rtt / 1000
 
-    def words(self) -> str:
+    def words(self) -> Text:
         mbit, rtt = RPC_LINKS.get(self.preset, (self.mbit_s, self.rtt_ms))
         name = {"1gbe": "1 GbE", "10gbe": "10 GbE"}.get(self.preset) or words("custom link")
         return words("{name}, {mbit} Mbit/s, {rtt} ms round trip", name=name, mbit=f"{mbit:,.0f}", rtt=f"{rtt:g}")
@@ -533,7 +533,7 @@ def _named(spec: Spec[Any], lower: bool = False) -> Words:
     return fixed(spec.label, "params", english)
 
 
-def changes(before: LoadSettings, after: LoadSettings) -> str:
+def changes(before: LoadSettings, after: LoadSettings) -> Text:
     """What differs between two sets of settings, in words ("GPU layers 65 → 56, context 8192 → 4096")."""
     moved = [
         words(
@@ -548,7 +548,7 @@ def changes(before: LoadSettings, after: LoadSettings) -> str:
     return joined(", ", moved) if moved else words("nothing to change, these settings already fit")
 
 
-def describe(settings: LoadSettings, specs: Iterable[IntSpec] = SIZING_PARAMS) -> str:
+def describe(settings: LoadSettings, specs: Iterable[IntSpec] = SIZING_PARAMS) -> Text:
     # An option that is off by default (no experts on the CPU) is named only when it is on.
     shown = (s for s in specs if s.default != 0 or getattr(settings, s.key))
     return joined(

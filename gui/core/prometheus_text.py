@@ -23,7 +23,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit, urlunsplit
 
-from gui.core.words import Words, words
+from gui.core.words import Text, Words, words
 
 __all__ = [
     "MAX_BODY_BYTES",
@@ -121,7 +121,7 @@ def parse(
         text = body
     wanted = frozenset(names) if names is not None else None
     series: list[Series] = []
-    bad: list[tuple[int, str]] = []
+    bad: list[tuple[int, Text]] = []
     bad_count = cut = read = 0
     start = 0
     number = 0

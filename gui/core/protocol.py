@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeGuard, get_args
 
 from gui.core.specs import FloatSpec, IntSpec, specs_of
-from gui.core.words import words
+from gui.core.words import Text, words
 
 PROTOCOL_VERSION = 9
 
@@ -225,7 +225,7 @@ class EngineBuild:
     cuda_runtime: str | None = None  # the CUDA runtime the build loaded ("12.4"); None without CUDA
     ggml_version: str = ""  # "0.25.3 (0c1e570)": the llama.cpp (ggml) the package was built from
 
-    def describe(self) -> str:
+    def describe(self) -> Text:
         offload = words("GPU offload supported") if self.gpu_offload else words("no GPU offload")
         version = self.llama_cpp_python
         if not self.cuda_archs:
@@ -266,7 +266,7 @@ class Loaded:
     # How replies are formatted unless a request says otherwise: "model" (the file's own template) or the
     # name of a format in gui.core.chat_formats.FORMATS.
     chat_format: str
-    chat_format_reason: str = ""  # why, in words for the user; empty when the file's template is used as it is
+    chat_format_reason: Text = ""  # why, in words for the user; empty when the file's template is used as it is
     # What llama.cpp logged allocating, by buffer type ("CUDA0": model + KV + compute + output MiB), from
     # llama_log.parse_buffers: its own figures to set beside the plan and the driver's reading.
     buffers_mib: dict[str, float] = field(default_factory=dict)
@@ -275,7 +275,7 @@ class Loaded:
 @dataclass(frozen=True)
 class LoadFailed:
     model_path: str
-    error: str
+    error: Text
 
 
 @dataclass(frozen=True)
@@ -330,7 +330,7 @@ class Done:
 @dataclass(frozen=True)
 class GenerateFailed:
     request_id: int
-    error: str
+    error: Text
     kind: str = ""  # "context_full" (n_prompt, n_ctx say by how much), "template", "decode", "input" (an empty prompt)
     n_prompt: int = 0
     n_ctx: int = 0
@@ -343,7 +343,7 @@ class DryRunResult:
     request_id: int
     model_path: str
     ok: bool
-    error: str  # empty when ok
+    error: Text  # empty when ok
     weights_bytes: int  # llama_model_size: all weight tensors, exact
     n_params: int
     kv_mib: float  # every KV cache (an interleaved-SWA model has two)
@@ -373,7 +373,7 @@ class Notice:
     """Something the user should know about a reply that still goes ahead (e.g. a template fallback)."""
 
     request_id: int
-    text: str
+    text: Text
 
 
 @dataclass(frozen=True)
@@ -409,7 +409,7 @@ class BenchDone:
 @dataclass(frozen=True)
 class BenchFailed:
     request_id: int
-    error: str
+    error: Text
     kind: str = ""  # "no_model", "context" (the test needs more context than the load has), "decode", "input"
 
 

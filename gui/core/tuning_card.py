@@ -18,7 +18,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from gui.core.params import LoadSettings
-from gui.core.words import Words, message_of, words
+from gui.core.words import Text, Words, english, message_of, words
 
 __all__ = [
     "CARD_FORMAT",
@@ -56,7 +56,7 @@ class CardFacts:
 
     card_name: str | None = None  # the GPU the settings were tuned on ("Tesla V100-PCIE-16GB")
     driver: str | None = None  # its NVIDIA driver version
-    engine_build: str | None = None  # the llama.cpp build ("llama-cpp-python 0.3.36")
+    engine_build: Text | None = None  # the llama.cpp build ("llama-cpp-python 0.3.36")
     gen_tok_s: float | None = None  # measured generation speed
     prompt_tok_s: float | None = None  # measured prompt processing speed
     vram_mib: float | None = None  # memory the engine used on the card
@@ -244,12 +244,12 @@ def check_model(card: TuningCard, sha256: str, file_name: str | None = None) -> 
     )
 
 
-def _one_line(text: str, limit: int = 200) -> str:
-    line = " ".join(text.split())
+def _one_line(text: Text, limit: int = 200) -> str:
+    line = " ".join(english(text).split())
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
-def _show(value: Any) -> str:
+def _show(value: Any) -> Text:
     """A value from a card, for a message: its repr, bounded."""
     if isinstance(value, dict | list):
         return words("a JSON {kind}", kind=type(value).__name__)

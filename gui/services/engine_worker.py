@@ -41,7 +41,7 @@ from gui.core.llama_log import explain_failure, parse_buffers, parse_dry_run
 from gui.core.params import LoadSettings, llama_gpu_layers
 from gui.core.stop_text import StopText
 from gui.core.system_info import backend_of, cuda_archs
-from gui.core.words import Words, message_of, words
+from gui.core.words import Text, Words, message_of, words
 from gui.services.rpc import unreachable as rpc_unreachable
 
 # Imported in run_worker() so that importing this module stays cheap and side-effect free.
@@ -369,7 +369,7 @@ class Engine:
     def dry_run(self, command: p.DryRun) -> p.DryRunResult:
         started = time.perf_counter()
 
-        def result(ok: bool, error: str = "", weights: int = 0, n_params: int = 0) -> p.DryRunResult:
+        def result(ok: bool, error: Text = "", weights: int = 0, n_params: int = 0) -> p.DryRunResult:
             figures = parse_dry_run(lines)
             return p.DryRunResult(
                 request_id=command.request_id,
@@ -855,7 +855,7 @@ class Engine:
             llama.llama_set_n_threads(self.ctx, self.n_threads, self.n_threads)
         self.send(p.BenchDone(rid, n_prompt, n_gen, n_depth, threads, tuple(samples), stopped))
 
-    def _bench_prompt(self, batches: list[Any], where: str, stop_for: int | None = None) -> None:
+    def _bench_prompt(self, batches: list[Any], where: Text, stop_for: int | None = None) -> None:
         """Decode prepared batches, then wait for the backend (test_prompt). ``stop_for``: an untimed run (warm-up,
         depth) that a Stop for that request ends between batches."""
         if not batches:
@@ -870,7 +870,7 @@ class Engine:
                 raise _BenchStopped
         llama.llama_synchronize(self.ctx)
 
-    def _bench_gen(self, tokens: list[int], where: str) -> None:
+    def _bench_gen(self, tokens: list[int], where: Text) -> None:
         """Single-token decodes, each waited for (test_gen)."""
         one = self._one_token
         batch_one = llama.llama_batch_get_one(one, 1)
@@ -1008,7 +1008,7 @@ def _builtin_template_names() -> frozenset[str]:
         room = n
 
 
-def _in_words(failed: str, log_lines: list[str]) -> str:
+def _in_words(failed: Text, log_lines: list[str]) -> Text:
     """Why a load failed: what llama.cpp's log says, in words, or ``failed`` when it says nothing useful."""
     failure = explain_failure(log_lines, None)
     if failure.kind == "unknown" and not failure.summary.startswith("llama.cpp reported"):
@@ -1124,7 +1124,7 @@ def _ggml_function(name: str, argtypes: list[Any], restype: Any) -> Any:
 _DEV_GPU, _DEV_IGPU = 1, 2
 
 
-def _rpc_problem(settings: LoadSettings) -> str:
+def _rpc_problem(settings: LoadSettings) -> Text:
     """Why the load's RPC servers cannot be used, in words; '' when they can (or there are none)."""
     if not settings.rpc_servers:
         return ""

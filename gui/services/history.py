@@ -49,7 +49,7 @@ from platformdirs import user_data_dir
 
 from gui.core.chat import Conversation, Turn
 from gui.core.protocol import ReplyStats
-from gui.core.words import message_of, words
+from gui.core.words import Text, message_of, words
 from gui.services.sqlite_schema import migrate, write_transaction
 
 __all__ = [
@@ -236,7 +236,7 @@ class HistoryStore:
         and an opening falls back to a history in memory.
         """
         self.path = Path(path) if path is not None else default_history_path()
-        self.warning: str | None = None
+        self.warning: Text | None = None
         self.persistent = True  # False: the file could not be used, this session's chats live in memory
         self._lock = threading.RLock()
         self._busy_timeout_s = busy_timeout_s

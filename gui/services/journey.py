@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from gui.core.journey import BenchRecord, BuildInfo, JourneyData, LoadRecord, ReplyRecord
-from gui.core.words import message_of, words
+from gui.core.words import Text, message_of, words
 from gui.services.history import default_history_path
 from gui.services.sqlite_schema import migrate, write_transaction
 
@@ -171,7 +171,7 @@ class JourneyStore:
         file it cannot use: see the module docstring."""
         self.path = Path(path) if path is not None else default_journey_path()
         self.limits = {**LIMITS, **(limits or {})}
-        self.warning: str | None = None
+        self.warning: Text | None = None
         self.persistent = True
         self._lock = threading.RLock()
         self._busy_timeout_s = busy_timeout_s

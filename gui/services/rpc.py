@@ -35,7 +35,7 @@ from pathlib import Path
 
 from gui.core.openai_api import is_loopback
 from gui.core.params import MAX_RPC_SERVERS, join_endpoints, rpc_endpoints
-from gui.core.words import joined, message_of, words
+from gui.core.words import Text, joined, message_of, words
 
 __all__ = [
     "DEFAULT_PORT",
@@ -88,11 +88,11 @@ class RemoteDevice:
 # ---- reaching a server ----------------------------------------------------------------------------
 
 
-def probe(endpoints: Sequence[tuple[str, int]], timeout_s: float = PROBE_TIMEOUT_S) -> list[str]:
+def probe(endpoints: Sequence[tuple[str, int]], timeout_s: float = PROBE_TIMEOUT_S) -> list[Text]:
     """Why each unreachable server cannot be reached, in words; [] when every one takes a TCP connection.
 
     A connection is closed at once: llama.cpp's server then waits for the next client, as after any client."""
-    problems: list[str] = []
+    problems: list[Text] = []
     for host, port in endpoints[:MAX_RPC_SERVERS]:
         try:
             with socket.create_connection((host, port), timeout=timeout_s):
@@ -133,7 +133,7 @@ def probe(endpoints: Sequence[tuple[str, int]], timeout_s: float = PROBE_TIMEOUT
     return problems
 
 
-def unreachable(rpc_servers: str, timeout_s: float = PROBE_TIMEOUT_S) -> str:
+def unreachable(rpc_servers: str, timeout_s: float = PROBE_TIMEOUT_S) -> Text:
     """One message naming every RPC server of a load that cannot be reached; '' when all can (or none is named)."""
     try:
         endpoints = rpc_endpoints(rpc_servers)
@@ -307,7 +307,7 @@ def ask_devices(rpc_servers: str, timeout_s: float = ASK_TIMEOUT_S) -> list[Remo
         return []
     problems = probe(endpoints)
     if problems:
-        raise RpcUnavailable("; ".join(problems))
+        raise RpcUnavailable(joined("; ", problems))
     command = [sys.executable, "-m", "gui.services.rpc", "devices", join_endpoints(endpoints)]
     root = str(Path(__file__).resolve().parents[2])
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH", "")) if p)}

@@ -24,6 +24,7 @@ from gui.core.preferences import SAMPLE_INTERVAL
 from gui.core.simulated_gpu import SimulatedGpu
 from gui.core.telemetry_csv import TelemetryCsvWriter, csv_header, csv_row
 from gui.core.tick import HostSample, Tick
+from gui.core.words import Text
 from gui.services.nvml import Nvml
 
 __all__ = [
@@ -55,7 +56,7 @@ T = TypeVar("T")
 class GpuSource(Protocol):
     """Where GPU samples come from: NVML, or the simulated card."""
 
-    def device_count(self) -> tuple[int, str]: ...
+    def device_count(self) -> tuple[int, Text]: ...
 
     def sample(self, index: int) -> GpuSample: ...
 

@@ -22,7 +22,7 @@ from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox, QToolButton, QWid
 from gui.core.export import Export, kcpps, llama_cli_command, llama_server_command, preset_section
 from gui.core.params import LoadSettings
 from gui.core.tuning_card import CardFacts, CardMismatch, TuningCard
-from gui.core.words import joined
+from gui.core.words import Text, joined
 from gui.services.tuning_card import HashCancelled, make_card, open_card, read_card, write_card
 from gui.ui.background import Background
 from gui.ui.i18n import Tr, core_text, error_text
@@ -229,7 +229,7 @@ class ExportMenu(QToolButton):
             ),
         )
 
-    def _opened(self, settings: LoadSettings, message: str) -> None:
+    def _opened(self, settings: LoadSettings, message: Text) -> None:
         self._finish(None)
         self.settings_opened.emit(settings)
         said = core_text("export", message)  # translated before its first letter is raised (a Words would lose it)

@@ -24,7 +24,7 @@ from PySide6.QtCore import QCoreApplication, QLibraryInfo, QLocale, QTranslator
 from PySide6.QtWidgets import QComboBox, QMainWindow, QWidget
 
 from gui.core.preferences import LANGUAGE
-from gui.core.words import JOINED_CONTEXT, WORDS_CONTEXT, Words, message_of
+from gui.core.words import JOINED_CONTEXT, WORDS_CONTEXT, Text, Words, message_of
 from gui.services.desktop import resources_dir
 from gui.services.settings_store import SettingsStore
 
@@ -56,7 +56,7 @@ class Tr:
         return text
 
 
-def core_text(context: str, text: str) -> str:
+def core_text(context: str, text: Text) -> str:
     """A string from gui/core or gui/services, translated where the window shows it (bench/i18n_extract.py
     collects these sources: a new core string is in the .ts without anyone listing it). A sentence composed
     from figures (gui/core/words.py ``Words``) is translated by its template, in its own context, with its

@@ -1115,7 +1115,9 @@ class MainWindow(QMainWindow):
             return
         before = self.params.settings()
         self.params.set_settings(fitted)
-        self.params.say(tr("Auto-fit: {changes}.").format(changes=changes(before, self.params.settings())))
+        self.params.say(
+            tr("Auto-fit: {changes}.").format(changes=core_text("params", changes(before, self.params.settings())))
+        )
 
     def verify(self) -> None:
         entry = self.picker.current()
@@ -1273,7 +1275,9 @@ class MainWindow(QMainWindow):
         self._verify_request = self.session.state.dry_run_id
         self.plan_panel.show_verify(None, pending=True)
         self.load_status.setText(
-            tr("Loading {model} ({settings})…").format(model=entry.path.name, settings=describe(settings))
+            tr("Loading {model} ({settings})…").format(
+                model=entry.path.name, settings=core_text("params", describe(settings))
+            )
         )
 
     def _show_verify(self, result: p.DryRunResult) -> None:

@@ -35,7 +35,7 @@ from PySide6.QtWidgets import (
 from gui.core.params import LoadSettings
 from gui.core.planner import Device, Verdict
 from gui.core.quant_quality import SOURCE as QUALITY_SOURCE
-from gui.core.words import message_of
+from gui.core.words import Text, message_of
 from gui.services.download import Download, DownloadProgress, pending_downloads
 from gui.services.hub import HubClient, HubListing, parse_repo_id
 from gui.services.quant_table import QuantRow, QuantSource, quant_rows
@@ -370,7 +370,7 @@ class ModelsTab(QWidget):
         self.hub_status.setText(tr("Listing {repo} and reading each file's header…").format(repo=repo_id))
         self.list_button.setEnabled(False)
 
-        def job() -> tuple[list[tuple[RemoteFile, Any]], list[str], list[tuple[str, str]]]:
+        def job() -> tuple[list[tuple[RemoteFile, Any]], list[Text], list[tuple[str, Text]]]:
             listing: HubListing = self.client.list_repo(repo_id)
             found, unread = [], []
             for remote in listing.files:

@@ -22,7 +22,7 @@ from gui.core.memory_check import Correction
 from gui.core.params import MARGIN
 from gui.core.planner import Device, Plan, Verdict
 from gui.core.theme import Palette
-from gui.core.words import joined
+from gui.core.words import Text, joined
 from gui.services.devices import device_from_card, device_from_gpu
 from gui.services.nvml import GpuInfo
 from gui.ui.i18n import Tr, core_text
@@ -85,7 +85,7 @@ def format_verify(result: p.DryRunResult, plan: Plan | None, note: str = "") -> 
     return f"{text}. {note}" if note else text
 
 
-def planner_text(text: str) -> str:
+def planner_text(text: Text) -> str:
     """A sentence of the planner (a suggestion, a note, why a plan cannot be made) in the window's language."""
     return core_text("planner", text)
 
@@ -220,7 +220,7 @@ class PlanPanel(QWidget):
 
     # ---- targets --------------------------------------------------------------------------
 
-    def set_targets(self, gpus: list[GpuInfo], why_none: str) -> None:
+    def set_targets(self, gpus: list[GpuInfo], why_none: Text) -> None:
         simulated = self.simulated
         targets: list[Target] = []
         if simulated:
@@ -438,7 +438,7 @@ class PlanPanel(QWidget):
         self.verify_label.setVisible(bool(text))
 
 
-def _sentences(said: tuple[str, ...]) -> str:
+def _sentences(said: tuple[Text, ...]) -> str:
     """The planner's sentences, each in the window's language, as escaped HTML in one run."""
     return html.escape(planner_text(joined("; ", said)))
 

@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
 from gui.core.params import MAX_RPC_SERVERS, SPECS_BY_KEY, NetworkLink, join_endpoints, rpc_endpoints
 from gui.core.planner import Device
 from gui.core.specs import ChoiceSpec, FloatSpec, Spec, specs_of
-from gui.core.words import message_of, words
+from gui.core.words import Text, message_of, words
 from gui.services.devices import device_from_remote
 from gui.services.rpc import RemoteDevice, RpcUnavailable, ask_devices, probe
 from gui.ui.background import Background
@@ -54,7 +54,7 @@ class WorkerAnswer:
 
     endpoint: str
     devices: tuple[Device, ...] = ()
-    problem: str = ""
+    problem: Text = ""
     unreachable: bool = False  # nothing takes a connection there (the load would fail before loading)
 
 

@@ -48,7 +48,7 @@ from gui.core.bench import (
 from gui.core.load_state import LoadState, Phase
 from gui.core.params import LoadSettings
 from gui.core.theme import Palette
-from gui.core.words import message_of
+from gui.core.words import Text, message_of
 from gui.services.bench_run import Action, BenchRun, LoadModel, RunTest, StopTest
 from gui.services.engine_client import EngineUnavailable
 from gui.ui.charts import colour_curve, colour_plot
@@ -341,7 +341,7 @@ class TuneView(QWidget):
         """Why the sweep cannot be planned: a grid or a test gui/core refused, in the window's language."""
         self.say(error_text(exc, "bench"))
 
-    def say_finished(self, partial: bool, summary: str) -> None:
+    def say_finished(self, partial: bool, summary: Text) -> None:
         """A sweep ended: ``summary`` (gui/core/bench.py ``time_summary``) says where its time went."""
         what = tr("Stopped: {summary}.") if partial else tr("Done: {summary}.")
         self.say(
