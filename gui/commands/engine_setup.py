@@ -61,7 +61,8 @@ def elapsed_words(seconds: float) -> str:
 
 def plan_words(plan: RoutePlan) -> str:
     if plan.route == "cuda" and plan.toolkit is not None:
-        return f"CUDA {plan.toolkit.version_text} build for compute capability {english(describe_capabilities(plan.cuda_archs))}"
+        capabilities = english(describe_capabilities(plan.cuda_archs))
+        return f"CUDA {plan.toolkit.version_text} build for compute capability {capabilities}"
     return "CPU build"
 
 

@@ -173,7 +173,8 @@ def run_plan(args: argparse.Namespace, settings: LoadSettings) -> int:
         devices = remote + devices
         if len(devices) > MAX_DEVICES:
             raise fail(f"{len(devices)} devices with the RPC servers'; llama.cpp loads on at most {MAX_DEVICES}")
-        source = f"{len(remote)} RPC device{'s' if len(remote) > 1 else ''} (asked), then {source}; link: {english(link.words())}"
+        devices_asked = f"{len(remote)} RPC device{'s' if len(remote) > 1 else ''} (asked)"
+        source = f"{devices_asked}, then {source}; link: {english(link.words())}"
     split = settings.tensor_split_values
     if len(split) > max(len(devices), 1):
         # llama.cpp would read only the first proportions: a longer list here is a mistake in the command.

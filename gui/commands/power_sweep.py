@@ -71,7 +71,8 @@ def add_power_sweep_parser(sub: Any, add_sizing_flags: Any) -> None:
         "--caps",
         default=None,
         metavar="LIST",
-        help=f"caps in whole watts, e.g. {english(LIST_EXAMPLE)} (default: 5 steps from the card's minimum to its default)",
+        help=f"caps in whole watts, e.g. {english(LIST_EXAMPLE)} "
+        "(default: 5 steps from the card's minimum to its default)",
     )
     parser.add_argument(
         "--loss",

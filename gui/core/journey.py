@@ -38,7 +38,7 @@ from gui.core import protocol as p
 from gui.core.load_state import LoadState
 from gui.core.params import LOAD_SPECS, SPECS_BY_KEY, LoadSettings, llama_gpu_layers
 from gui.core.planner import Plan
-from gui.core.words import Text, Words, english, fixed, joined, words
+from gui.core.words import Text, Words, english, fixed, joined, mark, words
 
 __all__ = [
     "CSV_COLUMNS",
@@ -598,15 +598,15 @@ def what_changed(before: Configuration | None, after: Configuration) -> Text:
 
 # The staged table as the view, the Markdown and the plain text show it.
 STAGE_COLUMNS: tuple[str, ...] = (
-    "stage",
-    "model",
-    "what changed",
-    "tok/s",
-    "best tok/s",
-    "% of ceiling",
-    "prompt tok/s",
-    "runs",
-    "note",
+    mark("stage", "journey"),
+    mark("model", "journey"),
+    mark("what changed", "journey"),
+    mark("tok/s", "journey"),
+    mark("best tok/s", "journey"),
+    mark("% of ceiling", "journey"),
+    mark("prompt tok/s", "journey"),
+    mark("runs", "journey"),
+    mark("note", "journey"),
 )
 NOTE_COLUMN = STAGE_COLUMNS.index("note")
 _NONE = "—"
@@ -700,7 +700,7 @@ def stage_record(stage: Stage) -> dict[str, Any]:
         "model_name": c.model_name,
         "model_path": c.model_path,
         "card": c.card,
-        "engine": c.build.describe(),
+        "engine": english(c.build.describe()),
         "build": {
             "backend": c.build.backend,
             "llama_cpp_python": c.build.llama_cpp_python,
@@ -709,7 +709,7 @@ def stage_record(stage: Stage) -> dict[str, Any]:
         },
         "n_layer": c.n_layer,
         "settings": dict(c.settings),
-        "what_changed": stage.changed,
+        "what_changed": english(stage.changed),
         "typical_tok_s": _round(c.typical_tok_s),
         "best_tok_s": _round(c.best_tok_s),
         "ceiling_tok_s": _round(c.ceiling_tok_s),

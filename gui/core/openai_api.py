@@ -35,7 +35,10 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def check_listen(host: str, port: int, allow_remote: bool, how_to_allow: Text = words("allow other machines")) -> Text:
+ALLOW_REMOTE = words("allow other machines")  # how the window names the choice, unless told
+
+
+def check_listen(host: str, port: int, allow_remote: bool, how_to_allow: Text = ALLOW_REMOTE) -> Text:
     """Where the API may listen: a ValueError (one line) for what may not be, else a warning or ''. Any
     address but a loopback one lets other machines use the model, so it takes ``allow_remote``."""
     host = host.strip()

@@ -45,7 +45,7 @@ from gui.core.params import (
     NetworkLink,
     split_proportions,
 )
-from gui.core.words import Text, Words, words
+from gui.core.words import Text, Words, english, mark, words
 
 __all__ = [
     "OLDER_BUILDS",
@@ -103,9 +103,9 @@ _ATTN_TENSORS = ("attn_k.", "attn_qkv.", "attn_kv_a_mqa.", "attn_k_b.")
 class Verdict(StrEnum):
     """Whether a load fits: the one word the planner, the quant table, the CLI and the views use."""
 
-    FITS = "fits"
-    TIGHT = "tight"  # fits, but inside the safety margin
-    WONT_FIT = "will not fit"
+    FITS = mark("fits", "planner")
+    TIGHT = mark("tight", "planner")  # fits, but inside the safety margin
+    WONT_FIT = mark("will not fit", "planner")
 
     @property
     def rank(self) -> int:
@@ -115,7 +115,11 @@ class Verdict(StrEnum):
     @property
     def answer(self) -> str:
         """The short answer to "does it fit?" (the quant table's column)."""
-        return {Verdict.FITS: "yes", Verdict.TIGHT: "tight", Verdict.WONT_FIT: "no"}[self]
+        return {
+            Verdict.FITS: mark("yes", "planner"),
+            Verdict.TIGHT: mark("tight", "planner"),
+            Verdict.WONT_FIT: mark("no", "planner"),
+        }[self]
 
 
 @dataclass(frozen=True)
@@ -1793,7 +1797,7 @@ def plan_to_json(p: Plan) -> dict[str, Any]:
         "predicted_tg_tok_s": None if p.predicted_tg_tok_s is None else round(p.predicted_tg_tok_s, 1),
         "link_hops": p.link_hops,
         "link_ms_per_token": round(p.link_ms_per_token, 3),
-        "notes": list(p.notes),
-        "suggestions": list(p.suggestions),
+        "notes": [english(note) for note in p.notes],
+        "suggestions": [english(suggestion) for suggestion in p.suggestions],
         "settings": asdict(p.settings),
     }

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gui.core.gpu_sample import GpuSample
-from gui.core.words import Text, words
+from gui.core.words import Text, english, mark, words
 
 __all__ = [
     "DEFAULT_LOSS_PCT",
@@ -346,7 +346,7 @@ class Recommendation:
             "loss_pct": round(self.loss_pct, 2),
             "allowed_loss_pct": self.allowed_loss_pct,
             "power_saved_pct": _rounded(self.power_saved_pct, 1),
-            "message": self.message,
+            "message": english(self.message),
         }
 
 
@@ -390,9 +390,10 @@ def recommend(rows: Sequence[SweepRow], loss_pct: float = DEFAULT_LOSS_PCT) -> R
     return Recommendation(chosen.cap_w, chosen.tok_s, best.cap_w, best.tok_s, loss, allowed, saved, message)
 
 
-SIMULATED_NOTE = (
+SIMULATED_NOTE = mark(
     "SIMULATED card: tok/s is the engine's rate at the first cap times the card's speed at each cap (its clocks "
-    "against unthrottled, from its physics); the engine itself runs on this machine."
+    "against unthrottled, from its physics); the engine itself runs on this machine.",
+    "power_sweep",
 )
 
 
@@ -401,10 +402,17 @@ SIMULATED_NOTE = (
 
 def table_header(simulated: bool) -> list[str]:
     """The columns of a sweep's table; a simulated card adds the engine's own rate and the card's speed factor."""
-    header = ["cap W", "tok/s", "vs best"]
+    header = [mark("cap W", "power_sweep"), mark("tok/s", "power_sweep"), mark("vs best", "power_sweep")]
     if simulated:
-        header += ["engine tok/s", "card speed"]
-    return [*header, "power W", "tok/J", "end °C", "SM MHz", "throttled"]
+        header += [mark("engine tok/s", "power_sweep"), mark("card speed", "power_sweep")]
+    return [
+        *header,
+        mark("power W", "power_sweep"),
+        mark("tok/J", "power_sweep"),
+        mark("end °C", "power_sweep"),
+        mark("SM MHz", "power_sweep"),
+        mark("throttled", "power_sweep"),
+    ]
 
 
 def row_cells(row: SweepRow, best_tok_s: float, simulated: bool) -> list[Text]:
@@ -466,9 +474,9 @@ class SweepResult:
             "rows": [row.to_dict() for row in self.rows],
             "original_limit_w": self.original_w,
             "partial": self.partial,
-            "reason": self.reason,
+            "reason": english(self.reason),
             "restored": self.restored,
-            "restore_message": self.restore_message,
+            "restore_message": english(self.restore_message),
             "recommendation": self.recommendation.to_dict() if self.recommendation is not None else None,
             "simulated": self.simulated,
         }

@@ -18,7 +18,7 @@ from typing import Any
 from gui.core import gpu_sample as reasons
 from gui.core.gpu_sample import GpuProcess, GpuSample
 from gui.core.telemetry_fields import READINGS, NvmlCall, Reading
-from gui.core.words import Text, english, fixed, words
+from gui.core.words import Text, english, fixed, mark, words
 
 __all__ = [
     "DriverInfo",
@@ -510,12 +510,16 @@ def describe_nvml_error(nvml: Any, exc: Exception) -> Text:
     """NVML's error in words, translated in the window (context "nvml")."""
     code = getattr(exc, "value", None)
     said = {
-        getattr(nvml, "NVML_ERROR_LIBRARY_NOT_FOUND", -1): "no NVIDIA driver found (NVML library missing)",
-        getattr(nvml, "NVML_ERROR_DRIVER_NOT_LOADED", -2): "the NVIDIA driver is not loaded",
-        getattr(nvml, "NVML_ERROR_NO_PERMISSION", -3): "no permission to read the GPU",
-        getattr(nvml, "NVML_ERROR_NOT_SUPPORTED", -4): "not supported by this GPU",
-        getattr(nvml, "NVML_ERROR_GPU_IS_LOST", -5): "the GPU fell off the bus",
-        getattr(nvml, "NVML_ERROR_LIB_RM_VERSION_MISMATCH", -6): "driver/library version mismatch (reboot?)",
+        getattr(nvml, "NVML_ERROR_LIBRARY_NOT_FOUND", -1): mark(
+            "no NVIDIA driver found (NVML library missing)", "nvml"
+        ),
+        getattr(nvml, "NVML_ERROR_DRIVER_NOT_LOADED", -2): mark("the NVIDIA driver is not loaded", "nvml"),
+        getattr(nvml, "NVML_ERROR_NO_PERMISSION", -3): mark("no permission to read the GPU", "nvml"),
+        getattr(nvml, "NVML_ERROR_NOT_SUPPORTED", -4): mark("not supported by this GPU", "nvml"),
+        getattr(nvml, "NVML_ERROR_GPU_IS_LOST", -5): mark("the GPU fell off the bus", "nvml"),
+        getattr(nvml, "NVML_ERROR_LIB_RM_VERSION_MISMATCH", -6): mark(
+            "driver/library version mismatch (reboot?)", "nvml"
+        ),
     }
     known = said.get(code)
     return fixed(known, "nvml") if known is not None else words("NVML error: {error}", error=str(exc))

