@@ -69,7 +69,10 @@ def _children(node: object, names: dict[type, tuple[str, ...]]) -> Iterator[Node
     if kind not in names:
         names[kind] = tuple(a for a in dir(kind) if not a.startswith("_") and not callable(getattr(kind, a, None)))
     for name in names[kind]:
-        value = getattr(node, name, None)
+        try:
+            value = getattr(node, name, None)
+        except Exception:  # a property that asserts what a parsed tree does not have yet
+            continue
         for item in value if isinstance(value, list | tuple) else (value,):
             if isinstance(item, Expression | Statement | Block):
                 yield item
