@@ -18,7 +18,7 @@ def _check(tmp_path: Path, body: str) -> list[str]:
     """mypy's errors for a snippet that has a sentence ``said``, a maybe-sentence ``text`` and plain ``plain``."""
     snippet = tmp_path / "snippet.py"
     snippet.write_text(
-        "from gui.core.words import Text, english, words\n"
+        "from gui.core.words import Text, english, english_error, message_of, words\n"
         'said = words("{n} layers", n=3)\n'
         "text: Text = said\n"
         'plain = "plain"\n' + textwrap.dedent(body),
@@ -52,12 +52,22 @@ def test_a_sentence_made_plain_text_is_an_error(tmp_path: Path, made_plain: str)
     assert len(errors) == 1 and MESSAGE in errors[0] and "[words-as-text]" in errors[0], errors
 
 
+@pytest.mark.parametrize("made_plain", ['f"failed: {exc}"', "str(exc)", '"{}".format(exc)', '"%s" % exc'])
+def test_an_error_made_plain_text_is_an_error_too(tmp_path: Path, made_plain: str) -> None:
+    """An error may carry a sentence (``raise ValueError(words(...))``): its text is asked for on purpose."""
+    errors = _check(tmp_path, f"exc = ValueError(said)\nshown = {made_plain}\n")
+    assert len(errors) == 1 and "an error formatted into plain text" in errors[0], errors
+
+
 def test_plain_text_and_the_rendered_english_are_not(tmp_path: Path) -> None:
     body = """
     a = f"{plain}: {english(said)} {said.english!r}"
     b = "{}".format(plain) + str(plain) + "%s" % plain + "%s %d" % (plain, 3)
     c = str(3) + f"{3:.1f}"
     d = words("{what}.", what=said)
+    exc = ValueError(said)
+    e = f"{english_error(exc)}" + english(message_of(exc))
+    f = words("failed: {why}", why=message_of(exc))
     """
     assert _check(tmp_path, body) == []
 

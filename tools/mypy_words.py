@@ -2,7 +2,10 @@
 
 A ``Words`` formatted into an f-string or ``str.format`` (mypy reads an f-string as a ``str.format`` call),
 passed to ``str()``, or ``%``-formatted becomes its English, and the window would show it in English whatever
-its language. Registered in pyproject.toml (``[tool.mypy] plugins``); tests/test_mypy_words.py shows each case.
+its language. An error is refused the same way, since it may have been raised with a sentence: the window
+shows it with ``error_text(exc)``, a sentence composes it with ``message_of(exc)``, and the CLI, a log or a
+file say ``english_error(exc)``. Registered in pyproject.toml (``[tool.mypy] plugins``);
+tests/test_mypy_words.py shows each case.
 """
 
 from __future__ import annotations
@@ -20,25 +23,30 @@ MESSAGE = (
     "compose with words(...) or render .english where plain text is meant"
 )
 
+ERROR_MESSAGE = (
+    "an error formatted into plain text loses the translation of the sentence it was raised with: "
+    "error_text(exc) in the window, message_of(exc) to compose, english_error(exc) where plain text is meant"
+)
 
 CODE = ErrorCode("words-as-text", "A translatable sentence made plain text", "General")
 
 
-def _has_words(typ: Type) -> bool:
+def _made_plain(typ: Type) -> str | None:
+    """The message for a value that may be a sentence (a ``Words``, or an error, which may carry one)."""
     proper = get_proper_type(typ)
     if isinstance(proper, Instance):
-        return proper.type.fullname == WORDS
+        if proper.type.fullname == WORDS:
+            return MESSAGE
+        return ERROR_MESSAGE if proper.type.has_base("builtins.BaseException") else None
     if isinstance(proper, UnionType):
-        return any(_has_words(item) for item in proper.items)
-    return False
+        return next((said for item in proper.items if (said := _made_plain(item))), None)
+    return None
 
 
-def _in_tuple(typ: Type) -> bool:
+def _operands(typ: Type) -> Iterable[Type]:
     """A ``%`` operand: one value, or a tuple of them."""
     proper = get_proper_type(typ)
-    if isinstance(proper, TupleType):
-        return any(_has_words(item) for item in proper.items)
-    return _has_words(typ)
+    return proper.items if isinstance(proper, TupleType) else (typ,)
 
 
 def _arguments(types: Iterable[Iterable[Type]]) -> Iterable[Type]:
@@ -46,22 +54,23 @@ def _arguments(types: Iterable[Iterable[Type]]) -> Iterable[Type]:
         yield from group
 
 
-def _format(ctx: MethodContext) -> Type:
-    if any(_has_words(t) for t in _arguments(ctx.arg_types)):
-        ctx.api.fail(MESSAGE, ctx.context, code=CODE)
+def _refuse(ctx: MethodContext | FunctionContext, types: Iterable[Type]) -> Type:
+    said = next((said for t in types if (said := _made_plain(t))), None)
+    if said is not None:
+        ctx.api.fail(said, ctx.context, code=CODE)
     return ctx.default_return_type
+
+
+def _format(ctx: MethodContext) -> Type:
+    return _refuse(ctx, _arguments(ctx.arg_types))
 
 
 def _modulo(ctx: MethodContext) -> Type:
-    if any(_in_tuple(t) for t in _arguments(ctx.arg_types)):
-        ctx.api.fail(MESSAGE, ctx.context, code=CODE)
-    return ctx.default_return_type
+    return _refuse(ctx, (item for t in _arguments(ctx.arg_types) for item in _operands(t)))
 
 
 def _str(ctx: FunctionContext) -> Type:
-    if any(_has_words(t) for t in _arguments(ctx.arg_types)):
-        ctx.api.fail(MESSAGE, ctx.context, code=CODE)
-    return ctx.default_return_type
+    return _refuse(ctx, _arguments(ctx.arg_types))
 
 
 def _children(node: object, names: dict[type, tuple[str, ...]]) -> Iterator[Node]:

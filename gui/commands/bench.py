@@ -41,7 +41,7 @@ from gui.core.bench import (
 from gui.core.gguf_reader import GGUFError, read_model
 from gui.core.params import LoadSettings, default_settings
 from gui.core.specs import IntSpec, parse_value_list
-from gui.core.words import Text, english
+from gui.core.words import Text, english, english_error
 from gui.services.bench_run import Action, BenchRun, LoadModel, RunTest, StopTest
 from gui.services.engine_client import EngineUnavailable, SyncEngine
 from gui.services.nvml import Nvml
@@ -98,7 +98,7 @@ def run_bench(args: argparse.Namespace) -> int:
     try:
         header = read_model(model)
     except GGUFError as exc:
-        raise fail(f"{model}: {exc}") from exc
+        raise fail(f"{model}: {english_error(exc)}") from exc
     from gui.services.system import measure_ram_bandwidth_gbs, physical_cores
 
     base = default_settings(physical_cores())
@@ -256,7 +256,7 @@ class BenchSweep:
                     return self._load_failed(settings, event.error)
         except EngineUnavailable as exc:  # the worker died loading (an out-of-memory abort): a fresh one next time
             self._close_engine()
-            return self._load_failed(settings, str(exc))
+            return self._load_failed(settings, english_error(exc))
         except KeyboardInterrupt:  # during a load: stop at once
             return self.bench.abandon()
 
@@ -275,7 +275,7 @@ class BenchSweep:
             request = engine.client.bench(t.n_prompt, t.n_gen, t.n_depth, test.reps, test.n_threads)
         except EngineUnavailable as exc:
             self._close_engine()
-            return bench.engine_died(str(exc))
+            return bench.engine_died(english_error(exc))
         action = bench.sent(request, engine.client.pid)
         while action is None:
             try:
@@ -285,7 +285,7 @@ class BenchSweep:
                 continue
             except EngineUnavailable as exc:
                 self._close_engine()
-                return bench.engine_died(str(exc))
+                return bench.engine_died(english_error(exc))
             action = bench.on_event(event)
         return action
 

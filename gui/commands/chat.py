@@ -11,7 +11,7 @@ from gui.core import protocol as p
 from gui.core.chat import format_stats
 from gui.core.params import LoadSettings
 from gui.core.protocol import MAX_TOKENS
-from gui.core.words import english
+from gui.core.words import english, english_error
 from gui.services.engine_client import EngineUnavailable, SyncEngine
 from gui.services.models import describe_file
 
@@ -31,7 +31,7 @@ def run_chat(args: argparse.Namespace, settings: LoadSettings) -> int:
         MAX_TOKENS.check(max_tokens)
         sampling = sampling_from_args(args)
     except ValueError as exc:
-        raise SystemExit(f"tightfit: error: {exc}") from exc
+        raise SystemExit(f"tightfit: error: {english_error(exc)}") from exc
 
     messages = ((p.ChatMessage("system", args.system),) if args.system else ()) + (p.ChatMessage("user", args.prompt),)
     pieces: list[str] = []
@@ -54,7 +54,7 @@ def run_chat(args: argparse.Namespace, settings: LoadSettings) -> int:
                     raise EngineUnavailable(event.error)
             build = engine.client.build
     except EngineUnavailable as exc:
-        raise SystemExit(f"tightfit: error: {exc}") from exc
+        raise SystemExit(f"tightfit: error: {english_error(exc)}") from exc
 
     if not args.json:
         sys.stdout.write("\n")

@@ -22,7 +22,7 @@ from gui.core.cards import Card
 from gui.core.doctor import STATUS_WORDS, Check, DoctorFacts, Status, by_severity, exit_code, run_checks, summary, worst
 from gui.core.params import LOAD_SPECS, LoadSettings, default_settings
 from gui.core.protocol import EngineBuild
-from gui.core.words import Text, english
+from gui.core.words import Text, english, english_error
 
 __all__ = ["add_doctor_parser", "format_checks", "run_doctor"]
 
@@ -74,7 +74,7 @@ def run_doctor(args: argparse.Namespace) -> int:
     try:
         card = simulated_card(args)
     except ValueError as exc:
-        raise fail(str(exc)) from exc
+        raise fail(english_error(exc)) from exc
     if args.model is not None and not Path(args.model).is_file():
         raise fail(f"no such model file: {args.model}")
     checks = run_checks(collect(settings, card, args.model))
@@ -101,7 +101,7 @@ def settings_as_given(args: argparse.Namespace) -> LoadSettings:
         for spec in LOAD_SPECS:
             spec.check(getattr(settings, spec.key))
     except ValueError as exc:
-        raise fail(str(exc)) from exc
+        raise fail(english_error(exc)) from exc
     return settings
 
 
@@ -135,7 +135,7 @@ def installed_engine() -> tuple[EngineBuild | None, str]:
     try:
         return installed_build(HELLO_TIMEOUT_S), ""
     except (EngineUnavailable, OSError) as exc:
-        return None, f"the engine would not start: {exc}"
+        return None, f"the engine would not start: {english_error(exc)}"
 
 
 def model_facts(
@@ -151,7 +151,7 @@ def model_facts(
         header = read_model(model)
         shape = model_shape(header)
     except (GGUFError, ValueError) as exc:
-        raise fail(str(exc)) from exc
+        raise fail(english_error(exc)) from exc
     if build is not None and not build.gpu_offload:
         devices = []  # this engine ignores GPU layers: every weight stays in host memory
     elif card is not None:

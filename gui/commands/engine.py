@@ -15,7 +15,7 @@ from typing import Any
 from gui.commands.flags import add_simulate_flag, simulated_card
 from gui.core.engine_route import RoutePlan, describe_capabilities
 from gui.core.protocol import EngineBuild
-from gui.core.words import english
+from gui.core.words import english, english_error
 
 HELLO_TIMEOUT_S = 120.0
 
@@ -40,7 +40,7 @@ def run_engine(args: argparse.Namespace) -> int:
     try:
         build = installed_build(HELLO_TIMEOUT_S)
     except EngineUnavailable as exc:
-        raise SystemExit(f"tightfit: error: the engine would not start: {exc}") from exc
+        raise SystemExit(f"tightfit: error: the engine would not start: {english_error(exc)}") from exc
     stamp = read_stamp()
     if args.json:
         _dump({**build_to_json(build), "setup": stamp})

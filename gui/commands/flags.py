@@ -14,7 +14,7 @@ from gui.core.cards import CARDS, Card, UnknownCardError, find_card
 from gui.core.params import LOAD_SPECS, MAX_DEVICES, LoadSettings, default_settings
 from gui.core.protocol import Sampling
 from gui.core.specs import BoolSpec, ChoiceSpec, FloatSpec, IntSpec, Spec, parse_value_list, specs_of
-from gui.core.words import english
+from gui.core.words import english, english_error
 
 
 def add_spec_flags(group: Any, specs: Iterable[Spec[Any]]) -> None:
@@ -84,7 +84,7 @@ def simulated_cards(args: argparse.Namespace) -> tuple[Card, ...]:
     try:
         return tuple(find_card(name) for name in names)
     except UnknownCardError as exc:
-        raise ValueError(str(exc)) from exc
+        raise ValueError(english_error(exc)) from exc
 
 
 def simulated_card(args: argparse.Namespace) -> Card | None:
@@ -92,7 +92,7 @@ def simulated_card(args: argparse.Namespace) -> Card | None:
     try:
         return find_card(args.simulate) if args.simulate else None
     except UnknownCardError as exc:
-        raise ValueError(str(exc)) from exc
+        raise ValueError(english_error(exc)) from exc
 
 
 # ---- list-valued sizing flags (benchmark sweeps) ------------------------------------------------

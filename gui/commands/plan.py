@@ -22,7 +22,7 @@ from gui.core.gguf_reader import GGUFError, GGUFHeader, read_model
 from gui.core.params import MARGIN, MAX_DEVICES, LoadSettings, NetworkLink
 from gui.core.planner import Device, Plan, Verdict, plan, plan_to_json
 from gui.core.specs import specs_of
-from gui.core.words import english
+from gui.core.words import english, english_error
 from gui.services.devices import device_from_card, device_from_gpu
 from gui.services.nvml import Nvml
 
@@ -87,7 +87,7 @@ def read_model_header(source: str) -> GGUFHeader:
         try:  # a gated or private file on the hub needs the user's token; no other server gets it
             return fetch_header(source, token=HubClient().token_for(source))
         except RemoteHeaderError as exc:
-            raise fail(str(exc)) from exc
+            raise fail(english_error(exc)) from exc
     if not Path(source).is_file():
         raise fail(f"no such model file: {source}")
     return read_model(source)
@@ -112,7 +112,7 @@ def resolve_devices(args: argparse.Namespace) -> tuple[list[Device], str]:
             try:
                 card = find_card(key)
             except UnknownCardError as exc:
-                raise fail(str(exc)) from exc
+                raise fail(english_error(exc)) from exc
             if args.vram_mib is not None:
                 card = custom_card(args.vram_mib, args.bandwidth_gbs or card.bandwidth_gbs, card.name)
             cards.append(card)
@@ -144,7 +144,7 @@ def remote_devices(rpc_servers: str) -> list[Device]:
     try:
         found = ask_devices(rpc_servers)
     except RpcUnavailable as exc:
-        raise fail(str(exc)) from exc
+        raise fail(english_error(exc)) from exc
     return [device_from_remote(d) for d in found]
 
 
@@ -157,14 +157,14 @@ def link_from_args(args: argparse.Namespace) -> NetworkLink:
     try:
         return NetworkLink(**given).validated()
     except ValueError as exc:
-        raise fail(str(exc)) from exc
+        raise fail(english_error(exc)) from exc
 
 
 def run_plan(args: argparse.Namespace, settings: LoadSettings) -> int:
     try:
         header = read_model_header(args.model)
     except GGUFError as exc:
-        raise fail(str(exc)) from exc
+        raise fail(english_error(exc)) from exc
     devices, source = resolve_devices(args)
     link = link_from_args(args)
     remote = remote_devices(settings.rpc_servers)
@@ -192,7 +192,7 @@ def run_plan(args: argparse.Namespace, settings: LoadSettings) -> int:
             ram = measure_ram_bandwidth_gbs()
             result = plan(header, settings, devices, margin_mib=args.margin_mib, ram_bandwidth_gbs=ram, link=link)
     except ValueError as exc:
-        raise fail(str(exc)) from exc
+        raise fail(english_error(exc)) from exc
     if args.json:
         data = plan_to_json(result)
         data["model"] = args.model

@@ -37,7 +37,7 @@ from gui.core.power_sweep import (
     row_cells,
     table_header,
 )
-from gui.core.words import english
+from gui.core.words import english, english_error
 from gui.services.engine_client import EngineUnavailable, SyncEngine
 from gui.services.models import describe_file
 from gui.services.power_limit import HELPER_PATH, PowerLimiter
@@ -128,7 +128,7 @@ def run_power_sweep(args: argparse.Namespace, settings: LoadSettings) -> int:
     try:
         limits = CapLimits.from_sample(source.sample(index))
     except ValueError as exc:
-        raise SystemExit(f"tightfit: error: GPU {index} ({name}): {exc}") from exc
+        raise SystemExit(f"tightfit: error: GPU {index} ({name}): {english_error(exc)}") from exc
     caps = parse_caps(args.caps, limits) if args.caps is not None else default_caps(limits)
     not_ready = limiter.readiness()  # after the caps: a mistyped list is said first, whatever the machine
     if not_ready:
@@ -145,9 +145,9 @@ def run_power_sweep(args: argparse.Namespace, settings: LoadSettings) -> int:
             with _stop_on_signals(sweep):
                 result = sweep.run(caps, on_row=_say_row, on_progress=_PhaseLines(), loss_pct=loss)
     except SweepError as exc:
-        raise SystemExit(f"tightfit: error: {exc}") from exc
+        raise SystemExit(f"tightfit: error: {english_error(exc)}") from exc
     except EngineUnavailable as exc:
-        raise SystemExit(f"tightfit: error: {exc}") from exc
+        raise SystemExit(f"tightfit: error: {english_error(exc)}") from exc
 
     if args.json:
         document = {

@@ -16,7 +16,7 @@ from gui.core import openai_api
 from gui.core import protocol as p
 from gui.core.openai_api import check_listen
 from gui.core.params import LoadSettings
-from gui.core.words import english
+from gui.core.words import english, english_error
 from gui.services.api_server import ApiActivity, ApiServer
 from gui.services.engine_client import EngineClient, WorkerExited
 from gui.services.models import describe_file
@@ -76,7 +76,7 @@ def run_serve(args: argparse.Namespace, settings: LoadSettings) -> int:
     try:
         check_listen(args.host, args.port, args.allow_remote, "add --allow-remote")
     except ValueError as exc:
-        raise SystemExit(f"tightfit: error: {exc}") from exc
+        raise SystemExit(f"tightfit: error: {english_error(exc)}") from exc
     api_key = args.api_key if args.api_key is not None else os.environ.get(API_KEY_ENV) or None
     if not openai_api.is_loopback(args.host) and not api_key:
         print("tightfit: warning: serving to other machines without an API key", file=sys.stderr)

@@ -22,7 +22,7 @@ from gui.core.gguf_reader import GGUFHeader
 from gui.core.params import LOAD_SPECS, LoadSettings
 from gui.core.planner import Device, Plan, Verdict, plan
 from gui.core.specs import IntSpec, parse_value_list
-from gui.core.words import Text, english, joined, mark, words
+from gui.core.words import Text, english, joined, mark, message_of, words
 
 # What a test measures, with llama-bench's defaults (its -p, -n, -d and -r).
 PROMPT_TOKENS = IntSpec(
@@ -105,7 +105,7 @@ class Config:
     """One point of the grid: its settings, or why that combination cannot be loaded at all."""
 
     settings: LoadSettings
-    invalid: str = ""  # e.g. "Micro-batch (1024) cannot exceed batch (512)"
+    invalid: Text = ""  # e.g. "Micro-batch (1024) cannot exceed batch (512)"
 
 
 def sweep_grid(base: LoadSettings, lists: Mapping[str, Sequence[Any]]) -> list[Config]:
@@ -123,7 +123,7 @@ def sweep_grid(base: LoadSettings, lists: Mapping[str, Sequence[Any]]) -> list[C
         try:
             configs.append(Config(settings.validated()))
         except ValueError as exc:
-            configs.append(Config(settings, str(exc)))
+            configs.append(Config(settings, message_of(exc)))
     return configs
 
 

@@ -44,7 +44,7 @@ from gui.core.template_sandbox import (
     compile_template,
     spending,
 )
-from gui.core.words import Text, Words, english, message_of, words
+from gui.core.words import Text, Words, english, english_error, message_of, words
 
 __all__ = [
     "ChatTemplateError",
@@ -219,9 +219,9 @@ def _template_error(e: BaseException) -> ChatTemplateError:
     if isinstance(e, jinja2.TemplateSyntaxError):
         return ChatTemplateError(words("syntax error on line {line}: {message}", line=e.lineno, message=str(e.message)))
     if isinstance(e, jinja2.exceptions.SecurityError):
-        return ChatTemplateError(words("it tried something the sandbox forbids: {what}", what=str(e)))
+        return ChatTemplateError(words("it tried something the sandbox forbids: {what}", what=message_of(e)))
     if isinstance(e, jinja2.TemplateError):
-        return ChatTemplateError(str(e))
+        return ChatTemplateError(message_of(e))
     if isinstance(e, RecursionError):
         return ChatTemplateError(words("it recursed too deeply"))
     if isinstance(e, SyntaxError):  # Python refuses code nested deeper than it allows
@@ -229,7 +229,7 @@ def _template_error(e: BaseException) -> ChatTemplateError:
     if isinstance(e, MemoryError):
         return ChatTemplateError(words("it ran out of memory"))
     # A template can raise anything Python can (TypeError on bad operands, OverflowError...).
-    return ChatTemplateError(f"{type(e).__name__}: {e}")
+    return ChatTemplateError(f"{type(e).__name__}: {english_error(e)}")
 
 
 @lru_cache(maxsize=8)

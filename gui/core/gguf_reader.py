@@ -679,7 +679,7 @@ class _Cursor:
             chunk = self.fp.read(want)
         except OSError as e:
             raise self.error(
-                words("read failed at byte {pos} ({reason})", pos=self.pos, reason=e.strerror or str(e))
+                words("read failed at byte {pos} ({reason})", pos=self.pos, reason=e.strerror or message_of(e))
             ) from e
         self.buf = chunk
         self.buf_start = self.pos
@@ -1053,14 +1053,14 @@ def read_header(path: str | os.PathLike[str], *, limits: Limits = DEFAULT_LIMITS
         f = open(p, "rb")  # noqa: SIM115 - closed below; opening is separate to word its error
     except OSError as e:
         raise GGUFError(
-            words("{file}: cannot open ({reason})", file=label, reason=e.strerror or str(e)), source=label
+            words("{file}: cannot open ({reason})", file=label, reason=e.strerror or message_of(e)), source=label
         ) from e
     with f:
         try:
             st = os.fstat(f.fileno())
         except OSError as e:
             raise GGUFError(
-                words("{file}: cannot read ({reason})", file=label, reason=e.strerror or str(e)), source=label
+                words("{file}: cannot read ({reason})", file=label, reason=e.strerror or message_of(e)), source=label
             ) from e
         if not stat.S_ISREG(st.st_mode):
             raise GGUFError(words("{file}: not a regular file", file=label), source=label)

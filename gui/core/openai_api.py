@@ -17,7 +17,7 @@ from typing import Any
 
 from gui.core import protocol as p
 from gui.core.specs import specs_of
-from gui.core.words import Text, words
+from gui.core.words import Text, english_error, words
 
 # Bounds on what a stranger may send: the body itself is bounded by the server (MAX_BODY_BYTES).
 MAX_BODY_BYTES = 4 << 20
@@ -191,7 +191,7 @@ def _max_tokens(data: Mapping[str, Any]) -> int:
             try:
                 return p.MAX_TOKENS.parse(value)
             except ValueError as exc:
-                raise invalid(f"'{key}': {exc}.", key) from None
+                raise invalid(f"'{key}': {english_error(exc)}.", key) from None
     return p.MAX_TOKENS.default
 
 
@@ -206,7 +206,7 @@ def _sampling(data: Mapping[str, Any]) -> p.Sampling:
         try:
             values[spec.key] = spec.parse(value)
         except ValueError as exc:
-            raise invalid(f"'{spec.key}': {exc}.", spec.key) from None
+            raise invalid(f"'{spec.key}': {english_error(exc)}.", spec.key) from None
     return p.Sampling(**values)
 
 

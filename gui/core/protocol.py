@@ -415,7 +415,7 @@ class BenchFailed:
 
 @dataclass(frozen=True)
 class CommandRejected:
-    error: str
+    error: Text
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar, cast
 
-from gui.core.words import Text, Words, fixed, words
+from gui.core.words import Text, Words, fixed, message_of, words
 
 __all__ = ["BoolSpec", "ChoiceSpec", "FloatSpec", "IntSpec", "Spec", "specs_of"]
 
@@ -202,7 +202,7 @@ def parse_value_list(spec: Spec[Any], text: str) -> list[Any]:
             value = _parse_item(spec, item)
         except ValueError as exc:
             raise ValueError(
-                words("{flag}: {why}", flag=spec.flag, why=exc.args[0] if len(exc.args) == 1 else str(exc))
+                words("{flag}: {why}", flag=spec.flag, why=exc.args[0] if len(exc.args) == 1 else message_of(exc))
             ) from None
         if value not in values:
             values.append(value)

@@ -56,7 +56,7 @@ class CardFacts:
 
     card_name: str | None = None  # the GPU the settings were tuned on ("Tesla V100-PCIE-16GB")
     driver: str | None = None  # its NVIDIA driver version
-    engine_build: Text | None = None  # the llama.cpp build ("llama-cpp-python 0.3.36")
+    engine_build: str | None = None  # the llama.cpp build ("llama-cpp-python 0.3.36")
     gen_tok_s: float | None = None  # measured generation speed
     prompt_tok_s: float | None = None  # measured prompt processing speed
     vram_mib: float | None = None  # memory the engine used on the card
@@ -116,7 +116,9 @@ def parse_card(data: bytes | str) -> TuningCard:
     except CardError:
         raise
     except ValueError as exc:  # JSONDecodeError, and an integer of more digits than Python converts
-        raise CardError(words("not a tuning card: not JSON ({reason})", reason=_one_line(str(exc), 80))) from None
+        raise CardError(
+            words("not a tuning card: not JSON ({reason})", reason=_one_line(message_of(exc), 80))
+        ) from None
     return parse_object(value)
 
 

@@ -152,7 +152,13 @@ def joined(separator: str, parts: Iterable[Text]) -> Words:
 def message_of(exc: BaseException) -> Text:
     """An error's message: the ``Words`` it was raised with (translatable), else ``str(exc)``."""
     first = exc.args[0] if len(exc.args) == 1 else None
-    return first if isinstance(first, Words) else str(exc)
+    return first if isinstance(first, Words) else exc.__str__()  # str(exc), which the type checker refuses
+
+
+def english_error(exc: BaseException) -> str:
+    """An error's message in English, where plain text is meant (the CLI, a log, a file, another program):
+    what ``str(exc)`` gives, said on purpose (the window shows it with ``error_text``)."""
+    return english(message_of(exc))
 
 
 def by_english(*sentences: Words) -> dict[str, Words]:

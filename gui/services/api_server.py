@@ -34,7 +34,7 @@ from aiohttp import web
 from gui.core import openai_api as api
 from gui.core import protocol as p
 from gui.core.openai_api import ApiError, CompletionRequest
-from gui.core.words import Text, Words, by_english, english, words
+from gui.core.words import Text, Words, by_english, english, english_error, words
 
 if TYPE_CHECKING:  # this module does not start workers and need not import the client
     from gui.services.engine_client import ClientEvent, WorkerExited
@@ -460,7 +460,7 @@ class ApiServer:
                 concurrent=self.slots > 1,
             )
         except Exception as exc:  # the engine process is not running
-            message = f"The engine is not running: {exc}"
+            message = f"The engine is not running: {english_error(exc)}"
             raise ApiError(503, message, "server_error", None, "engine_unavailable") from exc
         # Events for it are dispatched on this thread, after this returns: none can be missed.
         reply = _Reply(request_id, _endpoint(request))
@@ -474,7 +474,7 @@ class ApiServer:
         try:
             self.engine.stop(reply.request_id)
         except Exception as exc:  # the engine is gone: nothing will answer for it
-            self._put(reply, _Ended(str(exc)))
+            self._put(reply, _Ended(english_error(exc)))
 
     async def _events(self, request: CompletionRequest, reply: _Reply) -> AsyncIterator[ClientEvent]:
         """The reply's events up to and including Done; an engine failure becomes an ApiError."""
@@ -584,7 +584,7 @@ async def _json_body(request: web.Request) -> Any:
     try:
         return json.loads(raw, parse_constant=_refuse_constant)
     except (ValueError, RecursionError) as exc:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
-        raise api.invalid(f"The body is not valid JSON: {exc}.") from None
+        raise api.invalid(f"The body is not valid JSON: {english_error(exc)}.") from None
 
 
 __all__ = ["ActivityListener", "ApiActivity", "ApiServer", "Engine", "ServedModel"]

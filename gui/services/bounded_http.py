@@ -35,7 +35,7 @@ from email.message import Message
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
-from gui.core.words import Text, words
+from gui.core.words import Text, message_of, words
 
 __all__ = [
     "MAX_REDIRECTS",
@@ -376,4 +376,4 @@ def _reason(exc: BaseException) -> Text:
         return reason
     if isinstance(exc, TimeoutError):
         return words("timed out")
-    return getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+    return getattr(exc, "strerror", None) or message_of(exc) or type(exc).__name__

@@ -32,7 +32,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gui.core.words import Text, message_of, words
+from gui.core.words import Text, english_error, message_of, words
 from gui.services.bounded_http import (
     Cutoff,
     Dropped,
@@ -383,7 +383,9 @@ class Download:
             log.exception("download %s failed", self.remote.name)
             self._drop_empty_parts()
             failed = words(
-                "{file}: download failed ({error})", file=self.remote.name, error=f"{type(exc).__name__}: {exc}"
+                "{file}: download failed ({error})",
+                file=self.remote.name,
+                error=f"{type(exc).__name__}: {english_error(exc)}",
             )
             self._finish("failed", failed, error=True)
 

@@ -41,7 +41,7 @@ from gui.core.llama_log import explain_failure, parse_buffers, parse_dry_run
 from gui.core.params import LoadSettings, llama_gpu_layers
 from gui.core.stop_text import StopText
 from gui.core.system_info import backend_of, cuda_archs
-from gui.core.words import Text, Words, message_of, words
+from gui.core.words import Text, Words, english_error, message_of, words
 from gui.services.rpc import unreachable as rpc_unreachable
 
 # Imported in run_worker() so that importing this module stays cheap and side-effect free.
@@ -202,7 +202,7 @@ class Engine:
             except (EOFError, OSError):
                 command = p.Shutdown()  # the client went away
             except p.ProtocolError as exc:  # not a command of this build: refused, and the worker goes on
-                self.send(p.CommandRejected(str(exc)))
+                self.send(p.CommandRejected(message_of(exc)))
                 continue
             if isinstance(command, p.Stop):
                 self.stop_ids.add(command.request_id)
@@ -236,14 +236,14 @@ class Engine:
             try:
                 self.dispatch(command)
             except Exception as exc:  # keep serving; the client shows the message
-                self.send(p.CommandRejected(f"{type(exc).__name__}: {exc}"))
+                self.send(p.CommandRejected(f"{type(exc).__name__}: {english_error(exc)}"))
 
     def dispatch(self, command: p.Command) -> None:
         if isinstance(command, p.Load):
             try:
                 self.load(command)
             except Exception as exc:  # whatever went wrong, the window must hear that this load ended
-                self.send(p.LoadFailed(command.model_path, f"{type(exc).__name__}: {exc}"))
+                self.send(p.LoadFailed(command.model_path, f"{type(exc).__name__}: {english_error(exc)}"))
         elif isinstance(command, p.Unload):
             self.unload()
             self.send(p.Unloaded())
@@ -390,7 +390,7 @@ class Engine:
         try:
             settings = LoadSettings.from_dict(command.settings).validated()
         except ValueError as exc:
-            return result(False, str(exc))
+            return result(False, message_of(exc))
         if unreachable_rpc := _rpc_problem(settings):
             return result(False, unreachable_rpc)
         mparams = model_params(settings)
@@ -1235,7 +1235,7 @@ def run_worker(commands: Connection, events: Connection, log_path: str | None, c
         try:
             os.sched_setaffinity(0, cpus)
         except OSError as exc:  # CPUs taken offline since: run unpinned rather than not at all
-            print(f"tightfit: could not pin the engine to CPUs {cpus}: {exc}", file=sys.stderr)
+            print(f"tightfit: could not pin the engine to CPUs {cpus}: {english_error(exc)}", file=sys.stderr)
     import llama_cpp
 
     llama = llama_cpp

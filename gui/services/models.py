@@ -53,7 +53,7 @@ def describe_file(path: Path) -> ModelEntry:
         error = (
             message_of(exc)
             if isinstance(exc, GGUFError)
-            else words("{name}: {why}", name=path.name, why=exc.strerror or str(exc))
+            else words("{name}: {why}", name=path.name, why=exc.strerror or message_of(exc))
         )
         return ModelEntry(path=path, name=path.name, size_bytes=size, error=error)
     split = parse_split_name(path.name)

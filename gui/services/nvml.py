@@ -18,7 +18,7 @@ from typing import Any
 from gui.core import gpu_sample as reasons
 from gui.core.gpu_sample import GpuProcess, GpuSample
 from gui.core.telemetry_fields import READINGS, NvmlCall, Reading
-from gui.core.words import Text, english, fixed, mark, words
+from gui.core.words import Text, english, fixed, mark, message_of, words
 
 __all__ = [
     "DriverInfo",
@@ -522,4 +522,4 @@ def describe_nvml_error(nvml: Any, exc: Exception) -> Text:
         ),
     }
     known = said.get(code)
-    return fixed(known, "nvml") if known is not None else words("NVML error: {error}", error=str(exc))
+    return fixed(known, "nvml") if known is not None else words("NVML error: {error}", error=message_of(exc))

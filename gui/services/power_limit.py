@@ -333,9 +333,9 @@ class PowerLimiter:
                 return PowerResult(Outcome.TIMED_OUT, index, watts, None, message, via=via)
             except OSError as exc:
                 if via == "pkexec":
-                    pkexec_failed = words("pkexec could not be run ({error})", error=str(exc))
+                    pkexec_failed = words("pkexec could not be run ({error})", error=message_of(exc))
                     continue
-                message = words("could not run {program}: {error}", program=argv[0], error=str(exc))
+                message = words("could not run {program}: {error}", program=argv[0], error=message_of(exc))
                 return PowerResult(Outcome.FAILED, index, watts, None, message, via=via)
             if via == "pkexec" and done.returncode == PKEXEC_DISMISSED:
                 message = words(

@@ -32,7 +32,7 @@ from gui.core.gguf_reader import GGUFError, GGUFHeader
 from gui.core.params import ALL_LAYERS, CONTEXT, MARGIN, LoadSettings
 from gui.core.planner import Device, Verdict, auto_fit, plan
 from gui.core.quant_quality import quality_of
-from gui.core.words import Text
+from gui.core.words import Text, english_error
 from gui.services.models import ModelEntry
 
 __all__ = ["QuantRow", "QuantSource", "quant_rows"]
@@ -217,6 +217,6 @@ def quant_rows(
         except (GGUFError, ValueError, KeyError, ZeroDivisionError) as exc:
             # A header the reader accepted can still hold values the planner cannot use (a zero
             # head count, an unknown cache type): one bad row, not a broken table.
-            rows.append(_error_row(label, f"{label}: cannot plan ({exc})", path, url, item))
+            rows.append(_error_row(label, f"{label}: cannot plan ({english_error(exc)})", path, url, item))
     rows.sort(key=lambda r: (-r.size_bytes, r.label))
     return rows

@@ -48,7 +48,7 @@ from typing import Any, TypeVar
 from platformdirs import user_config_dir
 
 from gui.core.preferences import MODEL_FOLDERS, Preference
-from gui.core.words import Text, Words, by_english, message_of, words
+from gui.core.words import Text, Words, by_english, english_error, message_of, words
 from gui.services.write_behind import WriteBehind
 
 __all__ = [
@@ -348,7 +348,7 @@ def _flush_at_exit() -> None:
 
 
 def _why(exc: OSError) -> str:
-    return exc.strerror or (exc.args[0] if len(exc.args) == 1 and isinstance(exc.args[0], str) else str(exc))
+    return exc.strerror or english_error(exc)
 
 
 # What Python's JSON parser says of a file it cannot parse (``JSONDecodeError.msg``), each kept translatable.

@@ -76,6 +76,7 @@ from gui.core.preferences import (
 from gui.core.recovery import safer_settings
 from gui.core.speed_hint import SpeedFacts, speed_hint
 from gui.core.tuning_card import CardFacts
+from gui.core.words import english, message_of
 from gui.services.api_server import ApiActivity, ApiServer
 from gui.services.bundle import DoctorRequest, Services
 from gui.services.engine_client import EngineUnavailable, WorkerExited
@@ -849,7 +850,8 @@ class MainWindow(QMainWindow):
             self.serve_panel.set_serving(None)
             self.serve_panel.say(
                 tr("Could not listen on {address}: {error}.").format(
-                    address=f"{choice.host}:{choice.port}", error=core_text("serve_panel", exc.strerror or str(exc))
+                    address=f"{choice.host}:{choice.port}",
+                    error=core_text("serve_panel", exc.strerror or message_of(exc)),
                 )
             )
             self.serving_changed.emit(None)
@@ -929,7 +931,7 @@ class MainWindow(QMainWindow):
         return CardFacts(
             card_name=card,
             driver=self.driver_version,
-            engine_build=build.describe() if build is not None else None,
+            engine_build=english(build.describe()) if build is not None else None,
             gen_tok_s=gen,
             prompt_tok_s=prompt,
         )
