@@ -73,7 +73,7 @@ def run_chat(args: argparse.Namespace, settings: LoadSettings) -> int:
             "finish_reason": stats.finish_reason,
             "n_ctx": loaded.n_ctx,
             "chat_format": loaded.chat_format,
-            "chat_format_reason": loaded.chat_format_reason,
+            "chat_format_reason": english(loaded.chat_format_reason),
             "settings": settings.to_dict(),
             "engine": {
                 "backend": build.backend if build else None,

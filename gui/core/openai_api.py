@@ -17,7 +17,7 @@ from typing import Any
 
 from gui.core import protocol as p
 from gui.core.specs import specs_of
-from gui.core.words import Text, english_error, words
+from gui.core.words import Text, english, english_error, words
 
 # Bounds on what a stranger may send: the body itself is bounded by the server (MAX_BODY_BYTES).
 MAX_BODY_BYTES = 4 << 20
@@ -105,7 +105,7 @@ class ApiError(Exception):
         self.code = code
 
     def body(self) -> dict[str, Any]:
-        return {"error": {"message": self.message, "type": self.type, "param": self.param, "code": self.code}}
+        return {"error": {"message": english(self.message), "type": self.type, "param": self.param, "code": self.code}}
 
 
 def invalid(message: Text, param: str | None = None, code: str | None = None) -> ApiError:
