@@ -87,7 +87,7 @@ def test_a_model_too_big_for_a_catalog_card_is_told_what_would_fit_in_chinese(
     assert "2 个并行槽位：每个序列分到 4096 个单元的上下文" in text
     # A shorter context that makes it fit, and a partial offload told what then fits on the card.
     big_ctx = plan(headers["qwen35-27b-q3ks"], LoadSettings(n_ctx=131072), cards("v100-16gb"))
-    ctx = int(re.search(r"--ctx (\d+)", "\n".join(big_ctx.suggestions)).group(1))  # type: ignore[union-attr]
+    ctx = int(re.search(r"--ctx (\d+)", "\n".join(map(str, big_ctx.suggestions))).group(1))  # type: ignore[union-attr]
     assert any(
         s.startswith(f"Context {ctx} (--ctx {ctx}): \u2212") and s.endswith(", fits") for s in big_ctx.suggestions
     )

@@ -88,14 +88,17 @@ class Words:
     def __len__(self) -> int:
         return len(self.english)
 
-    def __contains__(self, part: str) -> bool:
-        return part in self.english
+    def __contains__(self, part: Text) -> bool:
+        return _english(part) in self.english
 
     def startswith(self, prefix: str | tuple[str, ...]) -> bool:
         return self.english.startswith(prefix)
 
     def endswith(self, suffix: str | tuple[str, ...]) -> bool:
         return self.english.endswith(suffix)
+
+    def split(self, separator: str | None = None, most: int = -1) -> list[str]:
+        return self.english.split(separator, most)
 
     def splitlines(self) -> list[str]:
         return self.english.splitlines()
