@@ -4,14 +4,17 @@
     python bench/i18n_extract.py --check    # exit 1 if a .ts misses a string, keeps a vanished one,
                                                 # or has an unfinished translation
 
-Two kinds of sources, both read as Python syntax trees (no import, no Qt):
+Two rules, both read as Python syntax trees (no import, no Qt):
 
 - the window's code (gui/ui/**/*.py): calls of a module's ``tr = Tr("context")`` — ``tr("text")``,
   ``tr("text", "disambiguation")``, ``tr("%n model(s)", n=count)`` (a plural form: it has ``n``) and
   ``tr.mark("text")`` (a constant translated where it is used) — and ``core_text("context", "text")``;
-- strings of the Qt-free layers shown in the window and translated there with ``core_text(context, …)``:
-  the ``label=`` and ``help=`` of every setting declaration, the fixed words listed in CORE below, and the
-  template of every ``words("...", field=...)`` call in gui/core and gui/services (gui/core/words.py).
+- the Qt-free layers (gui/core, gui/services; gui/core/words.py): the template of every
+  ``words("...", field=...)`` call (context "words"), and the text of every ``fixed("text", "context")`` and
+  ``mark("text", "context")`` call in its context — a setting's label and help, the Doctor's titles and
+  advice, the planner's verdicts, the Monitor's titles and alerts are declared with ``mark``. A sentence is a
+  ``Words`` the type checker follows to the window (tools/mypy_words.py refuses one made plain text), so
+  these calls are all the layers' translatable text.
 
 tightfit_zh_CN.ts holds every string; tightfit_en.ts only the plural ones (English needs its forms:
 "1 model", "2 models"). A call with an f-string or a variable in it is reported: a translatable text
@@ -32,55 +35,8 @@ ROOT = Path(__file__).resolve().parents[1]
 HERE = ROOT / "resources" / "i18n"
 LANGUAGES = {"zh_CN": False, "en": True}  # language -> only plural strings
 WORDS_CONTEXT = "words"  # gui/core/words.py's (this script imports nothing of the project)
-
-# Setting declarations (gui/core/specs.py kinds): their label and help, context "params".
-SPEC_SOURCES = (
-    "gui/core/params.py",
-    "gui/core/preferences.py",
-    "gui/core/protocol.py",
-    "gui/core/bench.py",
-    "gui/core/cards.py",
-)
-SPEC_KEYWORDS = ("label", "help")
-# Fixed words of the Qt-free layers, shown by the window: (context, file, the assignment or class whose string
-# values are collected).
-CORE: tuple[tuple[str, str, str], ...] = (
-    ("planner", "gui/core/planner.py", "Verdict"),
-    ("planner", "gui/core/planner.py", "Verdict.answer"),
-    ("power_sweep", "gui/core/power_sweep.py", "table_header"),
-)
-# Words a whole Qt-free module writes into named variables and calls, shown by the window: (context, file,
-# the variable names whose string values are collected, wherever assigned — a tuple's too, the items of a
-# tuple assigned to one, and a dict's values —, and the calls whose argument is collected: "name" the first,
-# "name:3" the fourth). An f-string is not collected: it stays English.
-CORE_NAMED: tuple[tuple[str, str, tuple[str, ...], tuple[str, ...]], ...] = (
-    ("doctor", "gui/core/doctor.py", ("title", "why", "words", "legacy_words", "STATUS_WORDS"), ("Fix", "_check:3")),
-    ("power_sweep", "gui/core/power_sweep.py", ("SIMULATED_NOTE",), ()),
-    ("journey", "gui/core/journey.py", ("STAGE_COLUMNS",), ()),
-    # The declared GPU readings' titles (the monitor's readout) and chart words (gui/core/telemetry_fields.py).
-    ("monitor", "gui/core/telemetry_fields.py", (), ("monitor_text",)),
-    ("charts", "gui/core/telemetry_fields.py", (), ("chart_text",)),
-    # Why the Monitor has no GPU reading: NVML's errors in words, and the telemetry's own two statuses.
-    ("nvml", "gui/services/nvml.py", ("said",), ()),
-    ("nvml", "gui/services/telemetry.py", ("STATUS_READ_FAILED", "STATUS_NO_GPU"), ()),
-    # The Monitor's alerts, one template each (their figures and reason words are filled in by the window).
-    (
-        "alerts",
-        "gui/core/alerts.py",
-        (
-            "LOST",
-            "LOST_NAMED",
-            "HOT",
-            "THROTTLING",
-            "ECC_UNCORRECTED_ONE",
-            "ECC_UNCORRECTED",
-            "ECC_CORRECTED_ONE",
-            "ECC_CORRECTED",
-        ),
-        (),
-    ),
-)
-
+# The calls of gui/core/words.py whose text is collected: words(template, ...), fixed(text, context), mark(...).
+CORE_CALLS = ("words", "fixed", "mark")
 
 @dataclass(frozen=True)
 class Message:
@@ -151,98 +107,41 @@ def _window_messages(path: Path) -> Iterator[Message]:
         yield Message(contexts[name], source, comment or "", numerus, where)
 
 
-def _spec_messages(path: Path) -> Iterator[Message]:
+def _core_messages(path: Path) -> Iterator[Message]:
+    """The template of every ``words("...", ...)`` call (context "words"), and the text of every
+    ``fixed("text", "context")`` and ``mark("text", "context")`` call, in its context (gui/core/words.py)."""
     tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
     rel = _where(path)
     for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and getattr(node.func, "id", "").endswith("Spec"):
-            for keyword in node.keywords:
-                if keyword.arg in SPEC_KEYWORDS and (text := _text(keyword.value)):
-                    yield Message("params", text, where=f"{rel}:{node.lineno}")
-
-
-def _core_messages(context: str, path: Path, owner: str) -> Iterator[Message]:
-    """String constants inside a class (its members) or a function or property (the values of its dicts, the
-    items of its lists)."""
-    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
-    rel = _where(path)
-    parts = owner.split(".")
-    scope: ast.AST = tree
-    for part in parts:
-        found = next(
-            (
-                n
-                for n in ast.iter_child_nodes(scope)
-                if isinstance(n, ast.ClassDef | ast.FunctionDef) and n.name == part
-            ),
-            None,
-        )
-        if found is None:
-            raise Problem(f"{rel}: no {owner}")
-        scope = found
-    if isinstance(scope, ast.ClassDef):
-        for node in scope.body:
-            if isinstance(node, ast.Assign) and (text := _text(node.value)):
-                yield Message(context, text, where=f"{rel}:{node.lineno}")
-    else:
-        for node in ast.walk(scope):
-            if isinstance(node, ast.Dict | ast.List):
-                for value in node.values if isinstance(node, ast.Dict) else node.elts:
-                    if text := _text(value):
-                        yield Message(context, text, where=f"{rel}:{value.lineno}")
-
-
-def _named_messages(context: str, path: Path, names: tuple[str, ...], calls: tuple[str, ...]) -> Iterator[Message]:
-    """The string constants a module assigns to these names, and passes to these calls."""
-    positions = {name: int(index or 0) for name, _, index in (call.partition(":") for call in calls)}
-    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
-    rel = _where(path)
-    values: list[ast.expr] = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Assign | ast.AnnAssign):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            for target in targets:
-                if isinstance(target, ast.Name) and target.id in names and node.value is not None:
-                    value = node.value
-                    if isinstance(value, ast.Dict):
-                        values += value.values  # type: ignore[arg-type]
-                    else:
-                        values += value.elts if isinstance(value, ast.Tuple) else [value]
-                elif isinstance(target, ast.Tuple) and isinstance(node.value, ast.Tuple):
-                    values += [
-                        v
-                        for t, v in zip(target.elts, node.value.elts, strict=False)
-                        if isinstance(t, ast.Name) and t.id in names
-                    ]
-        elif isinstance(node, ast.Call) and (index := positions.get(getattr(node.func, "id", ""))) is not None:
-            values += node.args[index : index + 1]
-    for value in values:
-        if text := _text(value):
-            yield Message(context, text, where=f"{rel}:{value.lineno}")
+        name = getattr(node.func, "id", "") if isinstance(node, ast.Call) else ""
+        if not isinstance(node, ast.Call) or name not in CORE_CALLS or not node.args:
+            continue
+        where = f"{rel}:{node.lineno}"
+        if isinstance(node.args[0], ast.JoinedStr):
+            raise Problem(f"{where}: an f-string cannot be translated: give {name}() a template and fields")
+        text = _text(node.args[0])
+        if name == "words":
+            if text:
+                yield Message(WORDS_CONTEXT, text, where=where)
+            continue
+        context = _text(node.args[1]) if len(node.args) > 1 else None
+        if text and context is None:
+            raise Problem(f"{where}: {name}() of a text needs its context as a literal")
+        if text and context:
+            yield Message(context, text, where=where)
 
 
 def _words_messages(path: Path) -> Iterator[Message]:
-    """The template of every ``words("...", ...)`` call (gui/core/words.py), in its one context."""
-    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
-    rel = _where(path)
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "words" and node.args:
-            where = f"{rel}:{node.lineno}"
-            if isinstance(node.args[0], ast.JoinedStr):
-                raise Problem(f"{where}: an f-string cannot be translated: give words() a template and fields")
-            if text := _text(node.args[0]):
-                yield Message(WORDS_CONTEXT, text, where=where)
+    """The template of every ``words("...", ...)`` call alone."""
+    return (m for m in _core_messages(path) if m.context == WORDS_CONTEXT)
 
 
 def collect(root: Path = ROOT) -> dict[tuple[str, str, str], Message]:
     """Every translatable string of the window, by (context, source, disambiguation)."""
     found: dict[tuple[str, str, str], Message] = {}
     sources: list[Iterator[Message]] = [_window_messages(p) for p in sorted((root / "gui" / "ui").rglob("*.py"))]
-    sources += [_spec_messages(root / name) for name in SPEC_SOURCES]
-    sources += [_core_messages(context, root / name, owner) for context, name, owner in CORE]
-    sources += [_named_messages(context, root / name, names, calls) for context, name, names, calls in CORE_NAMED]
     layers = [*(root / "gui" / "core").glob("*.py"), *(root / "gui" / "services").glob("*.py")]
-    sources += [_words_messages(p) for p in sorted(layers)]
+    sources += [_core_messages(p) for p in sorted(layers)]
     for messages in sources:
         for message in messages:
             old = found.get(message.key)

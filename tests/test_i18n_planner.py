@@ -70,11 +70,11 @@ def test_a_model_too_big_for_a_catalog_card_is_told_what_would_fit_in_chinese(
         headers["qwen35-27b"], LoadSettings(n_ctx=8192, n_parallel=2), cards("v100-16gb"), ram_bandwidth_gbs=RAM_GBS
     )
     assert not p.fits and p.suggestions and p.notes
-    ngl = int(re.search(r"--ngl (\d+)", p.suggestions[0]).group(1))  # type: ignore[union-attr]
+    ngl = int(re.search(r"--ngl (\d+)", str(p.suggestions[0])).group(1))  # type: ignore[union-attr]
     # The plan's own sentences stay English whatever the window's language: the CLI prints them.
     assert re.fullmatch(
         rf"Put {ngl} of 65 layers on the GPU \(--ngl {ngl}\) to keep the margin, decode ceiling ~\d+ tok/s",
-        p.suggestions[0],
+        str(p.suggestions[0]),
     )
     assert "2 parallel slots: each sequence gets 4096 cells of context" in p.notes
     text = shown(qtbot, p)
@@ -87,7 +87,7 @@ def test_a_model_too_big_for_a_catalog_card_is_told_what_would_fit_in_chinese(
     assert "2 个并行槽位：每个序列分到 4096 个单元的上下文" in text
     # A shorter context that makes it fit, and a partial offload told what then fits on the card.
     big_ctx = plan(headers["qwen35-27b-q3ks"], LoadSettings(n_ctx=131072), cards("v100-16gb"))
-    ctx = int(re.search(r"--ctx (\d+)", "\n".join(big_ctx.suggestions)).group(1))  # type: ignore[union-attr]
+    ctx = int(re.search(r"--ctx (\d+)", "\n".join(map(str, big_ctx.suggestions))).group(1))  # type: ignore[union-attr]
     assert any(
         s.startswith(f"Context {ctx} (--ctx {ctx}): \u2212") and s.endswith(", fits") for s in big_ctx.suggestions
     )
@@ -135,7 +135,7 @@ def test_experts_in_host_memory_and_a_context_past_the_trained_one_in_chinese(
         headers["qwen3moe-30b"], LoadSettings(n_ctx=65536, n_cpu_moe=30), cards("v100-16gb"), ram_bandwidth_gbs=RAM_GBS
     )
     assert "context 65536 is past the trained 8192" in p.notes
-    k = int(re.search(r"--n-cpu-moe (\d+)", p.suggestions[0]).group(1))  # type: ignore[union-attr]
+    k = int(re.search(r"--n-cpu-moe (\d+)", str(p.suggestions[0])).group(1))  # type: ignore[union-attr]
     assert p.suggestions[0].startswith(f"Every layer on the GPU with the experts of {k} blocks in host memory")
     text = shown(qtbot, p)
     assert_chinese(text)

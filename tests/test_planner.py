@@ -233,7 +233,7 @@ def test_suggestions_are_checked_by_replanning(headers: dict[str, GGUFHeader]) -
     s = LoadSettings(n_ctx=8192, n_parallel=2)
     p = plan(h, s, [v100()])
     assert not p.fits
-    text = "\n".join(p.suggestions)
+    text = "\n".join(map(str, p.suggestions))
     ngl = int(re.search(r"--ngl (\d+)", text).group(1))  # type: ignore[union-attr]
     assert plan(h, s.with_values(n_gpu_layers=ngl), [v100()]).fits
     assert not plan(h, s.with_values(n_gpu_layers=ngl + 1), [v100()]).fits
@@ -313,7 +313,7 @@ def test_suggestions_say_what_each_change_frees(headers: dict[str, GGUFHeader]) 
     ngl = auto_fit(h, s, [v100()], pinned=frozenset({"n_ctx"})).n_gpu_layers
     p = plan(h, s.with_values(n_gpu_layers=ngl), [v100()])
     assert p.fits and p.partial
-    text = {line.split(":")[0]: line for line in p.suggestions}
+    text = {str(line).split(":")[0]: line for line in p.suggestions}
     kv = text["q8_0 KV cache (--cache-type-k q8_0 --cache-type-v q8_0)"]
     gpu_kv = p.devices[0].kv_mib
     # q8_0 is 34 bytes per 32 values against f16's 64

@@ -12,22 +12,30 @@ import pytest
 from gui.core.chat import format_stats
 from gui.core.protocol import ReplyStats
 from gui.core.words import Words, joined, words
+from gui.core.words import english as english_of
 from gui.ui.i18n import core_text
 from tests.i18n_kit import chinese, english, english_words, extract
 
 __all__ = ["chinese", "english"]  # fixtures, used by name
 
 
-def test_a_sentence_is_its_english_text_everywhere_a_str_goes() -> None:
+def test_a_sentence_is_not_a_str_but_reads_as_its_english() -> None:
+    """A sentence is its own type (the type checker tells it from plain text); it compares, hashes and prints
+    as its English, and composes with words() and joined() rather than str's own joining."""
     said = words("Put {n} of {total} layers on the GPU", n=30, total=63)
-    assert said == "Put 30 of 63 layers on the GPU" and isinstance(said, str)
+    assert not isinstance(said, str) and said.english == "Put 30 of 63 layers on the GPU" == str(said)
+    assert said == "Put 30 of 63 layers on the GPU" and hash(said) == hash(said.english) and "30 of 63" in said
     assert said.template == "Put {n} of {total} layers on the GPU" and said.fields == {"n": "30", "total": "63"}
-    assert f"{said}." == "Put 30 of 63 layers on the GPU." and "; ".join([said, said]).count("30") == 2
     for again in (pickle.loads(pickle.dumps(said)), copy.deepcopy(said)):
         assert again == said and isinstance(again, Words) and again.template == said.template
+    with pytest.raises(AttributeError):
+        said.english = "changed"  # type: ignore[misc]  # frozen
     both = joined("; ", [said, "plain"])
     assert both == "Put 30 of 63 layers on the GPU; plain" and len(both.fields) == 2
     assert joined("; ", []) == ""
+    nested = words("{what}.", what=said)
+    assert nested.fields["what"] is said and nested == "Put 30 of 63 layers on the GPU."
+    assert english_of(nested) == "Put 30 of 63 layers on the GPU." and english_of("plain") == "plain"
 
 
 def _reply_stats(finish_reason: str) -> ReplyStats:

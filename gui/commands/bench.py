@@ -41,6 +41,7 @@ from gui.core.bench import (
 from gui.core.gguf_reader import GGUFError, read_model
 from gui.core.params import LoadSettings, default_settings
 from gui.core.specs import IntSpec, parse_value_list
+from gui.core.words import Text, english, english_error
 from gui.services.bench_run import Action, BenchRun, LoadModel, RunTest, StopTest
 from gui.services.engine_client import EngineUnavailable, SyncEngine
 from gui.services.nvml import Nvml
@@ -60,14 +61,18 @@ def add_bench_parser(sub: Any) -> None:
     parser.add_argument("model", type=Path, metavar="MODEL.gguf")
     for spec in (PROMPT_TOKENS, GEN_TOKENS, DEPTH):
         parser.add_argument(
-            spec.flag, dest=spec.key, default=None, metavar="N[,N...]", help=f"{spec.help} [default {spec.default}]"
+            spec.flag,
+            dest=spec.key,
+            default=None,
+            metavar="N[,N...]",
+            help=f"{english(spec.help)} [default {spec.default}]",
         )
     parser.add_argument(
         REPETITIONS.flag,
         dest=REPETITIONS.key,
         default=None,
         metavar="N",
-        help=f"{REPETITIONS.help} [default {REPETITIONS.default}]",
+        help=f"{english(REPETITIONS.help)} [default {REPETITIONS.default}]",
     )
     shown = parser.add_mutually_exclusive_group()
     shown.add_argument("--json", action="store_true", help="print a JSON list of rows")
@@ -93,7 +98,7 @@ def run_bench(args: argparse.Namespace) -> int:
     try:
         header = read_model(model)
     except GGUFError as exc:
-        raise fail(f"{model}: {exc}") from exc
+        raise fail(f"{model}: {english_error(exc)}") from exc
     from gui.services.system import measure_ram_bandwidth_gbs, physical_cores
 
     base = default_settings(physical_cores())
@@ -114,7 +119,7 @@ def run_bench(args: argparse.Namespace) -> int:
     started = time.monotonic()
     result = sweep.run()
     if any(not r.skipped for r in result.rows):  # where the time went: the overhead per configuration
-        print(f"bench: {time_summary(result.rows, time.monotonic() - started)}", file=sys.stderr)
+        print(f"bench: {english(time_summary(result.rows, time.monotonic() - started))}", file=sys.stderr)
     rows = [r.to_dict() for r in result.rows]
     _record_in_journey(rows, model)
     if args.json:
@@ -125,7 +130,7 @@ def run_bench(args: argparse.Namespace) -> int:
     elif args.md:
         sys.stdout.write(format_markdown(rows))
     else:
-        print(f"{model}: {result.engine or 'engine not started'}; decode ceiling planned for {source}")
+        print(f"{model}: {english(result.engine or 'engine not started')}; decode ceiling planned for {source}")
         sys.stdout.write(format_markdown(rows))
         if result.interrupted:
             print("partial: interrupted before every test ran")
@@ -150,7 +155,7 @@ def _record_in_journey(rows: list[dict[str, Any]], model: Path) -> None:
         for row in measured:
             store.add_bench_row(bench_record(row, now=time.time(), model_path=model.resolve()))
         if not store.persistent and store.warning:
-            print(f"tightfit: the journey was not saved: {store.warning}", file=sys.stderr)
+            print(f"tightfit: the journey was not saved: {english(store.warning)}", file=sys.stderr)
 
 
 def tests_from_args(args: argparse.Namespace) -> tuple[list[BenchTest], int]:
@@ -170,7 +175,7 @@ class SweepResult:
     interrupted: bool = False
     failures: int = 0  # configurations that would not load, tests the engine failed
     loads: int = 0
-    engine: str = ""  # the engine build, in words
+    engine: Text = ""  # the engine build, in words
 
 
 class BenchSweep:
@@ -198,7 +203,7 @@ class BenchSweep:
             model, jobs, tests, reps, n_layer=n_layer, nvml=nvml, gpu_count=gpu_count, on_row=self._report
         )
         self._engine: SyncEngine | None = None
-        self._said: set[str] = set()  # load failures already told on stderr
+        self._said: set[Text] = set()  # load failures already told on stderr
 
     def run(self) -> SweepResult:
         bench = self.bench
@@ -251,15 +256,15 @@ class BenchSweep:
                     return self._load_failed(settings, event.error)
         except EngineUnavailable as exc:  # the worker died loading (an out-of-memory abort): a fresh one next time
             self._close_engine()
-            return self._load_failed(settings, str(exc))
+            return self._load_failed(settings, english_error(exc))
         except KeyboardInterrupt:  # during a load: stop at once
             return self.bench.abandon()
 
-    def _load_failed(self, settings: LoadSettings, error: str) -> Action | None:
+    def _load_failed(self, settings: LoadSettings, error: Text) -> Action | None:
         if error not in self._said:  # a broken file fails every load alike: one line says it
             self._said.add(error)
             where = f"{self.model.name} ({_describe(settings)})"
-            print(f"tightfit: error: could not load {where}: {error}", file=sys.stderr)
+            print(f"tightfit: error: could not load {where}: {english(error)}", file=sys.stderr)
         return self.bench.load_failed(error)
 
     def _run_test(self, test: RunTest) -> Action | None:
@@ -270,7 +275,7 @@ class BenchSweep:
             request = engine.client.bench(t.n_prompt, t.n_gen, t.n_depth, test.reps, test.n_threads)
         except EngineUnavailable as exc:
             self._close_engine()
-            return bench.engine_died(str(exc))
+            return bench.engine_died(english_error(exc))
         action = bench.sent(request, engine.client.pid)
         while action is None:
             try:
@@ -280,7 +285,7 @@ class BenchSweep:
                 continue
             except EngineUnavailable as exc:
                 self._close_engine()
-                return bench.engine_died(str(exc))
+                return bench.engine_died(english_error(exc))
             action = bench.on_event(event)
         return action
 

@@ -11,6 +11,7 @@ from gui.core import protocol as p
 from gui.core.chat import format_stats
 from gui.core.params import LoadSettings
 from gui.core.protocol import MAX_TOKENS
+from gui.core.words import english, english_error
 from gui.services.engine_client import EngineUnavailable, SyncEngine
 from gui.services.models import describe_file
 
@@ -24,13 +25,13 @@ def run_chat(args: argparse.Namespace, settings: LoadSettings) -> int:
         raise SystemExit(f"tightfit: error: no such model file: {model}")
     entry = describe_file(model)
     if entry.error:
-        raise SystemExit(f"tightfit: error: {entry.error}")
+        raise SystemExit(f"tightfit: error: {english(entry.error)}")
     max_tokens = MAX_TOKENS.default if args.max_tokens is None else args.max_tokens
     try:
         MAX_TOKENS.check(max_tokens)
         sampling = sampling_from_args(args)
     except ValueError as exc:
-        raise SystemExit(f"tightfit: error: {exc}") from exc
+        raise SystemExit(f"tightfit: error: {english_error(exc)}") from exc
 
     messages = ((p.ChatMessage("system", args.system),) if args.system else ()) + (p.ChatMessage("user", args.prompt),)
     pieces: list[str] = []
@@ -53,7 +54,7 @@ def run_chat(args: argparse.Namespace, settings: LoadSettings) -> int:
                     raise EngineUnavailable(event.error)
             build = engine.client.build
     except EngineUnavailable as exc:
-        raise SystemExit(f"tightfit: error: {exc}") from exc
+        raise SystemExit(f"tightfit: error: {english_error(exc)}") from exc
 
     if not args.json:
         sys.stdout.write("\n")
@@ -72,7 +73,7 @@ def run_chat(args: argparse.Namespace, settings: LoadSettings) -> int:
             "finish_reason": stats.finish_reason,
             "n_ctx": loaded.n_ctx,
             "chat_format": loaded.chat_format,
-            "chat_format_reason": loaded.chat_format_reason,
+            "chat_format_reason": english(loaded.chat_format_reason),
             "settings": settings.to_dict(),
             "engine": {
                 "backend": build.backend if build else None,

@@ -22,6 +22,7 @@ from gui.core.cards import Card
 from gui.core.doctor import STATUS_WORDS, Check, DoctorFacts, Status, by_severity, exit_code, run_checks, summary, worst
 from gui.core.params import LOAD_SPECS, LoadSettings, default_settings
 from gui.core.protocol import EngineBuild
+from gui.core.words import Text, english, english_error
 
 __all__ = ["add_doctor_parser", "format_checks", "run_doctor"]
 
@@ -73,7 +74,7 @@ def run_doctor(args: argparse.Namespace) -> int:
     try:
         card = simulated_card(args)
     except ValueError as exc:
-        raise fail(str(exc)) from exc
+        raise fail(english_error(exc)) from exc
     if args.model is not None and not Path(args.model).is_file():
         raise fail(f"no such model file: {args.model}")
     checks = run_checks(collect(settings, card, args.model))
@@ -100,7 +101,7 @@ def settings_as_given(args: argparse.Namespace) -> LoadSettings:
         for spec in LOAD_SPECS:
             spec.check(getattr(settings, spec.key))
     except ValueError as exc:
-        raise fail(str(exc)) from exc
+        raise fail(english_error(exc)) from exc
     return settings
 
 
@@ -134,7 +135,7 @@ def installed_engine() -> tuple[EngineBuild | None, str]:
     try:
         return installed_build(HELLO_TIMEOUT_S), ""
     except (EngineUnavailable, OSError) as exc:
-        return None, f"the engine would not start: {exc}"
+        return None, f"the engine would not start: {english_error(exc)}"
 
 
 def model_facts(
@@ -150,7 +151,7 @@ def model_facts(
         header = read_model(model)
         shape = model_shape(header)
     except (GGUFError, ValueError) as exc:
-        raise fail(str(exc)) from exc
+        raise fail(english_error(exc)) from exc
     if build is not None and not build.gpu_offload:
         devices = []  # this engine ignores GPU layers: every weight stays in host memory
     elif card is not None:
@@ -173,10 +174,10 @@ def format_checks(checks: Sequence[Check], card: Card | None = None) -> str:
         lines = [f"{STATUS_WORDS[check.status]:<4}  {check.title}  [{check.id}]"]
         lines += _wrapped(check.evidence)
         if check.status in (Status.WARN, Status.FAIL):
-            lines += _wrapped(f"Why: {check.why}")
+            lines += _wrapped(f"Why: {english(check.why)}")
             fix = check.fix
             if fix is not None:
-                lines += _wrapped(f"Fix: {fix.words}")
+                lines += _wrapped(f"Fix: {english(fix.words)}")
                 if fix.command:
                     lines += [f"      $ {line}" for line in fix.command.splitlines()]
                 if fix.action:
@@ -185,7 +186,7 @@ def format_checks(checks: Sequence[Check], card: Card | None = None) -> str:
     return "\n".join([*blocks, summary(tuple(checks))])
 
 
-def _wrapped(text: str) -> list[str]:
+def _wrapped(text: Text) -> list[str]:
     """Words wrapped to the terminal's usual width; indented lines (commands to copy) kept whole."""
     lines: list[str] = []
     for paragraph in text.splitlines() or [""]:

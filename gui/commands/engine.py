@@ -15,6 +15,7 @@ from typing import Any
 from gui.commands.flags import add_simulate_flag, simulated_card
 from gui.core.engine_route import RoutePlan, describe_capabilities
 from gui.core.protocol import EngineBuild
+from gui.core.words import english, english_error
 
 HELLO_TIMEOUT_S = 120.0
 
@@ -39,7 +40,7 @@ def run_engine(args: argparse.Namespace) -> int:
     try:
         build = installed_build(HELLO_TIMEOUT_S)
     except EngineUnavailable as exc:
-        raise SystemExit(f"tightfit: error: the engine would not start: {exc}") from exc
+        raise SystemExit(f"tightfit: error: the engine would not start: {english_error(exc)}") from exc
     stamp = read_stamp()
     if args.json:
         _dump({**build_to_json(build), "setup": stamp})
@@ -61,11 +62,11 @@ def build_to_json(build: EngineBuild) -> dict[str, Any]:
 
 
 def format_build(build: EngineBuild, stamp: dict[str, Any] | None) -> str:
-    lines = [build.describe()]
+    lines = [english(build.describe())]
     if build.ggml_version:
         lines.append(f"  ggml {build.ggml_version}")
     if build.cuda_archs or build.cuda_runtime:
-        archs = describe_capabilities(build.cuda_archs) if build.cuda_archs else "unknown"
+        archs = english(describe_capabilities(build.cuda_archs)) if build.cuda_archs else "unknown"
         lines.append(f"  CUDA runtime {build.cuda_runtime or 'unknown'}, compiled for compute capability {archs}")
     if stamp:
         lines.append(f"  set up as the {stamp.get('route', '?')} build (for {stamp.get('requirement', '?')})")
@@ -92,10 +93,10 @@ def format_plan(plan: RoutePlan) -> str:
     if driver is not None and driver.driver_version:
         lines.append(f"  driver {driver.driver_version}, runs CUDA up to {driver.cuda_text or 'unknown'}")
     if plan.cuda_archs:
-        lines.append(f"  compute capability {describe_capabilities(plan.cuda_archs)}")
+        lines.append(f"  compute capability {english(describe_capabilities(plan.cuda_archs))}")
     lines.append(f"  command: {plan.command}")
     if plan.install_help:
-        lines += ["", plan.install_help]
+        lines += ["", english(plan.install_help)]
     return "\n".join(lines)
 
 

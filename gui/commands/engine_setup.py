@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TextIO
 
 from gui.core.engine_route import ENGINE_ENV, RoutePlan, describe_capabilities
+from gui.core.words import english, english_error
 from gui.services.engine_facts import checkout_root, plan_here, requirement
 from gui.services.engine_install import InstallFailed, Outcome, PipRunner, ensure_engine, run_pip, wheel_cache_dir
 
@@ -60,7 +61,8 @@ def elapsed_words(seconds: float) -> str:
 
 def plan_words(plan: RoutePlan) -> str:
     if plan.route == "cuda" and plan.toolkit is not None:
-        return f"CUDA {plan.toolkit.version_text} build for compute capability {describe_capabilities(plan.cuda_archs)}"
+        capabilities = english(describe_capabilities(plan.cuda_archs))
+        return f"CUDA {plan.toolkit.version_text} build for compute capability {capabilities}"
     return "CPU build"
 
 
@@ -173,10 +175,10 @@ def main(argv: Sequence[str] | None = None, pip: PipRunner = run_pip) -> int:
         ensure_nvml(pip)
         plan = plan_here()
     except InstallFailed as exc:
-        print(f"tightfit set-up: error: {exc}", file=sys.stderr)
+        print(f"tightfit set-up: error: {english_error(exc)}", file=sys.stderr)
         return 1
     except (ValueError, LookupError) as exc:
-        print(f"tightfit set-up: error: {exc}", file=sys.stderr)
+        print(f"tightfit set-up: error: {english_error(exc)}", file=sys.stderr)
         return 2
     finally:
         logger.removeHandler(collect)
@@ -216,7 +218,10 @@ def _done(plan: RoutePlan, outcome: Outcome, elapsed: float, log_path: Path) -> 
 
 def _failed(plan: RoutePlan, exc: InstallFailed, elapsed: float) -> int:
     log_path = exc.log_path or default_log_path()
-    print(f"Engine: {exc} after {elapsed_words(elapsed)}. The last lines of {shown(log_path)}:", file=sys.stderr)
+    print(
+        f"Engine: {english_error(exc)} after {elapsed_words(elapsed)}. The last lines of {shown(log_path)}:",
+        file=sys.stderr,
+    )
     try:
         lines = log_path.read_text(encoding="utf-8", errors="replace").splitlines()[-TAIL_LINES:]
     except OSError:

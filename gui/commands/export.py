@@ -19,6 +19,7 @@ from gui.commands.flags import given_values
 from gui.core.export import FORMATS, Export, export
 from gui.core.params import LOAD_SPECS, LoadSettings, default_settings
 from gui.core.tuning_card import CardError, CardFacts, CardMismatch, card_to_json
+from gui.core.words import english, english_error
 
 CARD = "card"
 
@@ -53,14 +54,14 @@ def run_export(args: argparse.Namespace) -> int:
     else:
         result = export(args.format, model.resolve(), settings, _numa_node(args))
     for note in result.notes:
-        print(f"note: {note}", file=sys.stderr)
+        print(f"note: {english(note)}", file=sys.stderr)
     if args.output is None:
         sys.stdout.write(result.text if result.text.endswith("\n") else result.text + "\n")
     else:
         try:
             args.output.write_text(result.text, encoding="utf-8")
         except OSError as exc:
-            raise ValueError(f"{args.output}: cannot be written ({exc.strerror or exc})") from None
+            raise ValueError(f"{args.output}: cannot be written ({exc.strerror or english_error(exc)})") from None
         print(f"wrote {args.output}", file=sys.stderr)
     return 0
 
@@ -76,8 +77,8 @@ def _settings(args: argparse.Namespace) -> tuple[LoadSettings, str]:
             opened = open_card(args.card, args.model, apply_anyway=args.apply_anyway)
         except CardError as exc:
             hint = " (--apply-anyway uses it all the same)" if isinstance(exc, CardMismatch) else ""
-            raise ValueError(f"{exc}{hint}") from None
-        base, message = opened.settings, opened.message
+            raise ValueError(f"{english_error(exc)}{hint}") from None
+        base, message = opened.settings, english(opened.message)
     elif args.apply_anyway:
         raise ValueError("--apply-anyway goes with --card")
     return base.with_values(**given_values(args, LOAD_SPECS)).validated(), message
@@ -102,7 +103,7 @@ def _card_text(model: Path, settings: LoadSettings) -> str:
     try:
         card = make_card(model, settings, CardFacts(card_name, driver, engine_build()))
     except OSError as exc:
-        raise ValueError(f"{model}: cannot be read ({exc.strerror or exc})") from None
+        raise ValueError(f"{model}: cannot be read ({exc.strerror or english_error(exc)})") from None
     return card_to_json(card)
 
 

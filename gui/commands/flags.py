@@ -14,6 +14,7 @@ from gui.core.cards import CARDS, Card, UnknownCardError, find_card
 from gui.core.params import LOAD_SPECS, MAX_DEVICES, LoadSettings, default_settings
 from gui.core.protocol import Sampling
 from gui.core.specs import BoolSpec, ChoiceSpec, FloatSpec, IntSpec, Spec, parse_value_list, specs_of
+from gui.core.words import english, english_error
 
 
 def add_spec_flags(group: Any, specs: Iterable[Spec[Any]]) -> None:
@@ -22,10 +23,10 @@ def add_spec_flags(group: Any, specs: Iterable[Spec[Any]]) -> None:
         if not spec.flag:
             continue
         if isinstance(spec, IntSpec):
-            help_text = f"{spec.help} [{spec.minimum}-{spec.maximum}]"
+            help_text = f"{english(spec.help)} [{spec.minimum}-{spec.maximum}]"
             group.add_argument(spec.flag, dest=spec.key, type=int, default=None, metavar="N", help=help_text)
         elif isinstance(spec, FloatSpec):
-            help_text = f"{spec.help} [{spec.minimum:g}-{spec.maximum:g}]"
+            help_text = f"{english(spec.help)} [{spec.minimum:g}-{spec.maximum:g}]"
             group.add_argument(spec.flag, dest=spec.key, type=float, default=None, metavar="X", help=help_text)
         elif isinstance(spec, ChoiceSpec):
             group.add_argument(spec.flag, dest=spec.key, choices=spec.choices, default=None, help=spec.help)
@@ -83,7 +84,7 @@ def simulated_cards(args: argparse.Namespace) -> tuple[Card, ...]:
     try:
         return tuple(find_card(name) for name in names)
     except UnknownCardError as exc:
-        raise ValueError(str(exc)) from exc
+        raise ValueError(english_error(exc)) from exc
 
 
 def simulated_card(args: argparse.Namespace) -> Card | None:
@@ -91,7 +92,7 @@ def simulated_card(args: argparse.Namespace) -> Card | None:
     try:
         return find_card(args.simulate) if args.simulate else None
     except UnknownCardError as exc:
-        raise ValueError(str(exc)) from exc
+        raise ValueError(english_error(exc)) from exc
 
 
 # ---- list-valued sizing flags (benchmark sweeps) ------------------------------------------------
@@ -110,15 +111,15 @@ def add_sizing_list_flags(parser: argparse.ArgumentParser) -> None:
         if not spec.flag or spec.key in NOT_SWEPT:
             continue
         if isinstance(spec, IntSpec):
-            metavar, help_text = "N[,N...]", f"{spec.help} [{spec.minimum}-{spec.maximum}]"
+            metavar, help_text = "N[,N...]", f"{english(spec.help)} [{spec.minimum}-{spec.maximum}]"
         elif isinstance(spec, FloatSpec):
-            metavar, help_text = "X[,X...]", f"{spec.help} [{spec.minimum:g}-{spec.maximum:g}]"
+            metavar, help_text = "X[,X...]", f"{english(spec.help)} [{spec.minimum:g}-{spec.maximum:g}]"
         elif isinstance(spec, ChoiceSpec):
-            metavar, help_text = "T[,T...]", f"{spec.help} [{', '.join(spec.choices)}]"
+            metavar, help_text = "T[,T...]", f"{english(spec.help)} [{', '.join(spec.choices)}]"
         elif isinstance(spec, BoolSpec):
-            metavar, help_text = "on|off[,...]", f"{spec.help} [on, off]"
+            metavar, help_text = "on|off[,...]", f"{english(spec.help)} [on, off]"
         else:  # text (a tensor split): its own commas would split the list, so "/" separates within one value
-            metavar, help_text = "A/B[,A/B...]", f"{spec.help} In a list, write one split as 3/1."
+            metavar, help_text = "A/B[,A/B...]", f"{english(spec.help)} In a list, write one split as 3/1."
         group.add_argument(spec.flag, dest=spec.key, default=None, metavar=metavar, help=help_text)
         if isinstance(spec, BoolSpec):
             group.add_argument(

@@ -10,6 +10,8 @@ import argparse
 import sys
 from typing import Any
 
+from gui.core.words import english_error
+
 __all__ = ["DESCRIPTION", "add_install_desktop_parser", "run_install_desktop"]
 
 HELP = "add Tightfit to the desktop's application menu, with its icon, for this user"
@@ -38,7 +40,7 @@ def run_install_desktop(args: argparse.Namespace) -> int:
             command = launcher()
             changes = install(home, command)
     except (OSError, ValueError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else english_error(exc)
         where = f" ({exc.filename})" if isinstance(exc, OSError) and exc.filename else ""
         print(f"tightfit install-desktop: error: {reason}{where}", file=sys.stderr)
         return 1

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from gui.core.journey import JourneyData, stages, to_csv, to_json, to_markdown, to_text
+from gui.core.words import english
 
 __all__ = ["add_journey_parser", "run_journey"]
 
@@ -46,7 +47,7 @@ def run_journey(args: argparse.Namespace) -> int:
     if path.exists():
         with JourneyStore(path) as store:
             if not store.persistent:
-                print(f"tightfit journey: error: {store.warning}", file=sys.stderr)
+                print(f"tightfit journey: error: {english(store.warning or '')}", file=sys.stderr)
                 return 1
             data = store.snapshot()
     else:

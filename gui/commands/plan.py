@@ -22,6 +22,7 @@ from gui.core.gguf_reader import GGUFError, GGUFHeader, read_model
 from gui.core.params import MARGIN, MAX_DEVICES, LoadSettings, NetworkLink
 from gui.core.planner import Device, Plan, Verdict, plan, plan_to_json
 from gui.core.specs import specs_of
+from gui.core.words import english, english_error
 from gui.services.devices import device_from_card, device_from_gpu
 from gui.services.nvml import Nvml
 
@@ -86,7 +87,7 @@ def read_model_header(source: str) -> GGUFHeader:
         try:  # a gated or private file on the hub needs the user's token; no other server gets it
             return fetch_header(source, token=HubClient().token_for(source))
         except RemoteHeaderError as exc:
-            raise fail(str(exc)) from exc
+            raise fail(english_error(exc)) from exc
     if not Path(source).is_file():
         raise fail(f"no such model file: {source}")
     return read_model(source)
@@ -111,7 +112,7 @@ def resolve_devices(args: argparse.Namespace) -> tuple[list[Device], str]:
             try:
                 card = find_card(key)
             except UnknownCardError as exc:
-                raise fail(str(exc)) from exc
+                raise fail(english_error(exc)) from exc
             if args.vram_mib is not None:
                 card = custom_card(args.vram_mib, args.bandwidth_gbs or card.bandwidth_gbs, card.name)
             cards.append(card)
@@ -129,7 +130,7 @@ def resolve_devices(args: argparse.Namespace) -> tuple[list[Device], str]:
     query = Nvml().query_gpus()
     if query.gpus:
         return [device_from_gpu(g) for g in query.gpus], "measured by NVML"
-    return [], f"CPU only: no GPU found ({query.error}); pass --gpu CARD to plan for a card"
+    return [], f"CPU only: no GPU found ({english(query.error)}); pass --gpu CARD to plan for a card"
 
 
 def remote_devices(rpc_servers: str) -> list[Device]:
@@ -143,7 +144,7 @@ def remote_devices(rpc_servers: str) -> list[Device]:
     try:
         found = ask_devices(rpc_servers)
     except RpcUnavailable as exc:
-        raise fail(str(exc)) from exc
+        raise fail(english_error(exc)) from exc
     return [device_from_remote(d) for d in found]
 
 
@@ -156,14 +157,14 @@ def link_from_args(args: argparse.Namespace) -> NetworkLink:
     try:
         return NetworkLink(**given).validated()
     except ValueError as exc:
-        raise fail(str(exc)) from exc
+        raise fail(english_error(exc)) from exc
 
 
 def run_plan(args: argparse.Namespace, settings: LoadSettings) -> int:
     try:
         header = read_model_header(args.model)
     except GGUFError as exc:
-        raise fail(str(exc)) from exc
+        raise fail(english_error(exc)) from exc
     devices, source = resolve_devices(args)
     link = link_from_args(args)
     remote = remote_devices(settings.rpc_servers)
@@ -172,9 +173,8 @@ def run_plan(args: argparse.Namespace, settings: LoadSettings) -> int:
         devices = remote + devices
         if len(devices) > MAX_DEVICES:
             raise fail(f"{len(devices)} devices with the RPC servers'; llama.cpp loads on at most {MAX_DEVICES}")
-        source = (
-            f"{len(remote)} RPC device{'s' if len(remote) > 1 else ''} (asked), then {source}; link: {link.words()}"
-        )
+        devices_asked = f"{len(remote)} RPC device{'s' if len(remote) > 1 else ''} (asked)"
+        source = f"{devices_asked}, then {source}; link: {english(link.words())}"
     split = settings.tensor_split_values
     if len(split) > max(len(devices), 1):
         # llama.cpp would read only the first proportions: a longer list here is a mistake in the command.
@@ -192,7 +192,7 @@ def run_plan(args: argparse.Namespace, settings: LoadSettings) -> int:
             ram = measure_ram_bandwidth_gbs()
             result = plan(header, settings, devices, margin_mib=args.margin_mib, ram_bandwidth_gbs=ram, link=link)
     except ValueError as exc:
-        raise fail(str(exc)) from exc
+        raise fail(english_error(exc)) from exc
     if args.json:
         data = plan_to_json(result)
         data["model"] = args.model
@@ -238,8 +238,8 @@ def format_plan(result: Plan, model: str, source: str) -> str:
             f"  network: {result.link_hops} hop{'s' if result.link_hops > 1 else ''} per token, "
             f"{result.link_ms_per_token:.2f} ms per token"
         )
-    lines += [f"  note: {n}" for n in result.notes]
+    lines += [f"  note: {english(n)}" for n in result.notes]
     # Suggestions come when it does not fit, or when it fits with part of the model in host memory.
     lead = "to fit" if result.verdict is not Verdict.FITS else "more on the GPU"
-    lines += [f"  {lead}: {s}" for s in result.suggestions]
+    lines += [f"  {lead}: {english(s)}" for s in result.suggestions]
     return "\n".join(lines)

@@ -37,6 +37,7 @@ from gui.core.power_sweep import (
     row_cells,
     table_header,
 )
+from gui.core.words import english, english_error
 from gui.services.engine_client import EngineUnavailable, SyncEngine
 from gui.services.models import describe_file
 from gui.services.power_limit import HELPER_PATH, PowerLimiter
@@ -70,7 +71,8 @@ def add_power_sweep_parser(sub: Any, add_sizing_flags: Any) -> None:
         "--caps",
         default=None,
         metavar="LIST",
-        help=f"caps in whole watts, e.g. {LIST_EXAMPLE} (default: 5 steps from the card's minimum to its default)",
+        help=f"caps in whole watts, e.g. {english(LIST_EXAMPLE)} "
+        "(default: 5 steps from the card's minimum to its default)",
     )
     parser.add_argument(
         "--loss",
@@ -126,13 +128,13 @@ def run_power_sweep(args: argparse.Namespace, settings: LoadSettings) -> int:
     try:
         limits = CapLimits.from_sample(source.sample(index))
     except ValueError as exc:
-        raise SystemExit(f"tightfit: error: GPU {index} ({name}): {exc}") from exc
+        raise SystemExit(f"tightfit: error: GPU {index} ({name}): {english_error(exc)}") from exc
     caps = parse_caps(args.caps, limits) if args.caps is not None else default_caps(limits)
     not_ready = limiter.readiness()  # after the caps: a mistyped list is said first, whatever the machine
     if not_ready:
-        raise SystemExit(f"tightfit: error: {not_ready}")
+        raise SystemExit(f"tightfit: error: {english(not_ready)}")
     order = ", ".join(map(str, sorted(caps, reverse=True)))
-    _say(f"{name}: caps {order} W ({limits.describe()}); {workload.describe()}")
+    _say(f"{name}: caps {order} W ({english(limits.describe())}); {english(workload.describe())}")
 
     try:
         with SyncEngine() as engine:
@@ -143,9 +145,9 @@ def run_power_sweep(args: argparse.Namespace, settings: LoadSettings) -> int:
             with _stop_on_signals(sweep):
                 result = sweep.run(caps, on_row=_say_row, on_progress=_PhaseLines(), loss_pct=loss)
     except SweepError as exc:
-        raise SystemExit(f"tightfit: error: {exc}") from exc
+        raise SystemExit(f"tightfit: error: {english_error(exc)}") from exc
     except EngineUnavailable as exc:
-        raise SystemExit(f"tightfit: error: {exc}") from exc
+        raise SystemExit(f"tightfit: error: {english_error(exc)}") from exc
 
     if args.json:
         document = {
@@ -179,7 +181,9 @@ def _card(gpu: int, simulate: str | None) -> tuple[GpuSource, PowerLimiter, str]
     count, why = nvml.device_count()
     if not count:
         why = why or "NVML found none"
-        raise SystemExit(f"tightfit: error: no NVIDIA GPU to sweep ({why}); --simulate CARD sweeps a simulated one")
+        raise SystemExit(
+            f"tightfit: error: no NVIDIA GPU to sweep ({english(why)}); --simulate CARD sweeps a simulated one"
+        )
     if gpu >= count:
         raise ValueError(f"--gpu {gpu}: this machine has {count} GPU{'s' if count > 1 else ''} (0-{count - 1})")
     limiter = PowerLimiter(nvml=nvml)
@@ -232,8 +236,8 @@ def _say_row(row: SweepRow) -> None:
 
 def format_table(result: SweepResult, name: str, index: int, helper: Path = HELPER_PATH) -> str:
     best = max((row.tok_s for row in result.rows), default=0.0)
-    header = table_header(result.simulated)
-    lines = [header, *(row_cells(row, best, result.simulated) for row in result.rows)]
+    header = [english(word) for word in table_header(result.simulated)]
+    lines = [header, *([english(cell) for cell in row_cells(row, best, result.simulated)] for row in result.rows)]
     widths = [max(len(line[i]) for line in lines) for i in range(len(header) - 1)]
     text = [
         "  ".join([*(cell.rjust(width) for cell, width in zip(line[:-1], widths, strict=True)), line[-1]])
@@ -241,14 +245,16 @@ def format_table(result: SweepResult, name: str, index: int, helper: Path = HELP
     ]
     out = [f"Power-cap sweep of {name}", *text, ""]
     if result.simulated:
-        out.append(SIMULATED_NOTE)
+        out.append(english(SIMULATED_NOTE))
     if result.partial:
-        out.append(f"Partial: {len(result.rows)} of {len(result.caps)} caps measured ({result.reason or 'stopped'}).")
+        out.append(
+            f"Partial: {len(result.rows)} of {len(result.caps)} caps measured ({english(result.reason or 'stopped')})."
+        )
     if result.recommendation is not None:
-        out.append(f"Recommended cap: {result.recommendation.message}.")
+        out.append(f"Recommended cap: {english(result.recommendation.message)}.")
     else:
         out.append("No recommendation: no cap was measured.")
-    out.append(result.restore_message + ".")
+    out.append(english(result.restore_message) + ".")
     if result.recommendation is not None and not result.simulated:
         out.append(
             f"To keep it: the Cap button in the window's Monitor tab, or "

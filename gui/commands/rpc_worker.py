@@ -14,6 +14,8 @@ import os
 import sys
 from typing import Any
 
+from gui.core.words import english_error
+
 __all__ = ["DESCRIPTION", "add_rpc_worker_parser", "run_rpc_worker"]
 
 HELP = "lend this machine's GPUs (or CPU) to another machine's Tightfit through llama.cpp's RPC server"
@@ -81,7 +83,9 @@ def run_rpc_worker(args: argparse.Namespace) -> int:
         try:
             os.makedirs(cache, exist_ok=True)
         except OSError as exc:
-            raise SystemExit(f"tightfit: error: the RPC cache folder {cache} cannot be made: {exc}") from exc
+            raise SystemExit(
+                f"tightfit: error: the RPC cache folder {cache} cannot be made: {english_error(exc)}"
+            ) from exc
 
     def say(line: str) -> None:
         # One write per line: llama.cpp's server thread prints to the same stdout through C's stdio.
@@ -91,7 +95,7 @@ def run_rpc_worker(args: argparse.Namespace) -> int:
     try:
         status = serve(args.host, args.port, threads, cache_dir=cache, say=say)
     except RpcUnavailable as exc:
-        raise SystemExit(f"tightfit: error: {exc}") from exc
+        raise SystemExit(f"tightfit: error: {english_error(exc)}") from exc
     except KeyboardInterrupt:
         return 0
     print(

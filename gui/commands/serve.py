@@ -16,6 +16,7 @@ from gui.core import openai_api
 from gui.core import protocol as p
 from gui.core.openai_api import check_listen
 from gui.core.params import LoadSettings
+from gui.core.words import english, english_error
 from gui.services.api_server import ApiActivity, ApiServer
 from gui.services.engine_client import EngineClient, WorkerExited
 from gui.services.models import describe_file
@@ -71,11 +72,11 @@ def run_serve(args: argparse.Namespace, settings: LoadSettings) -> int:
         raise SystemExit(f"tightfit: error: no such model file: {model_path}")
     entry = describe_file(args.model)
     if entry.error:
-        raise SystemExit(f"tightfit: error: {entry.error}")
+        raise SystemExit(f"tightfit: error: {english(entry.error)}")
     try:
         check_listen(args.host, args.port, args.allow_remote, "add --allow-remote")
     except ValueError as exc:
-        raise SystemExit(f"tightfit: error: {exc}") from exc
+        raise SystemExit(f"tightfit: error: {english_error(exc)}") from exc
     api_key = args.api_key if args.api_key is not None else os.environ.get(API_KEY_ENV) or None
     if not openai_api.is_loopback(args.host) and not api_key:
         print("tightfit: warning: serving to other machines without an API key", file=sys.stderr)
@@ -139,7 +140,7 @@ async def _until_loaded(
             elif isinstance(event, p.Loaded):
                 return event
             elif isinstance(event, p.LoadFailed):
-                print(f"tightfit: error: {event.error}", file=sys.stderr)
+                print(f"tightfit: error: {english(event.error)}", file=sys.stderr)
                 return None
             elif isinstance(event, WorkerExited):
                 print(f"tightfit: error: {_exit_words(event)}", file=sys.stderr)
@@ -154,14 +155,14 @@ async def _until_exit(lifecycle: asyncio.Queue[Any]) -> str:
 
 
 def _exit_words(event: WorkerExited) -> str:
-    return event.reason + (f" {event.failure.summary}" if event.failure else "")
+    return english(event.reason) + (f" {english(event.failure.summary)}" if event.failure else "")
 
 
 def _report(activity: ApiActivity) -> None:
     if not activity.finished:
         return
     if activity.error:
-        print(f"{activity.endpoint} #{activity.request_id}: {activity.error}", file=sys.stderr, flush=True)
+        print(f"{activity.endpoint} #{activity.request_id}: {english(activity.error)}", file=sys.stderr, flush=True)
         return
     print(
         f"{activity.endpoint} #{activity.request_id}: {activity.n_prompt} prompt + {activity.n_gen} tokens, "

@@ -22,6 +22,7 @@ from typing import Literal
 
 from gui.core import gpu_sample as reasons
 from gui.core.gpu_sample import GpuSample
+from gui.core.words import mark
 
 __all__ = ["KINDS", "THROTTLE_SEVERITY", "Alert", "AlertKind", "AlertRules", "Severity"]
 
@@ -63,14 +64,20 @@ def _alert(
 
 
 # The alerts' words, one template each (the window translates them; bench/i18n_extract.py collects them).
-LOST = "GPU {gpu} fell off the bus: no readings"
-LOST_NAMED = "GPU {gpu} ({name}) fell off the bus: no readings"
-HOT = "GPU {gpu} is at {temp} °C (alert threshold {threshold} °C)"
-THROTTLING = "GPU {gpu} is throttling: {reasons}"
-ECC_UNCORRECTED_ONE = "GPU {gpu}: {added} new uncorrected ECC memory error ({count} since the driver loaded)"
-ECC_UNCORRECTED = "GPU {gpu}: {added} new uncorrected ECC memory errors ({count} since the driver loaded)"
-ECC_CORRECTED_ONE = "GPU {gpu}: {added} new corrected ECC memory error ({count} since the driver loaded)"
-ECC_CORRECTED = "GPU {gpu}: {added} new corrected ECC memory errors ({count} since the driver loaded)"
+LOST = mark("GPU {gpu} fell off the bus: no readings", "alerts")
+LOST_NAMED = mark("GPU {gpu} ({name}) fell off the bus: no readings", "alerts")
+HOT = mark("GPU {gpu} is at {temp} °C (alert threshold {threshold} °C)", "alerts")
+THROTTLING = mark("GPU {gpu} is throttling: {reasons}", "alerts")
+ECC_UNCORRECTED_ONE = mark(
+    "GPU {gpu}: {added} new uncorrected ECC memory error ({count} since the driver loaded)", "alerts"
+)
+ECC_UNCORRECTED = mark(
+    "GPU {gpu}: {added} new uncorrected ECC memory errors ({count} since the driver loaded)", "alerts"
+)
+ECC_CORRECTED_ONE = mark(
+    "GPU {gpu}: {added} new corrected ECC memory error ({count} since the driver loaded)", "alerts"
+)
+ECC_CORRECTED = mark("GPU {gpu}: {added} new corrected ECC memory errors ({count} since the driver loaded)", "alerts")
 
 
 @dataclass

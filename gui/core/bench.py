@@ -22,24 +22,24 @@ from gui.core.gguf_reader import GGUFHeader
 from gui.core.params import LOAD_SPECS, LoadSettings
 from gui.core.planner import Device, Plan, Verdict, plan
 from gui.core.specs import IntSpec, parse_value_list
-from gui.core.words import joined, words
+from gui.core.words import Text, english, joined, mark, message_of, words
 
 # What a test measures, with llama-bench's defaults (its -p, -n, -d and -r).
 PROMPT_TOKENS = IntSpec(
-    key="n_prompt", label="Prompt tokens", flag="--pp", minimum=0, maximum=1 << 20, default=512,
-    help="Prompt processing: tokens decoded in batches (0: no prompt test).",
+    key="n_prompt", label=mark("Prompt tokens", "params"), flag="--pp", minimum=0, maximum=1 << 20, default=512,
+    help=mark("Prompt processing: tokens decoded in batches (0: no prompt test).", "params"),
 )  # fmt: skip
 GEN_TOKENS = IntSpec(
-    key="n_gen", label="Generated tokens", flag="--tg", minimum=0, maximum=1 << 20, default=128,
-    help="Generation: single-token decodes (0: no generation test).",
+    key="n_gen", label=mark("Generated tokens", "params"), flag="--tg", minimum=0, maximum=1 << 20, default=128,
+    help=mark("Generation: single-token decodes (0: no generation test).", "params"),
 )  # fmt: skip
 DEPTH = IntSpec(
-    key="n_depth", label="Depth", flag="--depth", minimum=0, maximum=1 << 20, default=0,
-    help="Tokens already in the context when the test starts.",
+    key="n_depth", label=mark("Depth", "params"), flag="--depth", minimum=0, maximum=1 << 20, default=0,
+    help=mark("Tokens already in the context when the test starts.", "params"),
 )  # fmt: skip
 REPETITIONS = IntSpec(
-    key="reps", label="Repetitions", flag="--reps", minimum=1, maximum=1000, default=5,
-    help="Timed repetitions of each test, after one warm-up.",
+    key="reps", label=mark("Repetitions", "params"), flag="--reps", minimum=1, maximum=1000, default=5,
+    help=mark("Timed repetitions of each test, after one warm-up.", "params"),
 )  # fmt: skip
 
 # Settings the engine changes on the loaded context (llama_set_n_threads); every other one needs a reload.
@@ -105,7 +105,7 @@ class Config:
     """One point of the grid: its settings, or why that combination cannot be loaded at all."""
 
     settings: LoadSettings
-    invalid: str = ""  # e.g. "Micro-batch (1024) cannot exceed batch (512)"
+    invalid: Text = ""  # e.g. "Micro-batch (1024) cannot exceed batch (512)"
 
 
 def sweep_grid(base: LoadSettings, lists: Mapping[str, Sequence[Any]]) -> list[Config]:
@@ -123,7 +123,7 @@ def sweep_grid(base: LoadSettings, lists: Mapping[str, Sequence[Any]]) -> list[C
         try:
             configs.append(Config(settings.validated()))
         except ValueError as exc:
-            configs.append(Config(settings, str(exc)))
+            configs.append(Config(settings, message_of(exc)))
     return configs
 
 
@@ -143,7 +143,7 @@ class Job:
 
     config: Config
     ceiling_tok_s: float | None = None
-    skip: str = ""
+    skip: Text = ""
 
 
 def plan_jobs(
@@ -171,7 +171,7 @@ def plan_jobs(
         if ram_gbs is None and result.host.weights_mib > 0:
             ram_gbs = measure_ram()
             result = planned(ram_gbs)
-        skip = ""
+        skip: Text = ""
         if result.verdict is Verdict.WONT_FIT and not anyway:
             short = [
                 words(
@@ -307,7 +307,7 @@ class BenchRow:
             "peak_rss_mib": _rounded(self.peak_rss_mib, 1),
             "peak_gpu_mib": _rounded(self.peak_gpu_mib, 1),
             "skipped": self.skipped,
-            "reason": self.reason,
+            "reason": english(self.reason),
             "partial": self.partial,
         }
 
@@ -416,7 +416,7 @@ def _speed_cell(row: Mapping[str, Any]) -> str:
     return text
 
 
-def time_summary(rows: Sequence[BenchRow], wall_s: float) -> str:
+def time_summary(rows: Sequence[BenchRow], wall_s: float) -> Text:
     """Where a sweep's time went: the tests measured, the wall time, the part in timed repetitions, and the rest
     (warm-ups, depth fills, loads and the engine's start) per configuration."""
     measured = [r for r in rows if not r.skipped]

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gui.core.specs import FloatSpec, IntSpec
+from gui.core.words import mark
 
 __all__ = ["CARDS", "Card", "UnknownCardError", "custom_card", "find_card"]
 
@@ -54,24 +55,24 @@ CARDS: dict[str, Card] = {
 # The two figures that describe a card the catalog does not know.
 CUSTOM_VRAM = IntSpec(
     key="custom_vram_mib",
-    label="Card memory",
+    label=mark("Card memory", "params"),
     minimum=256,
     maximum=1 << 20,
     default=16384,
     step=1024,
     suffix=" MiB",
-    help="The card's memory, as nvidia-smi shows it",
+    help=mark("The card's memory, as nvidia-smi shows it", "params"),
 )
 CUSTOM_BANDWIDTH = FloatSpec(
     key="custom_bandwidth_gbs",
-    label="Memory bandwidth",
+    label=mark("Memory bandwidth", "params"),
     minimum=10.0,
     maximum=10_000.0,
     default=900.0,
     step=10.0,
     decimals=0,
     suffix=" GB/s",
-    help="The card's memory bandwidth from its data sheet: it sets the decode speed ceiling",
+    help=mark("The card's memory bandwidth from its data sheet: it sets the decode speed ceiling", "params"),
 )
 
 

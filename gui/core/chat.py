@@ -6,7 +6,7 @@ import uuid
 from dataclasses import dataclass, field
 
 from gui.core.protocol import ChatMessage, ReplyStats
-from gui.core.words import joined, words
+from gui.core.words import Text, joined, words
 
 
 @dataclass
@@ -54,10 +54,10 @@ class Conversation:
         return tuple(out)
 
 
-def format_stats(stats: ReplyStats) -> str:
+def format_stats(stats: ReplyStats) -> Text:
     """One line of per-reply figures, the way the chat pane and the CLI print them (a sentence the window
     shows in its language: gui/core/words.py)."""
-    parts: list[str] = [words("{n} tokens", n=stats.n_gen)]
+    parts: list[Text] = [words("{n} tokens", n=stats.n_gen)]
     if stats.n_gen:  # a reply stopped before its first token has no first-token time
         parts.append(words("first token {ms} ms", ms=f"{stats.ttft_ms:.0f}"))
     parts.append(
@@ -71,7 +71,7 @@ def format_stats(stats: ReplyStats) -> str:
     if stats.n_gen > 1:
         parts.append(words("generation {rate} tok/s", rate=f"{stats.gen_tok_s:.1f}"))
     if stats.finish_reason not in ("stop",):
-        ended: dict[str, str] = {
+        ended: dict[str, Text] = {
             "length": words("hit max tokens"),
             "context": words("context full"),
             "cancelled": words("stopped"),

@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from gui.core.words import words
+from gui.core.words import Text, words
 
 __all__ = [
     "CHATML",
@@ -124,7 +124,7 @@ MISTRAL_V7_TEKKEN = ChatFormat(
 FORMATS: Mapping[str, ChatFormat] = {f.name: f for f in (CHATML, GEMMA, LLAMA3, PHI3, MISTRAL_V7_TEKKEN)}
 
 
-def format_label(name: str) -> str:
+def format_label(name: str) -> Text:
     """How a format is named to the user: "the model's own" for the file's template, else its label."""
     if name == MODEL_FORMAT:
         return words("the model's own")

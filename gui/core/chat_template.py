@@ -44,7 +44,7 @@ from gui.core.template_sandbox import (
     compile_template,
     spending,
 )
-from gui.core.words import Words, message_of, words
+from gui.core.words import Text, Words, english, english_error, message_of, words
 
 __all__ = [
     "ChatTemplateError",
@@ -61,9 +61,9 @@ class ChatTemplateError(Exception):
     """The chat template could not format the conversation. ``str()`` is one line for the user; the message
     is a sentence composed with gui/core/words.py (the reason too, unless it is the template's own text)."""
 
-    def __init__(self, reason: str) -> None:
-        one_line = " ".join(reason.split())
-        self.reason: str = reason if isinstance(reason, Words) and one_line == reason else one_line
+    def __init__(self, reason: Text) -> None:
+        one_line = " ".join(english(reason).split())
+        self.reason: Text = reason if isinstance(reason, Words) and one_line == reason else one_line
         self.reason = self.reason or words("unknown error")
         super().__init__(words("the model's chat template failed: {reason}", reason=self.reason))
 
@@ -72,7 +72,7 @@ class ChatTemplateError(Exception):
 class ChosenTemplate:
     text: str  # the Jinja source to render
     format: str  # MODEL_FORMAT for a template from the file, else the name of a format in FORMATS
-    reason: str = ""  # why this one, for the user; empty when the file's own template is used as it is
+    reason: Text = ""  # why this one, for the user; empty when the file's own template is used as it is
     stops: tuple[str, ...] = ()  # text that ends a reply in this format, however the model writes it
 
     @property
@@ -80,7 +80,7 @@ class ChosenTemplate:
         return self.format != MODEL_FORMAT
 
     @property
-    def label(self) -> str:
+    def label(self) -> Text:
         return format_label(self.format)
 
 
@@ -129,7 +129,7 @@ def choose_template(
     return _own(text, "")
 
 
-def stand_in(why: str, vocab_format: ChatFormat | None) -> ChosenTemplate:
+def stand_in(why: Text, vocab_format: ChatFormat | None) -> ChosenTemplate:
     """The named format that stands in for a missing or unusable template, and the reason: ``why``, then
     the format and what it was chosen by (the vocabulary's turn markers, or nothing better than ChatML)."""
     if vocab_format is not None:
@@ -152,11 +152,11 @@ def template_for(name: str) -> ChosenTemplate:
     return _from_format(FORMATS[parse_format_name(name)], "")
 
 
-def _from_format(chat_format: ChatFormat, reason: str) -> ChosenTemplate:
+def _from_format(chat_format: ChatFormat, reason: Text) -> ChosenTemplate:
     return ChosenTemplate(chat_format.template, chat_format.name, reason, (chat_format.end_of_turn,))
 
 
-def _own(template: str, reason: str) -> ChosenTemplate:
+def _own(template: str, reason: Text) -> ChosenTemplate:
     """A template from the file, stopping where the family it belongs to ends a turn (if it is one we know)."""
     family = detect_format(template)
     return ChosenTemplate(template, MODEL_FORMAT, reason, (family.end_of_turn,) if family is not None else ())
@@ -219,9 +219,9 @@ def _template_error(e: BaseException) -> ChatTemplateError:
     if isinstance(e, jinja2.TemplateSyntaxError):
         return ChatTemplateError(words("syntax error on line {line}: {message}", line=e.lineno, message=str(e.message)))
     if isinstance(e, jinja2.exceptions.SecurityError):
-        return ChatTemplateError(words("it tried something the sandbox forbids: {what}", what=str(e)))
+        return ChatTemplateError(words("it tried something the sandbox forbids: {what}", what=message_of(e)))
     if isinstance(e, jinja2.TemplateError):
-        return ChatTemplateError(str(e))
+        return ChatTemplateError(message_of(e))
     if isinstance(e, RecursionError):
         return ChatTemplateError(words("it recursed too deeply"))
     if isinstance(e, SyntaxError):  # Python refuses code nested deeper than it allows
@@ -229,7 +229,7 @@ def _template_error(e: BaseException) -> ChatTemplateError:
     if isinstance(e, MemoryError):
         return ChatTemplateError(words("it ran out of memory"))
     # A template can raise anything Python can (TypeError on bad operands, OverflowError...).
-    return ChatTemplateError(f"{type(e).__name__}: {e}")
+    return ChatTemplateError(f"{type(e).__name__}: {english_error(e)}")
 
 
 @lru_cache(maxsize=8)

@@ -19,7 +19,7 @@ from gui.core.planner import cuda_flash_attn_gaps
 from gui.core.preferences import CAP
 from gui.core.protocol import EngineBuild
 from gui.core.system_info import parse_system_info
-from gui.core.words import joined, words
+from gui.core.words import Text, english, joined, mark, words
 
 __all__ = [
     "CHECKS",
@@ -39,6 +39,9 @@ __all__ = [
 ]
 
 
+ENGINE_WORD = words("engine")  # whose CPU affinity the facts read, unless told
+
+
 class Status(StrEnum):
     OK = "ok"
     UNKNOWN = "unknown"  # the fact could not be read here; not a finding
@@ -48,21 +51,26 @@ class Status(StrEnum):
 
 _RANK = {Status.OK: 0, Status.UNKNOWN: 1, Status.WARN: 2, Status.FAIL: 3}
 # How each status is written where space is short (the CLI's column, the window's list and badge).
-STATUS_WORDS = {Status.FAIL: "FAIL", Status.WARN: "WARN", Status.UNKNOWN: "?", Status.OK: "OK"}
+STATUS_WORDS = {
+    Status.FAIL: mark("FAIL", "doctor"),
+    Status.WARN: mark("WARN", "doctor"),
+    Status.UNKNOWN: mark("?", "doctor"),
+    Status.OK: mark("OK", "doctor"),
+}
 
 
 @dataclass(frozen=True)
 class Fix:
     """How to put it right: words always; a command to copy, or an action the window performs itself."""
 
-    words: str
+    words: Text
     command: str = ""  # a shell command the user copies and runs
     # An action the window can do itself ("" when it cannot): "pin_numa:<node>", "set:<setting key>=<value>",
     # "open:power" (the power panel), "open:log".
     action: str = ""
 
     def as_json(self) -> dict[str, str]:
-        return {"words": self.words, "command": self.command, "action": self.action}
+        return {"words": english(self.words), "command": self.command, "action": self.action}
 
 
 @dataclass(frozen=True)
@@ -70,17 +78,17 @@ class Check:
     id: str  # stable, dotted: "engine.cpu_only", "numa.gpu_node"
     title: str  # a few words: "Engine built for the GPU"
     status: Status
-    evidence: str  # the numbers behind the status
-    why: str  # one sentence a hobbyist understands
+    evidence: Text  # the numbers behind the status
+    why: Text  # one sentence a hobbyist understands
     fix: Fix | None = None  # None when there is nothing to do
 
     def as_json(self) -> dict[str, object]:
         return {
             "id": self.id,
-            "title": self.title,
+            "title": english(self.title),
             "status": str(self.status),
-            "evidence": self.evidence,
-            "why": self.why,
+            "evidence": english(self.evidence),
+            "why": english(self.why),
             "fix": self.fix.as_json() if self.fix is not None else None,
         }
 
@@ -123,8 +131,8 @@ class EngineFacts:
     gpu_offload: bool | None = None  # False: GPU layers are silently ignored
     cuda_archs: tuple[int, ...] | None = None  # compiled CUDA architectures: 70 is compute capability 7.0
     cuda_runtime: str | None = None  # the CUDA runtime it was built with: "12.4"
-    describe: str = ""  # the build in words, as the status bar shows it
-    error: str = ""  # why the build could not be read
+    describe: Text = ""  # the build in words, as the status bar shows it
+    error: Text = ""  # why the build could not be read
     cpu_features: Mapping[str, str] = field(default_factory=dict)  # its CPU backend's: {"AMX_INT8": "1", ...}
 
     @classmethod
@@ -155,7 +163,7 @@ class GpuFacts:
     retired_pages_pending: bool | None = None
     remapped_rows_pending: bool | None = None
     remapped_rows_failure: bool | None = None
-    errors: Mapping[str, str] = field(default_factory=dict)  # fact -> why it could not be read
+    errors: Mapping[str, Text] = field(default_factory=dict)  # fact -> why it could not be read
 
 
 @dataclass(frozen=True)
@@ -175,7 +183,7 @@ class DoctorFacts:
     # The engine, and what the set-up would build here.
     engine: EngineFacts | None = None
     route_command: str | None = None  # the command that builds a CUDA engine for these GPUs (the set-up's route)
-    route_help: str = ""  # what to install first where the set-up cannot build one yet (no suitable toolkit)
+    route_help: Text = ""  # what to install first where the set-up cannot build one yet (no suitable toolkit)
     python: str = "python"  # the interpreter Tightfit runs in, as a command names it (".venv/bin/python")
     cpu_flags: frozenset[str] | None = None  # the processor's features (/proc/cpuinfo), None where unknown
     # The load, as the window or the command line has it.
@@ -190,7 +198,7 @@ class DoctorFacts:
     efficiency_cpus: frozenset[int] | None = None  # empty: not a hybrid CPU
     numa_nodes: Mapping[int, frozenset[int]] | None = None  # node -> its CPUs
     engine_cpus: frozenset[int] | None = None  # the CPUs the engine may run on
-    engine_cpus_from: str = words("engine")  # whose affinity that is, in words
+    engine_cpus_from: Text = ENGINE_WORD  # whose affinity that is, in words
     numactl: bool | None = None
     # Memory.
     ram_total_mib: float | None = None
@@ -257,7 +265,7 @@ def _mib(value: float) -> str:
     return f"{value:,.0f} MiB"
 
 
-def _cpus(cpus: frozenset[int] | set[int]) -> str:
+def _cpus(cpus: frozenset[int] | set[int]) -> Text:
     """The kernel's CPU list format: {0, 1, 2, 3, 8} -> '0-3,8'."""
     runs: list[list[int]] = []
     for cpu in sorted(cpus):
@@ -293,7 +301,7 @@ def _version(text: str | None) -> tuple[int, ...] | None:
         return None
 
 
-def _label(gpu: GpuFacts, facts: DoctorFacts) -> str:
+def _label(gpu: GpuFacts, facts: DoctorFacts) -> Text:
     name = gpu.name or (gpu.sample.name if gpu.sample is not None and gpu.sample.name else "")
     details = [part for part in (name, words("simulated") if facts.simulated else "") if part]
     return (
@@ -303,12 +311,12 @@ def _label(gpu: GpuFacts, facts: DoctorFacts) -> str:
     )
 
 
-def _on(gpu: GpuFacts, facts: DoctorFacts, what: str) -> str:
+def _on(gpu: GpuFacts, facts: DoctorFacts, what: Text) -> Text:
     """A line about one card: 'GPU 0 (Tesla V100-PCIE-16GB): off'."""
     return words("{gpu}: {what}", gpu=_label(gpu, facts), what=what)
 
 
-def _no_gpu(facts: DoctorFacts) -> str:
+def _no_gpu(facts: DoctorFacts) -> Text:
     """Why there is no GPU to check, in words."""
     if facts.gpus is None:
         return words("NVML did not answer: {error}", error=facts.nvml_error or words("not asked"))
@@ -322,7 +330,7 @@ def rebuild_command(archs: Sequence[int], python: str = "python") -> str:
     return f'{ENGINE_ENV}=cuda {ARCHS_ENV}="{arch_list}" {python} -m gui.commands.engine_setup'
 
 
-def _rebuild_fix(facts: DoctorFacts, gpus: Sequence[GpuFacts], reason: str) -> Fix:
+def _rebuild_fix(facts: DoctorFacts, gpus: Sequence[GpuFacts], reason: Text) -> Fix:
     archs = [a for a in (_capability(g.compute_capability) for g in gpus) if a is not None]
     listed = ", ".join(str(a) for a in sorted(set(archs))) or words("your card")
     command = facts.route_command or (rebuild_command(archs, facts.python) if archs else "")
@@ -336,7 +344,7 @@ def _rebuild_fix(facts: DoctorFacts, gpus: Sequence[GpuFacts], reason: str) -> F
     return Fix(joined(" ", parts), command=command)
 
 
-def _check(id: str, title: str, status: Status, evidence: str, why: str, fix: Fix | None = None) -> Check:
+def _check(id: str, title: str, status: Status, evidence: Text, why: Text, fix: Fix | None = None) -> Check:
     return Check(id, title, status, evidence, why, fix)
 
 
@@ -344,10 +352,11 @@ def _check(id: str, title: str, status: Status, evidence: str, why: str, fix: Fi
 
 
 def check_engine_gpu_build(facts: DoctorFacts) -> Check:
-    title, id = "Engine built for the GPU", "engine.gpu_build"
-    why = (
+    title, id = mark("Engine built for the GPU", "doctor"), "engine.gpu_build"
+    why = mark(
         "An engine built without CUDA silently ignores GPU layers: the model runs on the processor at a fraction of "
-        "the card's speed."
+        "the card's speed.",
+        "doctor",
     )
     engine = facts.engine
     if engine is None or engine.gpu_offload is None:
@@ -377,7 +386,7 @@ def check_engine_gpu_build(facts: DoctorFacts) -> Check:
 
 
 def check_engine_amx(facts: DoctorFacts) -> Check:
-    title, id = "Engine safe on this processor", "engine.amx"
+    title, id = mark("Engine safe on this processor", "doctor"), "engine.amx"
     why = words(
         "llama.cpp's AMX matrix kernels crash the first prompt on some Xeon processors with AMX ({issue}); "
         "an engine built without them runs on the same processor with its AVX-512 kernels.",
@@ -388,31 +397,47 @@ def check_engine_amx(facts: DoctorFacts) -> Check:
         reason = engine.error if engine is not None and engine.error else "the engine's build could not be read"
         return _check(id, title, Status.UNKNOWN, reason, why)
     if facts.cpu_flags is None:
-        return _check(id, title, Status.UNKNOWN, "the processor's features could not be read", why)
+        return _check(id, title, Status.UNKNOWN, mark("the processor's features could not be read", "doctor"), why)
     if not host_cmake_args(facts.cpu_flags):
-        return _check(id, title, Status.OK, "this processor has no AMX: nothing to avoid", why)
+        return _check(id, title, Status.OK, mark("this processor has no AMX: nothing to avoid", "doctor"), why)
     if engine.cpu_features.get("AMX_INT8") != "1":
-        return _check(id, title, Status.OK, "the processor has AMX; the engine was built without its kernels", why)
+        return _check(
+            id, title, Status.OK, mark("the processor has AMX; the engine was built without its kernels", "doctor"), why
+        )
     fix = Fix(
-        "Build the engine again: the set-up builds it without the AMX kernels on this processor.",
+        mark("Build the engine again: the set-up builds it without the AMX kernels on this processor.", "doctor"),
         command=f"{facts.python} -m gui.commands.engine_setup",
     )
-    return _check(id, title, Status.FAIL, "the processor has AMX and the engine was built with AMX_INT8 = 1", why, fix)
+    return _check(
+        id,
+        title,
+        Status.FAIL,
+        mark("the processor has AMX and the engine was built with AMX_INT8 = 1", "doctor"),
+        why,
+        fix,
+    )
 
 
 def check_engine_cuda_archs(facts: DoctorFacts) -> Check:
-    title, id = "Engine compiled for the card", "engine.cuda_archs"
-    why = (
+    title, id = mark("Engine compiled for the card", "doctor"), "engine.cuda_archs"
+    why = mark(
         "CUDA runs a kernel only where it was compiled for the card's architecture or an older one of the same "
-        "generation; without it the engine cannot use the card, or runs slower code."
+        "generation; without it the engine cannot use the card, or runs slower code.",
+        "doctor",
     )
     engine = facts.engine
     if engine is None or not engine.gpu_offload or (engine.backend or "").upper() != "CUDA":
-        return _check(id, title, Status.UNKNOWN, "not a CUDA build", why)
+        return _check(id, title, Status.UNKNOWN, mark("not a CUDA build", "doctor"), why)
     if not facts.gpus:
         return _check(id, title, Status.UNKNOWN, _no_gpu(facts), why)
     if engine.cuda_archs is None:
-        return _check(id, title, Status.UNKNOWN, "the build does not say which architectures it was compiled for", why)
+        return _check(
+            id,
+            title,
+            Status.UNKNOWN,
+            mark("the build does not say which architectures it was compiled for", "doctor"),
+            why,
+        )
     compiled = set(engine.cuda_archs)
     missing: list[GpuFacts] = []
     older: list[GpuFacts] = []
@@ -453,11 +478,14 @@ def check_engine_cuda_archs(facts: DoctorFacts) -> Check:
 
 
 def check_engine_cuda_runtime(facts: DoctorFacts) -> Check:
-    title, id = "CUDA runtime and driver", "engine.cuda_runtime"
-    why = "An engine built with a newer CUDA than the driver supports cannot start its GPU code, or only some of it."
+    title, id = mark("CUDA runtime and driver", "doctor"), "engine.cuda_runtime"
+    why = mark(
+        "An engine built with a newer CUDA than the driver supports cannot start its GPU code, or only some of it.",
+        "doctor",
+    )
     engine = facts.engine
     if engine is None or not engine.gpu_offload or (engine.backend or "").upper() != "CUDA":
-        return _check(id, title, Status.UNKNOWN, "not a CUDA build", why)
+        return _check(id, title, Status.UNKNOWN, mark("not a CUDA build", "doctor"), why)
     runtime, driver = _version(engine.cuda_runtime), _version(facts.cuda_driver_version)
     if runtime is None or driver is None:
         missing = words("the engine's CUDA runtime") if runtime is None else words("the driver's CUDA version")
@@ -487,23 +515,26 @@ def check_engine_cuda_runtime(facts: DoctorFacts) -> Check:
 
 
 def check_engine_flash_attn(facts: DoctorFacts) -> Check:
-    title, id = "Flash attention on the card", "engine.flash_attn"
-    why = (
+    title, id = mark("Flash attention on the card", "doctor"), "engine.flash_attn"
+    why = mark(
         "Flash attention needs a CUDA kernel for the model's head size and cache types; without one llama.cpp "
-        "either turns it off (a larger compute buffer) or runs it on the processor (much slower)."
+        "either turns it off (a larger compute buffer) or runs it on the processor (much slower).",
+        "doctor",
     )
     s = facts.settings
     if s is None:
-        return _check(id, title, Status.UNKNOWN, "no load settings", why)
+        return _check(id, title, Status.UNKNOWN, mark("no load settings", "doctor"), why)
     if s.flash_attn == "off":
-        return _check(id, title, Status.OK, "flash attention is off", why)
+        return _check(id, title, Status.OK, mark("flash attention is off", "doctor"), why)
     engine = facts.engine
     if engine is None or engine.gpu_offload is None:
-        return _check(id, title, Status.UNKNOWN, "the engine's build could not be read", why)
+        return _check(id, title, Status.UNKNOWN, mark("the engine's build could not be read", "doctor"), why)
     if not engine.gpu_offload or not facts.gpus:
-        return _check(id, title, Status.OK, "runs on the CPU, which has flash attention for every head size", why)
+        return _check(
+            id, title, Status.OK, mark("runs on the CPU, which has flash attention for every head size", "doctor"), why
+        )
     if facts.attn_heads is None:
-        return _check(id, title, Status.UNKNOWN, "no model selected: its head sizes are not known", why)
+        return _check(id, title, Status.UNKNOWN, mark("no model selected: its head sizes are not known", "doctor"), why)
     gaps = cuda_flash_attn_gaps(facts.attn_heads, s.cache_type_k, s.cache_type_v)
     if not gaps:
         evidence = words("flash attention {mode}: CUDA has kernels for this model", mode=s.flash_attn)
@@ -511,18 +542,27 @@ def check_engine_flash_attn(facts: DoctorFacts) -> Check:
     evidence = words("flash attention {mode}; no CUDA kernel for {gaps}", mode=s.flash_attn, gaps=joined(", ", gaps))
     forced = s.flash_attn == "on" or s.cache_type_v not in FLOAT_CACHE_TYPES  # a quantized V cache forces it on
     if not forced:
-        fix = Fix("With auto, llama.cpp runs this model without flash attention: plan for the larger compute buffer.")
+        fix = Fix(
+            mark(
+                "With auto, llama.cpp runs this model without flash attention: plan for the larger compute buffer.",
+                "doctor",
+            )
+        )
         return _check(id, title, Status.WARN, words("{evidence} (auto turns it off)", evidence=evidence), why, fix)
     if s.cache_type_v in FLOAT_CACHE_TYPES:
         fix = Fix(
-            "Set flash attention to auto: llama.cpp then runs without it on the GPU instead of on the processor.",
+            mark(
+                "Set flash attention to auto: llama.cpp then runs without it on the GPU instead of on the processor.",
+                "doctor",
+            ),
             action="set:flash_attn=auto",
         )
         return _check(
             id, title, Status.WARN, words("{evidence} (it runs on the processor)", evidence=evidence), why, fix
         )
     fix = Fix(
-        "Use an f16 V cache and flash attention auto, so attention stays on the GPU.", action="set:cache_type_v=f16"
+        mark("Use an f16 V cache and flash attention auto, so attention stays on the GPU.", "doctor"),
+        action="set:cache_type_v=f16",
     )
     evidence = words("{evidence} (a quantized V cache forces it on)", evidence=evidence)
     return _check(id, title, Status.WARN, evidence, why, fix)
@@ -531,14 +571,14 @@ def check_engine_flash_attn(facts: DoctorFacts) -> Check:
 # ---- driver ------------------------------------------------------------------------------------
 
 
-def _driver_fix(facts: DoctorFacts, advice: str) -> Fix:
+def _driver_fix(facts: DoctorFacts, advice: Text) -> Fix:
     ids = {facts.os_id or "", *facts.os_like}
     command = f"sudo apt install nvidia-driver-{OLD_DRIVER_BRANCH}" if "ubuntu" in ids else ""
     return Fix(advice, command=command)
 
 
 def check_driver_branch(facts: DoctorFacts) -> Check:
-    title, id = "Driver supports the card", "driver.branch"
+    title, id = mark("Driver supports the card", "doctor"), "driver.branch"
     why = words(
         "NVIDIA's R{branch} driver branch is the last for Maxwell, Pascal and Volta cards (P40, P100, V100); newer "
         "drivers ignore them.",
@@ -555,7 +595,7 @@ def check_driver_branch(facts: DoctorFacts) -> Check:
                 id,
                 title,
                 Status.UNKNOWN,
-                "NVML's library and the loaded driver differ (see: Driver and NVML match)",
+                mark("NVML's library and the loaded driver differ (see: Driver and NVML match)", "doctor"),
                 why,
             )
         if facts.pci_nvidia_gpus:
@@ -565,11 +605,11 @@ def check_driver_branch(facts: DoctorFacts) -> Check:
             advice = words("Install an NVIDIA driver. {legacy}", legacy=legacy_words)
             return _check(id, title, Status.FAIL, evidence, why, _driver_fix(facts, advice))
         if facts.pci_nvidia_gpus == 0:
-            return _check(id, title, Status.OK, "no NVIDIA card on the PCI bus", why)
+            return _check(id, title, Status.OK, mark("no NVIDIA card on the PCI bus", "doctor"), why)
         return _check(id, title, Status.UNKNOWN, _no_gpu(facts), why)
     version = _version(facts.driver_version)
     if version is None:
-        return _check(id, title, Status.UNKNOWN, "the driver's version is not known", why)
+        return _check(id, title, Status.UNKNOWN, mark("the driver's version is not known", "doctor"), why)
     driver = facts.driver_version
     if facts.simulated:
         evidence = words("driver {version} (simulated)", version=driver)
@@ -597,12 +637,13 @@ def check_driver_branch(facts: DoctorFacts) -> Check:
 
 
 def check_driver_nvml_mismatch(facts: DoctorFacts) -> Check:
-    title, id = "Driver and NVML match", "driver.nvml_mismatch"
-    why = (
+    title, id = mark("Driver and NVML match", "doctor"), "driver.nvml_mismatch"
+    why = mark(
         "After a driver update the old driver stays loaded until a reboot, and nothing that uses the GPU works until "
-        "then."
+        "then.",
+        "doctor",
     )
-    fix = Fix("Reboot, so the updated driver is the one loaded.", command="sudo reboot")
+    fix = Fix(mark("Reboot, so the updated driver is the one loaded.", "doctor"), command="sudo reboot")
     if facts.nvml_mismatch:
         error = facts.nvml_error or words("driver/library version mismatch")
         return _check(id, title, Status.FAIL, words("NVML: {error}", error=error), why, fix)
@@ -618,10 +659,11 @@ def check_driver_nvml_mismatch(facts: DoctorFacts) -> Check:
 
 
 def check_driver_persistence(facts: DoctorFacts) -> Check:
-    title, id = "Persistence mode", "driver.persistence"
-    why = (
+    title, id = mark("Persistence mode", "doctor"), "driver.persistence"
+    why = mark(
         "Without persistence mode the driver lets go of an idle card, so the next start waits seconds while it wakes "
-        "up."
+        "up.",
+        "doctor",
     )
     if not facts.gpus:
         return _check(id, title, Status.UNKNOWN, _no_gpu(facts), why)
@@ -631,7 +673,10 @@ def check_driver_persistence(facts: DoctorFacts) -> Check:
     states = joined("; ", (_on(g, facts, state[g.persistence_mode]) for g in facts.gpus))
     if off:
         fix = Fix(
-            "Turn persistence mode on now, and keep it on at every boot with the nvidia-persistenced service.",
+            mark(
+                "Turn persistence mode on now, and keep it on at every boot with the nvidia-persistenced service.",
+                "doctor",
+            ),
             command="sudo nvidia-smi -pm 1 && sudo systemctl enable --now nvidia-persistenced",
         )
         return _check(id, title, Status.WARN, states, why, fix)
@@ -644,15 +689,16 @@ def check_driver_persistence(facts: DoctorFacts) -> Check:
 
 
 def check_cpu_threads(facts: DoctorFacts) -> Check:
-    title, id = "Threads and cores", "cpu.threads"
-    why = (
+    title, id = mark("Threads and cores", "doctor"), "cpu.threads"
+    why = mark(
         "llama.cpp is fastest with one thread per physical core; more threads fight over the same cores (about 10% "
-        "slower with 16 threads on 8 cores)."
+        "slower with 16 threads on 8 cores).",
+        "doctor",
     )
     if facts.settings is None:
-        return _check(id, title, Status.UNKNOWN, "no load settings", why)
+        return _check(id, title, Status.UNKNOWN, mark("no load settings", "doctor"), why)
     if not facts.physical_cores:
-        return _check(id, title, Status.UNKNOWN, "the physical core count is not known", why)
+        return _check(id, title, Status.UNKNOWN, mark("the physical core count is not known", "doctor"), why)
     threads, cores = facts.settings.n_threads, facts.physical_cores
     evidence = words("{threads} threads on {cores} physical cores", threads=threads, cores=cores)
     if threads > cores:
@@ -662,15 +708,22 @@ def check_cpu_threads(facts: DoctorFacts) -> Check:
 
 
 def check_cpu_hybrid(facts: DoctorFacts) -> Check:
-    title, id = "Performance and efficiency cores", "cpu.hybrid"
-    why = (
+    title, id = mark("Performance and efficiency cores", "doctor"), "cpu.hybrid"
+    why = mark(
         "On a CPU with performance and efficiency cores, llama.cpp's threads wait for the slowest one, so threads on "
-        "efficiency cores slow every token."
+        "efficiency cores slow every token.",
+        "doctor",
     )
     if facts.efficiency_cpus is None:
-        return _check(id, title, Status.UNKNOWN, "the kinds of cores are not known (no /sys/devices/cpu_atom)", why)
+        return _check(
+            id,
+            title,
+            Status.UNKNOWN,
+            mark("the kinds of cores are not known (no /sys/devices/cpu_atom)", "doctor"),
+            why,
+        )
     if not facts.efficiency_cpus:
-        return _check(id, title, Status.OK, "not a hybrid CPU", why)
+        return _check(id, title, Status.OK, mark("not a hybrid CPU", "doctor"), why)
     p_cpus = facts.performance_cpus or frozenset()
     p_cores = facts.performance_cores or len(p_cpus)
     evidence = words(
@@ -687,23 +740,27 @@ def check_cpu_hybrid(facts: DoctorFacts) -> Check:
         fix = Fix(advice, action=f"set:n_threads={p_cores}")
     else:
         fix = Fix(
-            "Keep the threads at the performance-core count and start Tightfit on the performance cores only.",
-            command=f"taskset -c {_cpus(p_cpus)} tightfit" if p_cpus else "",
+            mark(
+                "Keep the threads at the performance-core count and start Tightfit on the performance cores only.",
+                "doctor",
+            ),
+            command=f"taskset -c {english(_cpus(p_cpus))} tightfit" if p_cpus else "",
         )
     return _check(id, title, Status.WARN, evidence, why, fix)
 
 
 def check_numa(facts: DoctorFacts) -> Check:
-    title, id = "GPU and engine on one NUMA node", "numa.gpu_node"
-    why = (
+    title, id = mark("GPU and engine on one NUMA node", "doctor"), "numa.gpu_node"
+    why = mark(
         "On a board with several NUMA nodes, an engine running on the far node's cores sends every transfer to the GPU "
-        "across the link between them (tens of ms on the first token)."
+        "across the link between them (tens of ms on the first token).",
+        "doctor",
     )
     nodes = facts.numa_nodes
     if nodes is not None and len(nodes) <= 1:
-        return _check(id, title, Status.OK, "one NUMA node", why)
+        return _check(id, title, Status.OK, mark("one NUMA node", "doctor"), why)
     if nodes is None:
-        return _check(id, title, Status.UNKNOWN, "the NUMA nodes are not known", why)
+        return _check(id, title, Status.UNKNOWN, mark("the NUMA nodes are not known", "doctor"), why)
     if not facts.gpus:
         return _check(id, title, Status.UNKNOWN, _no_gpu(facts), why)
     gpu = next((g for g in facts.gpus if g.numa_node is not None and g.numa_node >= 0), None)
@@ -730,10 +787,11 @@ def check_numa(facts: DoctorFacts) -> Check:
 
 
 def check_pcie(facts: DoctorFacts) -> Check:
-    title, id = "PCIe link", "pcie.link"
-    why = (
+    title, id = mark("PCIe link", "doctor"), "pcie.link"
+    why = mark(
         "A riser or slot that trained the link down to a lower generation or fewer lanes slows every transfer between "
-        "the card and the processor."
+        "the card and the processor.",
+        "doctor",
     )
     if not facts.gpus:
         return _check(id, title, Status.UNKNOWN, _no_gpu(facts), why)
@@ -760,8 +818,11 @@ def check_pcie(facts: DoctorFacts) -> Check:
             status = Status.WARN
             bus = f" -s {gpu.pci_bus_id}" if gpu.pci_bus_id else ""
             fix = fix or Fix(
-                "Reseat the card or its riser, try another slot, and check the slot's PCIe setting in the BIOS; "
-                "lspci shows what the link can do (LnkCap) and what it runs at (LnkSta).",
+                mark(
+                    "Reseat the card or its riser, try another slot, and check the slot's PCIe setting in the BIOS; "
+                    "lspci shows what the link can do (LnkCap) and what it runs at (LnkSta).",
+                    "doctor",
+                ),
                 command=f"sudo lspci -vv{bus} | grep -E 'LnkCap|LnkSta'",
             )
         elif below:
@@ -782,19 +843,20 @@ def _room_for_weights(facts: DoctorFacts) -> float | None:
 
 
 def check_memory_host_weights(facts: DoctorFacts) -> Check:
-    title, id = "Room in RAM for the weights", "memory.host_weights"
-    why = (
+    title, id = mark("Room in RAM for the weights", "doctor"), "memory.host_weights"
+    why = mark(
         "Weights kept in host memory must fit in free RAM; when they do not, the system swaps and every token waits "
-        "for the disk."
+        "for the disk.",
+        "doctor",
     )
     room = _room_for_weights(facts)
     if facts.host_weights_mib is None:
-        return _check(id, title, Status.UNKNOWN, "no model planned", why)
+        return _check(id, title, Status.UNKNOWN, mark("no model planned", "doctor"), why)
     if room is None:
-        return _check(id, title, Status.UNKNOWN, "available RAM is not known", why)
+        return _check(id, title, Status.UNKNOWN, mark("available RAM is not known", "doctor"), why)
     weights = facts.host_weights_mib
     if weights <= 0:
-        return _check(id, title, Status.OK, "every weight is on the GPU", why)
+        return _check(id, title, Status.OK, mark("every weight is on the GPU", "doctor"), why)
     evidence = words(
         "{weights} of weights in host memory; {room} of RAM available", weights=_mib(weights), room=_mib(room)
     )
@@ -802,7 +864,7 @@ def check_memory_host_weights(facts: DoctorFacts) -> Check:
         evidence = words(
             "{evidence} (counting the {rss} the engine holds now)", evidence=evidence, rss=_mib(facts.engine_rss_mib)
         )
-    fix = Fix("Put more layers on the GPU, use a smaller quant, or close programs that hold memory.")
+    fix = Fix(mark("Put more layers on the GPU, use a smaller quant, or close programs that hold memory.", "doctor"))
     if room < weights:
         return _check(id, title, Status.FAIL, evidence, why, fix)
     if room < weights + RAM_MARGIN_MIB:
@@ -812,36 +874,41 @@ def check_memory_host_weights(facts: DoctorFacts) -> Check:
 
 
 def check_memory_swap(facts: DoctorFacts) -> Check:
-    title, id = "Swap", "memory.swap"
-    why = (
+    title, id = mark("Swap", "doctor"), "memory.swap"
+    why = mark(
         "Swap in use means memory ran short; anything that was swapped out makes a reply stall while it is read back "
-        "from disk."
+        "from disk.",
+        "doctor",
     )
     if facts.swap_used_mib is None:
-        return _check(id, title, Status.UNKNOWN, "swap use is not known", why)
+        return _check(id, title, Status.UNKNOWN, mark("swap use is not known", "doctor"), why)
     if not facts.swap_total_mib:
-        return _check(id, title, Status.OK, "no swap", why)
+        return _check(id, title, Status.OK, mark("no swap", "doctor"), why)
     evidence = words("{used} of {total} swap in use", used=_mib(facts.swap_used_mib), total=_mib(facts.swap_total_mib))
     if facts.swap_used_mib > SWAP_IN_USE_MIB:
         fix = Fix(
-            "Close programs that hold memory, or keep fewer weights in host memory; swap empties as pages are used "
-            "again."
+            mark(
+                "Close programs that hold memory, or keep fewer weights in host memory; swap empties as pages are used "
+                "again.",
+                "doctor",
+            )
         )
         return _check(id, title, Status.WARN, evidence, why, fix)
     return _check(id, title, Status.OK, evidence, why)
 
 
 def check_memory_mmap(facts: DoctorFacts) -> Check:
-    title, id = "Memory-mapped weights", "memory.mmap"
-    why = (
+    title, id = mark("Memory-mapped weights", "doctor"), "memory.mmap"
+    why = mark(
         "A memory-mapped model file can be dropped from RAM under memory pressure and read from disk again mid-reply; "
-        "reading it in whole (no mmap) was steadier."
+        "reading it in whole (no mmap) was steadier.",
+        "doctor",
     )
     s = facts.settings
     if s is None:
-        return _check(id, title, Status.UNKNOWN, "no load settings", why)
+        return _check(id, title, Status.UNKNOWN, mark("no load settings", "doctor"), why)
     if not s.use_mmap:
-        return _check(id, title, Status.OK, "mmap off: the weights are read into RAM", why)
+        return _check(id, title, Status.OK, mark("mmap off: the weights are read into RAM", "doctor"), why)
     room = _room_for_weights(facts)
     if facts.host_weights_mib is None or room is None:
         return _check(
@@ -849,16 +916,21 @@ def check_memory_mmap(facts: DoctorFacts) -> Check:
         )
     weights = facts.host_weights_mib
     if weights <= 0:
-        return _check(id, title, Status.OK, "mmap on, and every weight is on the GPU", why)
+        return _check(id, title, Status.OK, mark("mmap on, and every weight is on the GPU", "doctor"), why)
     evidence = words(
         "mmap on; {weights} of weights in host memory, {room} of RAM available", weights=_mib(weights), room=_mib(room)
     )
     if room >= weights + RAM_MARGIN_MIB:
         return _check(id, title, Status.OK, evidence, why)
     if room >= weights:
-        fix = Fix("Turn memory mapping off: the weights then stay in RAM.", action="set:use_mmap=false")
+        fix = Fix(mark("Turn memory mapping off: the weights then stay in RAM.", "doctor"), action="set:use_mmap=false")
         return _check(id, title, Status.WARN, evidence, why, fix)
-    fix = Fix("RAM is too small to hold these weights either way: put more layers on the GPU or use a smaller quant.")
+    fix = Fix(
+        mark(
+            "RAM is too small to hold these weights either way: put more layers on the GPU or use a smaller quant.",
+            "doctor",
+        )
+    )
     return _check(id, title, Status.WARN, evidence, why, fix)
 
 
@@ -869,15 +941,18 @@ def _is_display_server(name: str | None) -> bool:
     return bool(name) and (name or "").rstrip("/").rpartition("/")[2].lower() in DISPLAY_SERVERS
 
 
-def _process_words(p: GpuProcess) -> str:
+def _process_words(p: GpuProcess) -> Text:
     name = (p.name or "?").rpartition("/")[2]
     used = _mib(p.used_mib) if p.used_mib is not None else words("memory not reported")
     return words("{name} (pid {pid}) {used}", name=name, pid=p.pid, used=used)
 
 
 def check_vram_others(facts: DoctorFacts) -> Check:
-    title, id = "VRAM held by other programs", "vram.other_processes"
-    why = "Memory another program holds on the card is memory the model cannot use: fewer layers or less context fit."
+    title, id = mark("VRAM held by other programs", "doctor"), "vram.other_processes"
+    why = mark(
+        "Memory another program holds on the card is memory the model cannot use: fewer layers or less context fit.",
+        "doctor",
+    )
     if not facts.gpus:
         return _check(id, title, Status.UNKNOWN, _no_gpu(facts), why)
     lines, found, unknown = [], False, False
@@ -898,7 +973,7 @@ def check_vram_others(facts: DoctorFacts) -> Check:
     evidence = joined("; ", lines)
     if found:
         fix = Fix(
-            "Close those programs before loading, or plan with the memory they leave.",
+            mark("Close those programs before loading, or plan with the memory they leave.", "doctor"),
             command="nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv",
         )
         return _check(id, title, Status.WARN, evidence, why, fix)
@@ -906,8 +981,11 @@ def check_vram_others(facts: DoctorFacts) -> Check:
 
 
 def check_vram_display(facts: DoctorFacts) -> Check:
-    title, id = "Display on the card", "vram.display"
-    why = "A desktop drawn on the compute card keeps hundreds of MiB of its memory and competes for it while you chat."
+    title, id = mark("Display on the card", "doctor"), "vram.display"
+    why = mark(
+        "A desktop drawn on the compute card keeps hundreds of MiB of its memory and competes for it while you chat.",
+        "doctor",
+    )
     if not facts.gpus:
         return _check(id, title, Status.UNKNOWN, _no_gpu(facts), why)
     lines, found, known = [], False, False
@@ -921,11 +999,19 @@ def check_vram_display(facts: DoctorFacts) -> Check:
             held = joined(", ", (_process_words(p) for p in servers)) or words("display active")
             lines.append(_on(gpu, facts, held))
     if found:
-        fix = Fix("Plug the monitor into another GPU or the processor's graphics, so this card only computes.")
+        fix = Fix(
+            mark("Plug the monitor into another GPU or the processor's graphics, so this card only computes.", "doctor")
+        )
         return _check(id, title, Status.WARN, joined("; ", lines), why, fix)
     if not known:
-        return _check(id, title, Status.UNKNOWN, "neither the process list nor the display state could be read", why)
-    return _check(id, title, Status.OK, "no display server on the card", why)
+        return _check(
+            id,
+            title,
+            Status.UNKNOWN,
+            mark("neither the process list nor the display state could be read", "doctor"),
+            why,
+        )
+    return _check(id, title, Status.OK, mark("no display server on the card", "doctor"), why)
 
 
 # ---- thermals and health -------------------------------------------------------------------------
@@ -942,10 +1028,11 @@ def suggested_cap_w(sample: GpuSample) -> int | None:
 
 
 def check_thermal(facts: DoctorFacts) -> Check:
-    title, id = "Thermal slowdown", "thermal.slowdown"
-    why = (
+    title, id = mark("Thermal slowdown", "doctor"), "thermal.slowdown"
+    why = mark(
         "A card that keeps hitting its temperature limit cuts its clocks in bursts; a lower power cap costs a few "
-        "percent but holds it cooler and steady."
+        "percent but holds it cooler and steady.",
+        "doctor",
     )
     if not facts.gpus:
         return _check(id, title, Status.UNKNOWN, _no_gpu(facts), why)
@@ -980,7 +1067,8 @@ def check_thermal(facts: DoctorFacts) -> Check:
             )
             lines.append(_on(gpu, facts, capped))
             fix = fix or Fix(
-                "The card is capped and still hot: give it more intake airflow, or cap it lower.", action="open:power"
+                mark("The card is capped and still hot: give it more intake airflow, or cap it lower.", "doctor"),
+                action="open:power",
             )
             continue
         if default is not None and limit is not None:
@@ -1000,10 +1088,11 @@ def check_thermal(facts: DoctorFacts) -> Check:
 
 
 def check_ecc(facts: DoctorFacts) -> Check:
-    title, id = "Memory errors (ECC)", "health.ecc"
-    why = (
+    title, id = mark("Memory errors (ECC)", "doctor"), "health.ecc"
+    why = mark(
         "ECC errors mean the card's memory is wearing or running too hot; uncorrected ones corrupt results and crash "
-        "programs, and bad rows must be retired at a reboot."
+        "programs, and bad rows must be retired at a reboot.",
+        "doctor",
     )
     if not facts.gpus:
         return _check(id, title, Status.UNKNOWN, _no_gpu(facts), why)
@@ -1041,17 +1130,21 @@ def check_ecc(facts: DoctorFacts) -> Check:
         if gpu.remapped_rows_failure or (vol_u or 0) > 0:
             status = Status.FAIL
             fix = Fix(
-                "The card's memory has errors it cannot correct: results may be wrong. Keep it cool, reboot, and if "
-                "errors come back, replace the card."
+                mark(
+                    "The card's memory has errors it cannot correct: results may be wrong. Keep it cool, reboot, "
+                    "and if errors come back, replace the card.",
+                    "doctor",
+                )
             )
         elif pending:
             status = max(status, Status.WARN, key=_RANK.__getitem__)
             fix = fix or Fix(
-                "Reboot (or reset the GPU) so the driver sets the bad memory aside.", command="sudo reboot"
+                mark("Reboot (or reset the GPU) so the driver sets the bad memory aside.", "doctor"),
+                command="sudo reboot",
             )
         elif (vol_c or 0) > 0 or (agg_u or 0) > 0:
             status = max(status, Status.WARN, key=_RANK.__getitem__)
-            fix = fix or Fix("Keep the card cooler: more airflow, or a power cap.", action="open:power")
+            fix = fix or Fix(mark("Keep the card cooler: more airflow, or a power cap.", "doctor"), action="open:power")
     return _check(id, title, status, joined("; ", lines), why, fix)
 
 
@@ -1059,14 +1152,15 @@ def check_ecc(facts: DoctorFacts) -> Check:
 
 
 def check_settings_parallel(facts: DoctorFacts) -> Check:
-    title, id = "Parallel slots", "settings.parallel"
-    why = (
+    title, id = mark("Parallel slots", "doctor"), "settings.parallel"
+    why = mark(
         "Each parallel slot gets only its share of the context, so more slots than conversations you really run leave "
-        "each one a short memory."
+        "each one a short memory.",
+        "doctor",
     )
     s = facts.settings
     if s is None:
-        return _check(id, title, Status.UNKNOWN, "no load settings", why)
+        return _check(id, title, Status.UNKNOWN, mark("no load settings", "doctor"), why)
     if s.n_parallel <= 1:
         return _check(id, title, Status.OK, words("1 slot with the whole {n_ctx}-token context", n_ctx=s.n_ctx), why)
     if s.kv_unified:
@@ -1078,19 +1172,22 @@ def check_settings_parallel(facts: DoctorFacts) -> Check:
         each=s.n_ctx // s.n_parallel,
         n_ctx=s.n_ctx,
     )
-    fix = Fix("Use one slot unless you really run several conversations at once.", action="set:n_parallel=1")
+    fix = Fix(
+        mark("Use one slot unless you really run several conversations at once.", "doctor"), action="set:n_parallel=1"
+    )
     return _check(id, title, Status.WARN, evidence, why, fix)
 
 
 def check_settings_batch(facts: DoctorFacts) -> Check:
-    title, id = "Batch and micro-batch", "settings.batch"
-    why = (
+    title, id = mark("Batch and micro-batch", "doctor"), "settings.batch"
+    why = mark(
         "llama.cpp never computes more tokens at once than a batch holds, so a micro-batch above the batch only "
-        "reserves memory it cannot use."
+        "reserves memory it cannot use.",
+        "doctor",
     )
     s = facts.settings
     if s is None:
-        return _check(id, title, Status.UNKNOWN, "no load settings", why)
+        return _check(id, title, Status.UNKNOWN, mark("no load settings", "doctor"), why)
     evidence = words("batch {batch}, micro-batch {ubatch}", batch=s.n_batch, ubatch=s.n_ubatch)
     if s.n_batch < s.n_ubatch:
         advice = words("Set the micro-batch to {batch}, the batch.", batch=s.n_batch)
@@ -1100,16 +1197,17 @@ def check_settings_batch(facts: DoctorFacts) -> Check:
 
 
 def check_settings_context(facts: DoctorFacts) -> Check:
-    title, id = "Context and the model's training", "settings.context"
-    why = (
+    title, id = mark("Context and the model's training", "doctor"), "settings.context"
+    why = mark(
         "Past the context a model was trained on, its answers fall apart unless the model is made for a longer one "
-        "(rope scaling)."
+        "(rope scaling).",
+        "doctor",
     )
     s = facts.settings
     if s is None:
-        return _check(id, title, Status.UNKNOWN, "no load settings", why)
+        return _check(id, title, Status.UNKNOWN, mark("no load settings", "doctor"), why)
     if facts.n_ctx_train is None:
-        return _check(id, title, Status.UNKNOWN, "no model selected", why)
+        return _check(id, title, Status.UNKNOWN, mark("no model selected", "doctor"), why)
     evidence = words("context {n_ctx}; the model was trained on {trained}", n_ctx=s.n_ctx, trained=facts.n_ctx_train)
     if s.n_ctx > facts.n_ctx_train:
         advice = words("Set the context to {n_ctx}.", n_ctx=facts.n_ctx_train)
@@ -1119,14 +1217,14 @@ def check_settings_context(facts: DoctorFacts) -> Check:
 
 
 def check_settings_v_cache(facts: DoctorFacts) -> Check:
-    title, id = "Quantized V cache", "settings.v_cache"
-    why = "llama.cpp refuses to load with a quantized V cache unless flash attention is on."
+    title, id = mark("Quantized V cache", "doctor"), "settings.v_cache"
+    why = mark("llama.cpp refuses to load with a quantized V cache unless flash attention is on.", "doctor")
     s = facts.settings
     if s is None:
-        return _check(id, title, Status.UNKNOWN, "no load settings", why)
+        return _check(id, title, Status.UNKNOWN, mark("no load settings", "doctor"), why)
     evidence = words("V cache {type}, flash attention {mode}", type=s.cache_type_v, mode=s.flash_attn)
     if s.cache_type_v not in FLOAT_CACHE_TYPES and s.flash_attn == "off":
-        fix = Fix("Turn flash attention on (or use an f16 V cache).", action="set:flash_attn=on")
+        fix = Fix(mark("Turn flash attention on (or use an f16 V cache).", "doctor"), action="set:flash_attn=on")
         return _check(id, title, Status.FAIL, evidence, why, fix)
     return _check(id, title, Status.OK, evidence, why)
 
@@ -1137,19 +1235,22 @@ def check_settings_v_cache(facts: DoctorFacts) -> Check:
 def _power_applies(facts: DoctorFacts, id: str, title: str, why: str) -> Check | None:
     """The cap's path only matters where there is a real card to cap."""
     if facts.simulated:
-        return _check(id, title, Status.OK, "simulated card: capped directly, without the helper", why)
+        return _check(id, title, Status.OK, mark("simulated card: capped directly, without the helper", "doctor"), why)
     if not facts.gpus:
         return _check(id, title, Status.UNKNOWN, words("no card to cap ({reason})", reason=_no_gpu(facts)), why)
     return None
 
 
 def check_power_helper(facts: DoctorFacts) -> Check:
-    title, id = "Power cap helper", "power.helper"
-    why = "Setting a power limit needs root; Tightfit never runs as root, so a small helper installed once does it."
+    title, id = mark("Power cap helper", "doctor"), "power.helper"
+    why = mark(
+        "Setting a power limit needs root; Tightfit never runs as root, so a small helper installed once does it.",
+        "doctor",
+    )
     if (done := _power_applies(facts, id, title, why)) is not None:
         return done
     if facts.helper_installed is None:
-        return _check(id, title, Status.UNKNOWN, "not looked for", why)
+        return _check(id, title, Status.UNKNOWN, mark("not looked for", "doctor"), why)
     if not facts.helper_installed:
         path = facts.helper_path
         advice = facts.power_readiness or words("Install the helper at {path} once.", path=path)
@@ -1167,20 +1268,27 @@ def _pynvml_fix(facts: DoctorFacts, python: str) -> Fix:
             command="sudo apt install python3-pynvml",
         )
     if "arch" in ids:
-        return Fix("Install the NVML bindings for the system Python.", command="sudo pacman -S python-nvidia-ml-py")
+        return Fix(
+            mark("Install the NVML bindings for the system Python.", "doctor"),
+            command="sudo pacman -S python-nvidia-ml-py",
+        )
     return Fix(
-        "Give the helper its own root-owned environment with nvidia-ml-py (packaging/README.md, "
-        '"A root-owned environment for the helper").',
+        mark(
+            "Give the helper its own root-owned environment with nvidia-ml-py (packaging/README.md, "
+            '"A root-owned environment for the helper").',
+            "doctor",
+        ),
         command="sudo python3 -m venv /opt/tightfit/helper-venv && "
         "sudo /opt/tightfit/helper-venv/bin/python3 -m pip install nvidia-ml-py",
     )
 
 
 def check_power_pynvml(facts: DoctorFacts) -> Check:
-    title, id = "NVML for the helper", "power.pynvml"
-    why = (
+    title, id = mark("NVML for the helper", "doctor"), "power.pynvml"
+    why = mark(
         "The helper runs with the system's Python, isolated from Tightfit's, and needs NVIDIA's pynvml installed there "
-        "by root."
+        "by root.",
+        "doctor",
     )
     if (done := _power_applies(facts, id, title, why)) is not None:
         return done
@@ -1199,15 +1307,16 @@ def _polkit_127(version: str | None) -> bool:
 
 
 def check_power_privilege(facts: DoctorFacts) -> Check:
-    title, id = "A way to run the helper as root", "power.privilege"
-    why = (
+    title, id = mark("A way to run the helper as root", "doctor"), "power.privilege"
+    why = mark(
         "The helper runs through pkexec (a password dialog) or, where pkexec cannot ask, a sudo rule for the helper "
-        "alone."
+        "alone.",
+        "doctor",
     )
     if (done := _power_applies(facts, id, title, why)) is not None:
         return done
     if facts.pkexec is None and facts.sudo_rule is None:
-        return _check(id, title, Status.UNKNOWN, "not looked for", why)
+        return _check(id, title, Status.UNKNOWN, mark("not looked for", "doctor"), why)
     if facts.pkexec:
         pkexec = words("pkexec (polkit {version})", version=facts.pkexec_version or "?")
     else:

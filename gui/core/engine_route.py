@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from gui.core.cards import Card
-from gui.core.words import joined, words
+from gui.core.words import Text, english, joined, words
 
 __all__ = [
     "ARCHS_ENV",
@@ -93,7 +93,7 @@ class DriverFacts:
     cuda_version: tuple[int, int] | None  # the newest CUDA the driver runs (nvmlSystemGetCudaDriverVersion)
     capabilities: tuple[int, ...]  # one per GPU, e.g. (61, 70)
     gpu_names: tuple[str, ...]
-    error: str  # why NVML did not answer, in words; '' when it did
+    error: Text  # why NVML did not answer, in words; '' when it did
     simulated: bool = False
 
     @property
@@ -110,7 +110,7 @@ class RoutePlan:
     toolkit: Toolkit | None
     command: str  # the shell command that installs this build by hand
     reason: str
-    install_help: str  # '' unless a CUDA toolkit (or a newer driver) would let the GPU be used
+    install_help: Text  # '' unless a CUDA toolkit (or a newer driver) would let the GPU be used
     driver: DriverFacts | None = None
     requirement: str = ""
     cmake_args: str = ""  # CMAKE_ARGS of the build (every route has at least RPC_ARGS)
@@ -124,8 +124,8 @@ class RoutePlan:
             "toolkit": self.toolkit.version_text if self.toolkit else None,
             "toolkit_path": self.toolkit.path if self.toolkit else None,
             "command": self.command,
-            "reason": self.reason,
-            "install_help": self.install_help,
+            "reason": english(self.reason),
+            "install_help": english(self.install_help),
             "driver_version": driver.driver_version if driver else None,
             "driver_cuda": driver.cuda_text if driver else None,
             "gpus": list(driver.gpu_names) if driver else [],
@@ -182,7 +182,7 @@ def capability_number(capability: str | tuple[int, int]) -> int:
     return major * 10 + minor
 
 
-def describe_capabilities(archs: Iterable[int]) -> str:
+def describe_capabilities(archs: Iterable[int]) -> Text:
     """(61, 70) -> "6.1 and 7.0": how NVIDIA's tables and the cards' data sheets write them."""
     numbers = [f"{a // 10}.{a % 10}" for a in archs]
     if len(numbers) < 2:
@@ -278,23 +278,25 @@ def plan_route(
     )
     gpus = _gpu_words(driver, archs)
 
-    def cpu(reason: str, help_text: str = "", skipped: tuple[str, ...] = ()) -> RoutePlan:
+    def cpu(reason: str, help_text: Text = "", skipped: tuple[str, ...] = ()) -> RoutePlan:
         if host_cmake_args(cpu_flags, machine) and not extra_cmake_args.strip():
             reason += AMX_WORDS
         return RoutePlan("cpu", archs, None, cpu_command, reason, help_text, driver, requirement, host_args, skipped)
 
     if mode == "cpu":
-        return cpu(f"{ENGINE_ENV}=cpu: the CPU build, as asked" + (f"; {gpus} will not be used" if gpus else ""))
+        return cpu(
+            f"{ENGINE_ENV}=cpu: the CPU build, as asked" + (f"; {english(gpus)} will not be used" if gpus else "")
+        )
     has_gpu = not driver.error and bool(driver.capabilities)
     if not has_gpu and mode != "cuda":
         if driver.error:
-            return cpu(f"{driver.error}, so the CPU build")
+            return cpu(f"{english(driver.error)}, so the CPU build")
         if driver.gpu_names:
             return cpu("the GPUs' compute capability could not be read, so the CPU build")
         return cpu("no NVIDIA GPU: NVML found none, so the CPU build")
     if not archs:
         raise ValueError(
-            f"{ENGINE_ENV}=cuda, but no NVIDIA GPU answered ({driver.error or 'NVML found none'}): set "
+            f"{ENGINE_ENV}=cuda, but no NVIDIA GPU answered ({english(driver.error or 'NVML found none')}): set "
             f"{ARCHS_ENV} to the compute capabilities to build for, e.g. {ARCHS_ENV}=70"
         )
 
@@ -322,7 +324,7 @@ def plan_route(
         else:
             why = "no usable CUDA toolkit: " + "; ".join(skipped)
         if mode == "cuda":
-            raise ValueError(f"{ENGINE_ENV}=cuda, but {why}.\n{help_text}")
+            raise ValueError(f"{ENGINE_ENV}=cuda, but {why}.\n{english(help_text)}")
         return cpu(f"{why}, so the CPU build", help_text, tuple(skipped))
 
     # Prefer 12.x: it builds for every card of the catalog; then the newest.
@@ -336,7 +338,7 @@ def plan_route(
         f'CMAKE_ARGS="{cmake_args}" {python} -m pip install --force-reinstall --no-deps --no-cache-dir '
         f"--no-binary {PACKAGE} {shlex.quote(requirement)}"
     )
-    target = f"compute capability {describe_capabilities(archs)}"
+    target = f"compute capability {english(describe_capabilities(archs))}"
     reason = f"CUDA {toolkit.version_text} ({toolkit.path}) builds for {target}"
     if gpus:
         reason += f" ({', '.join(sorted(set(driver.gpu_names)))})"
@@ -389,18 +391,18 @@ def _why_not(toolkit: Toolkit, archs: tuple[int, ...], driver_cuda: tuple[int, i
     old = [a for a in archs if a < CUDA13_MIN_CAPABILITY]
     if toolkit.version[0] >= 13 and old:
         return (
-            f"cannot build for compute capability {describe_capabilities(old)}: CUDA 13 dropped cards "
+            f"cannot build for compute capability {english(describe_capabilities(old))}: CUDA 13 dropped cards "
             "older than 7.5 (Maxwell, Pascal, Volta)"
         )
     missing = [a for a in archs if a not in toolkit.archs]
     if missing:
-        return f"cannot build for compute capability {describe_capabilities(missing)}"
+        return f"cannot build for compute capability {english(describe_capabilities(missing))}"
     if driver_cuda is not None and toolkit.version > driver_cuda:
         return f"is newer than the driver runs (CUDA {driver_cuda[0]}.{driver_cuda[1]})"
     return ""
 
 
-def _gpu_words(driver: DriverFacts, archs: tuple[int, ...]) -> str:
+def _gpu_words(driver: DriverFacts, archs: tuple[int, ...]) -> Text:
     names = sorted(set(driver.gpu_names))
     if not names:
         return ""
@@ -422,9 +424,9 @@ def install_help(
     driver: DriverFacts,
     driver_cuda: tuple[int, int] | None,
     toolkits: Sequence[Toolkit],
-    gpus: str,
+    gpus: Text,
     machine: str = "x86_64",
-) -> str:
+) -> Text:
     """One paragraph: what to install (driver first where it is too old), the exact commands for this
     distribution, then to run the same command again."""
     old_cards = any(a < CUDA13_MIN_CAPABILITY for a in archs)
@@ -432,7 +434,7 @@ def install_help(
     where, commands = toolkit_commands(os_release, (major, minor), machine)
     target = words("compute capability {archs}", archs=describe_capabilities(archs))
     toolkit = f"{major}.{minor}"
-    lines: list[str] = []
+    lines: list[Text] = []
     if driver_cuda is not None and driver_cuda < (12, 0):
         branch = (
             words(
@@ -513,7 +515,7 @@ def nvidia_repository(os_release: Mapping[str, str]) -> str | None:
 
 def toolkit_commands(
     os_release: Mapping[str, str], version: tuple[int, int], machine: str = "x86_64"
-) -> tuple[str, list[str]]:
+) -> tuple[Text, list[str]]:
     """Where the toolkit comes from, in words, and the commands that install it (NVIDIA's package
     repository where it has one for the distribution, else NVIDIA's runfile, toolkit only)."""
     major, minor = version

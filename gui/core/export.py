@@ -35,7 +35,7 @@ from typing import Any
 
 from gui.core.params import ALL_LAYERS, LOAD_SPECS, SPECS_BY_KEY, LoadSettings
 from gui.core.specs import BoolSpec, Spec
-from gui.core.words import words
+from gui.core.words import Text, words
 
 __all__ = [
     "FORMATS",
@@ -80,7 +80,7 @@ class Export:
     """What to write or copy, and the settings the target cannot take as they are, in words."""
 
     text: str
-    notes: tuple[str, ...] = ()
+    notes: tuple[Text, ...] = ()
 
 
 def llama_flag(spec: Spec[Any]) -> str:
@@ -100,12 +100,14 @@ def checked_model_path(model: str | PurePath) -> str:
     return text
 
 
-def llama_args(settings: LoadSettings, program: str = "llama-server") -> tuple[list[tuple[str, str | None]], list[str]]:
+def llama_args(
+    settings: LoadSettings, program: str = "llama-server"
+) -> tuple[list[tuple[str, str | None]], list[Text]]:
     """The settings as llama.cpp (flag, value) pairs, a value of None for a bare switch, and notes on
     what ``program`` cannot take. Every setting is written, so llama.cpp's defaults do not matter."""
     settings = settings.validated()
     pairs: list[tuple[str, str | None]] = []
-    notes: list[str] = []
+    notes: list[Text] = []
     for spec in LOAD_SPECS:
         value = getattr(settings, spec.key)
         flag = llama_flag(spec)
@@ -255,7 +257,7 @@ def kcpps(model: str | PurePath, settings: LoadSettings, numa_node: int | None =
         )
     if s.n_ctx > _KOBOLD_MAX_CTX:
         raise ValueError(words("koboldcpp's context is at most {most} (got {ctx})", most=_KOBOLD_MAX_CTX, ctx=s.n_ctx))
-    notes: list[str] = []
+    notes: list[Text] = []
     if s.n_ubatch != s.n_batch:
         notes.append(
             words(

@@ -41,7 +41,7 @@ from gui.core.ggml_types import (
     n_elements,
     tensor_nbytes,
 )
-from gui.core.words import message_of, words
+from gui.core.words import Text, english, message_of, words
 
 __all__ = [
     "DEFAULT_LIMITS",
@@ -91,13 +91,13 @@ class GGUFError(Exception):
     gui/core/words.py (``str(e)`` gives it as it is, ``Words`` included), so the window can translate it.
     """
 
-    def __init__(self, message: str, *, source: str | None = None) -> None:
+    def __init__(self, message: Text, *, source: str | None = None) -> None:
         super().__init__(message)
         self.message = message
         self.source = source
 
     def __str__(self) -> str:
-        return self.message
+        return english(self.message)
 
     def __reduce__(self) -> tuple[Any, ...]:
         # Keyword-only fields would be lost (or break unpickling) with Exception's default, and
@@ -112,7 +112,7 @@ class HeaderIncomplete(GGUFError):
     file size when it is known, and at most ``Limits.max_header_bytes``.
     """
 
-    def __init__(self, message: str, *, needed: int, have: int, source: str | None = None) -> None:
+    def __init__(self, message: Text, *, needed: int, have: int, source: str | None = None) -> None:
         super().__init__(message, source=source)
         self.needed = needed
         self.have = have
@@ -121,7 +121,7 @@ class HeaderIncomplete(GGUFError):
 class HeaderValueError(GGUFError, ValueError):
     """A hyper-parameter no model can have. The message names it; ``key`` is its metadata key."""
 
-    def __init__(self, message: str, *, key: str, source: str | None = None) -> None:
+    def __init__(self, message: Text, *, key: str, source: str | None = None) -> None:
         super().__init__(message, source=source)
         self.key = key
 
@@ -424,7 +424,7 @@ _MAX_CONTEXT = 1 << 30
 class _Bound:
     most: int
     per_block: bool = False  # one number, or an array of one per block (llama.cpp's get_key_or_arr)
-    source: str = ""  # where the bound comes from, when it is llama.cpp's (words)
+    source: Text = ""  # where the bound comes from, when it is llama.cpp's (words)
 
 
 _MAX_EXPERTS_SOURCE = words("llama.cpp's LLAMA_MAX_EXPERTS")
@@ -493,7 +493,7 @@ def _checked_hparam(label: str, key: str, value: Any, bound: _Bound, blocks: tup
     else:
         allowed = words("a whole number from 0 to {most}", most=most)
 
-    def fail(shown: str, reason: str) -> HeaderValueError:
+    def fail(shown: Text, reason: Text) -> HeaderValueError:
         message = words("{file}: {key} is {value}; {reason}", file=label, key=key, value=shown, reason=reason)
         return HeaderValueError(message, key=key, source=label)
 
@@ -517,7 +517,7 @@ def _checked_hparam(label: str, key: str, value: Any, bound: _Bound, blocks: tup
     return value
 
 
-def _shown(value: Any) -> str:
+def _shown(value: Any) -> Text:
     if isinstance(value, list | ArraySummary):
         if len(value) == 1:
             return words("an array of 1 value")
@@ -526,7 +526,7 @@ def _shown(value: Any) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-def _fmt_bytes(n: int) -> str:
+def _fmt_bytes(n: int) -> Text:
     if n >= _MiB and n % _MiB == 0:
         return f"{n // _MiB} MiB"
     if n >= 1024 and n % 1024 == 0:
@@ -561,7 +561,7 @@ class _Cursor:
         self.limits = limits
         self.fp = fp
         self.pos = 0
-        self._fixed: str = words("the header")  # what is being read, for error messages
+        self._fixed: Text = words("the header")  # what is being read, for error messages
         self._at: tuple[int, int, str | None] | None = None  # or the i-th key or tensor info (see reading())
         self.kept_budget = limits.max_kept_items
         self.buf: bytes | bytearray | memoryview
@@ -588,7 +588,7 @@ class _Cursor:
     # -- what is being read --------------------------------------------------------------------
 
     @property
-    def what(self) -> str:
+    def what(self) -> Text:
         """What is being read, in words: "metadata key 3 'general.name'", "the version"."""
         if self._at is None:
             return self._fixed
@@ -602,7 +602,7 @@ class _Cursor:
         return words("tensor info {i} {name}", i=index, name=repr(name))
 
     @what.setter
-    def what(self, value: str) -> None:
+    def what(self, value: Text) -> None:
         self._fixed, self._at = value, None
 
     def reading(self, kind: int, index: int, name: str | None = None) -> None:
@@ -611,10 +611,10 @@ class _Cursor:
 
     # -- bounds --------------------------------------------------------------------------------
 
-    def error(self, message: str) -> GGUFError:
+    def error(self, message: Text) -> GGUFError:
         return GGUFError(words("{file}: {problem}", file=self.label, problem=message), source=self.label)
 
-    def check_room(self, n: int, detail: str = "") -> None:
+    def check_room(self, n: int, detail: Text = "") -> None:
         """Raise unless ``n`` bytes from ``pos`` can exist: the one place claims meet reality."""
         end = self.pos + n
         if end <= self.buf_end and end <= self.hard_end:
@@ -679,7 +679,7 @@ class _Cursor:
             chunk = self.fp.read(want)
         except OSError as e:
             raise self.error(
-                words("read failed at byte {pos} ({reason})", pos=self.pos, reason=e.strerror or str(e))
+                words("read failed at byte {pos} ({reason})", pos=self.pos, reason=e.strerror or message_of(e))
             ) from e
         self.buf = chunk
         self.buf_start = self.pos
@@ -855,7 +855,7 @@ def _parse(cur: _Cursor, source: str) -> GGUFHeader:
 
 
 _HTML_PAGE = words("an HTML page (a login or error page saved instead of the model?)")
-_FOREIGN_MAGICS: tuple[tuple[bytes, str], ...] = (
+_FOREIGN_MAGICS: tuple[tuple[bytes, Text], ...] = (
     (b"PK\x03\x04", words("a ZIP archive (a PyTorch checkpoint?)")),
     (b"tjgg", words("a legacy GGJT file; re-convert it to GGUF")),
     (b"fmgg", words("a legacy GGMF file; re-convert it to GGUF")),
@@ -975,15 +975,15 @@ def _skip_array_items(cur: _Cursor, item_type: int, length: int, depth: int) -> 
             _skip_array_items(cur, inner_type, inner_len, depth + 1)
 
 
-def _too_nested(cur: _Cursor) -> str:
+def _too_nested(cur: _Cursor) -> Text:
     return words("arrays nested more than {most} deep (reading {what})", most=cur.limits.max_nesting, what=cur.what)
 
 
-def _unknown_item_type(cur: _Cursor, item_type: int) -> str:
+def _unknown_item_type(cur: _Cursor, item_type: int) -> Text:
     return words("unknown array item type {type} (reading {what})", type=item_type, what=cur.what)
 
 
-def _too_long(cur: _Cursor, length: int) -> str:
+def _too_long(cur: _Cursor, length: int) -> Text:
     return words(
         "array claims {n} items, more than the {most} allowed (reading {what})",
         n=length,
@@ -1053,14 +1053,14 @@ def read_header(path: str | os.PathLike[str], *, limits: Limits = DEFAULT_LIMITS
         f = open(p, "rb")  # noqa: SIM115 - closed below; opening is separate to word its error
     except OSError as e:
         raise GGUFError(
-            words("{file}: cannot open ({reason})", file=label, reason=e.strerror or str(e)), source=label
+            words("{file}: cannot open ({reason})", file=label, reason=e.strerror or message_of(e)), source=label
         ) from e
     with f:
         try:
             st = os.fstat(f.fileno())
         except OSError as e:
             raise GGUFError(
-                words("{file}: cannot read ({reason})", file=label, reason=e.strerror or str(e)), source=label
+                words("{file}: cannot read ({reason})", file=label, reason=e.strerror or message_of(e)), source=label
             ) from e
         if not stat.S_ISREG(st.st_mode):
             raise GGUFError(words("{file}: not a regular file", file=label), source=label)

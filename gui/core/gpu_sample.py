@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from gui.core.telemetry_fields import READINGS
+from gui.core.words import Text
 
 # Clock-event ("throttle") reasons in words. The NVML service decodes NVML's bitmask into these, the
 # simulator reports them directly, and the UI can match on them without knowing NVML's bits.
@@ -72,7 +73,7 @@ class GpuSample:
     # is only watched: its power cap is that machine's business.
     host: str | None = None
     host_gpu: str | None = None
-    errors: dict[str, str] = field(default_factory=dict)  # field name -> why it has no value
+    errors: Mapping[str, Text] = field(default_factory=dict)  # field name -> why it has no value
     # The declared readings without an attribute of their own, by name (absent or None: no value).
     readings: dict[str, float | int | None] = field(default_factory=dict)
 

@@ -38,7 +38,7 @@ from gui.core import protocol as p
 from gui.core.load_state import LoadState
 from gui.core.params import LOAD_SPECS, SPECS_BY_KEY, LoadSettings, llama_gpu_layers
 from gui.core.planner import Plan
-from gui.core.words import Words, fixed, joined, words
+from gui.core.words import Text, Words, english, fixed, joined, mark, words
 
 __all__ = [
     "CSV_COLUMNS",
@@ -142,7 +142,7 @@ class BuildInfo:
             bool(offload) if offload is not None else True,
         )
 
-    def describe(self) -> str:
+    def describe(self) -> Text:
         """ "CUDA build 0.3.16 for 7.0", "CPU build 0.3.16": short enough for a table cell."""
         backend = words("unknown") if self.backend == "unknown" else self.backend
         archs = ", ".join(f"{a // 10}.{a % 10}" for a in self.cuda_archs)
@@ -410,7 +410,7 @@ class Configuration:
 class Stage:
     number: int  # 1-based, in order of first use
     configuration: Configuration
-    changed: str  # from the previous stage, in words; the baseline's description for stage 1
+    changed: Text  # from the previous stage, in words; the baseline's description for stage 1
     note: str = ""
 
     @property
@@ -550,7 +550,7 @@ def _label(key: str) -> Words:
     return fixed(label, "params", label if label.split()[0].isupper() else label[0].lower() + label[1:])
 
 
-def _value(configuration: Configuration, key: str) -> str:
+def _value(configuration: Configuration, key: str) -> Text:
     value = configuration.settings.get(key)
     if isinstance(value, bool):
         return words("on") if value else words("off")
@@ -559,10 +559,10 @@ def _value(configuration: Configuration, key: str) -> str:
     return str(value)
 
 
-def describe_configuration(configuration: Configuration) -> str:
+def describe_configuration(configuration: Configuration) -> Text:
     """A baseline in words (the model has its own column): the settings that always matter, any other that
     is not the default, the card and the engine."""
-    parts: list[str] = []
+    parts: list[Text] = []
     for key in SPEED_SETTINGS:
         if key in _BASELINE_SETTINGS or configuration.settings.get(key) != getattr(_DEFAULTS, key):
             parts.append(words("{setting} {value}", setting=_label(key), value=_value(configuration, key)))
@@ -571,12 +571,12 @@ def describe_configuration(configuration: Configuration) -> str:
     return joined(", ", parts)
 
 
-def what_changed(before: Configuration | None, after: Configuration) -> str:
+def what_changed(before: Configuration | None, after: Configuration) -> Text:
     """What differs from the previous stage, in words ("GPU layers 40 → 57; flash attention off → on");
     for the first stage, "baseline: " and its description."""
     if before is None:
         return words("baseline: {description}", description=describe_configuration(after))
-    moved: list[str] = []
+    moved: list[Text] = []
     if before.model_path != after.model_path:
         if before.model_name != after.model_name:
             moved.append(words("model {before} → {after}", before=before.model_name, after=after.model_name))
@@ -598,15 +598,15 @@ def what_changed(before: Configuration | None, after: Configuration) -> str:
 
 # The staged table as the view, the Markdown and the plain text show it.
 STAGE_COLUMNS: tuple[str, ...] = (
-    "stage",
-    "model",
-    "what changed",
-    "tok/s",
-    "best tok/s",
-    "% of ceiling",
-    "prompt tok/s",
-    "runs",
-    "note",
+    mark("stage", "journey"),
+    mark("model", "journey"),
+    mark("what changed", "journey"),
+    mark("tok/s", "journey"),
+    mark("best tok/s", "journey"),
+    mark("% of ceiling", "journey"),
+    mark("prompt tok/s", "journey"),
+    mark("runs", "journey"),
+    mark("note", "journey"),
 )
 NOTE_COLUMN = STAGE_COLUMNS.index("note")
 _NONE = "—"
@@ -616,7 +616,7 @@ def _rate(value: float | None) -> str:
     return _NONE if value is None else f"{value:.1f}"
 
 
-def stage_cells(stage: Stage) -> tuple[str, ...]:
+def stage_cells(stage: Stage) -> tuple[Text, ...]:
     """One row of the staged table, as text, in STAGE_COLUMNS order."""
     c = stage.configuration
     pct = c.pct_of_ceiling
@@ -633,10 +633,10 @@ def stage_cells(stage: Stage) -> tuple[str, ...]:
     )
 
 
-def _markdown_cell(text: str) -> str:
+def _markdown_cell(text: Text) -> str:
     # One line per cell, and nothing in a model name or a note that a renderer would take as markup:
     # a pipe would split the cell, angle brackets would be HTML.
-    flat = " ".join(text.split())
+    flat = " ".join(english(text).split())
     for ch in ("\\", "|", "<", ">", "`", "*", "[", "]"):
         flat = flat.replace(ch, "\\" + ch)
     return flat
@@ -700,7 +700,7 @@ def stage_record(stage: Stage) -> dict[str, Any]:
         "model_name": c.model_name,
         "model_path": c.model_path,
         "card": c.card,
-        "engine": c.build.describe(),
+        "engine": english(c.build.describe()),
         "build": {
             "backend": c.build.backend,
             "llama_cpp_python": c.build.llama_cpp_python,
@@ -709,7 +709,7 @@ def stage_record(stage: Stage) -> dict[str, Any]:
         },
         "n_layer": c.n_layer,
         "settings": dict(c.settings),
-        "what_changed": stage.changed,
+        "what_changed": english(stage.changed),
         "typical_tok_s": _round(c.typical_tok_s),
         "best_tok_s": _round(c.best_tok_s),
         "ceiling_tok_s": _round(c.ceiling_tok_s),
@@ -754,7 +754,7 @@ def to_csv(staged: Sequence[Stage]) -> str:
 
 def to_text(staged: Sequence[Stage]) -> str:
     """The staged table in aligned columns for a terminal (the note last, as it may be long)."""
-    rows = [STAGE_COLUMNS, *(tuple(" ".join(cell.split()) for cell in stage_cells(s)) for s in staged)]
+    rows = [STAGE_COLUMNS, *(tuple(" ".join(english(cell).split()) for cell in stage_cells(s)) for s in staged)]
     widths = [max(len(r[i]) for r in rows) for i in range(len(STAGE_COLUMNS) - 1)]
     lines = []
     for r in rows:

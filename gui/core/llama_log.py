@@ -10,7 +10,7 @@ import signal
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from gui.core.words import Words, by_english, joined, words
+from gui.core.words import Text, Words, by_english, joined, words
 
 KV_SIZE = re.compile(r"llama_kv_cache\w*: size =\s*([\d.]+) MiB")
 RS_SIZE = re.compile(r"llama_memory_recurrent\w*: size =\s*([\d.]+) MiB")
@@ -182,8 +182,8 @@ def _signal_name(exitcode: int | None) -> str | None:
 
 @dataclass(frozen=True)
 class Failure:
-    summary: str  # one sentence for the status line / dialog title
-    advice: str  # what to try; empty when there is nothing to suggest
+    summary: Text  # one sentence for the status line / dialog title
+    advice: Text  # what to try; empty when there is nothing to suggest
     log: str  # the log lines the explanation rests on, under a heading
     kind: FailureKind
     device: str | None = None  # llama.cpp's buffer name: "CUDA0", "CPU", "CUDA_Host"; None when unknown
@@ -195,13 +195,13 @@ class Failure:
         return self.kind in ("out_of_memory", "killed")
 
     @property
-    def detail(self) -> str:
+    def detail(self) -> Words:
         """What to try, then the log lines it is based on."""
-        return "\n\n".join(part for part in (self.advice, self.log) if part)
+        return joined("\n\n", [part for part in (self.advice, self.log) if part])
 
 
 def explain_failure(
-    log_lines: Sequence[str], exitcode: int | None, *, oom_killed: bool | None = None, ended_by: str = ""
+    log_lines: Sequence[str], exitcode: int | None, *, oom_killed: bool | None = None, ended_by: Text = ""
 ) -> Failure:
     """Plain words for why the engine failed, from llama.cpp's last log lines and the worker's exit code.
 
@@ -306,7 +306,7 @@ def _purpose(low: str) -> Words | None:
     return None
 
 
-def _oom_advice(purpose: str | None, is_gpu: bool) -> Words:
+def _oom_advice(purpose: Text | None, is_gpu: bool) -> Words:
     if not is_gpu:
         return words(
             "Close other programs, lower the context, or keep memory mapping on so the weights are not copied into RAM."
@@ -320,14 +320,14 @@ def _oom_advice(purpose: str | None, is_gpu: bool) -> Words:
     return words("Offload fewer layers, lower the context or micro-batch, or close other programs using the GPU.")
 
 
-def _backend(device: str | None) -> str:
+def _backend(device: str | None) -> Text:
     m = re.match(r"[A-Za-z]+", device or "")
     name = m.group(0) if m else ""
     known = {"CUDA": "CUDA", "ROCm": "ROCm", "Vulkan": "Vulkan", "SYCL": "SYCL", "Metal": "Metal"}
     return known.get(name) or words("The GPU")
 
 
-def _device_words(device: str | None) -> str | None:
+def _device_words(device: str | None) -> Text | None:
     if device is None:
         return None
     if m := re.fullmatch(r"[A-Za-z]+?(\d+)", device):

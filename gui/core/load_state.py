@@ -15,7 +15,7 @@ from gui.core import protocol as p
 from gui.core.gguf_reader import GGUFHeader
 from gui.core.params import LoadSettings
 from gui.core.planner import Plan
-from gui.core.words import words
+from gui.core.words import Text, words
 
 __all__ = ["LoadState", "Phase"]
 
@@ -40,7 +40,7 @@ class LoadState:
     loaded: p.Loaded | None = None  # llama.cpp's answer to the load
     progress: float = 0.0
     dry_run_id: int | None = None  # the dry run that precedes the load
-    error: str = ""  # why the last load failed, or how the engine ended
+    error: Text = ""  # why the last load failed, or how the engine ended
 
     @property
     def busy(self) -> bool:
@@ -98,12 +98,12 @@ class LoadState:
             return self.unloaded()
         return self
 
-    def failed(self, error: str) -> LoadState:
+    def failed(self, error: Text) -> LoadState:
         return replace(self, phase=Phase.FAILED, loaded=None, progress=0.0, error=error)
 
     def unloaded(self) -> LoadState:
         return replace(self, phase=Phase.IDLE, loaded=None, progress=0.0, error="")
 
-    def engine_died(self, reason: str) -> LoadState:
+    def engine_died(self, reason: Text) -> LoadState:
         """The worker ended. The model and settings stay: they are what a reload would use."""
         return replace(self, phase=Phase.ENGINE_DEAD, loaded=None, progress=0.0, build=None, error=reason)

@@ -14,7 +14,7 @@ import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from gui.core.words import words
+from gui.core.words import Text, english, words
 
 __all__ = [
     "KEEP_LOADS",
@@ -46,7 +46,7 @@ class MemoryCheck:
     def difference_pct(self) -> float:
         return 100.0 * self.difference_mib / self.planned_mib if self.planned_mib > 0 else 0.0
 
-    def describe(self) -> str:
+    def describe(self) -> Text:
         """One sentence (gui/core/words.py: the window translates it with ``core_text``)."""
         figures = {
             "what": words("the simulated card reports") if self.simulated else words("the driver reports"),
@@ -75,15 +75,15 @@ class Correction:
     mib: float
     loads: int
 
-    def describe(self) -> str:
+    def describe(self) -> Text:
         """One phrase (gui/core/words.py: the window translates it with ``core_text``)."""
         loads = words("1 load") if self.loads == 1 else words("{n} loads", n=self.loads)
         return words("corrected by {mib} MiB from {loads} on this card", mib=f"{self.mib:+,.0f}", loads=loads)
 
 
-def correction_key(card: str, driver: str | None, build: str) -> str:
+def correction_key(card: str, driver: str | None, build: Text) -> str:
     """Where a card's differences are kept: the card, the driver and the engine build each change them."""
-    return f"{card}|{driver or 'driver ?'}|{build}"
+    return f"{english(card)}|{english(driver or 'driver ?')}|{english(build)}"
 
 
 def recorded(table: Mapping[str, Sequence[float]], key: str, difference_mib: float) -> dict[str, list[float]]:

@@ -19,7 +19,7 @@ from typing import Any
 
 from gui.core import protocol as p
 from gui.core.specs import specs_of
-from gui.core.words import words
+from gui.core.words import Text, english, english_error, words
 
 # Bounds on what a stranger may send: the body itself is bounded by the server (MAX_BODY_BYTES).
 MAX_BODY_BYTES = 4 << 20
@@ -37,7 +37,10 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def check_listen(host: str, port: int, allow_remote: bool, how_to_allow: str = words("allow other machines")) -> str:
+ALLOW_REMOTE = words("allow other machines")  # how the window names the choice, unless told
+
+
+def check_listen(host: str, port: int, allow_remote: bool, how_to_allow: Text = ALLOW_REMOTE) -> Text:
     """Where the API may listen: a ValueError (one line) for what may not be, else a warning or ''. Any
     address but a loopback one lets other machines use the model, so it takes ``allow_remote``."""
     host = host.strip()
@@ -105,7 +108,7 @@ class ApiError(Exception):
     def __init__(
         self,
         status: int,
-        message: str,
+        message: Text,
         type: str = "invalid_request_error",
         param: str | None = None,
         code: str | None = None,
@@ -118,10 +121,10 @@ class ApiError(Exception):
         self.code = code
 
     def body(self) -> dict[str, Any]:
-        return {"error": {"message": self.message, "type": self.type, "param": self.param, "code": self.code}}
+        return {"error": {"message": english(self.message), "type": self.type, "param": self.param, "code": self.code}}
 
 
-def invalid(message: str, param: str | None = None, code: str | None = None) -> ApiError:
+def invalid(message: Text, param: str | None = None, code: str | None = None) -> ApiError:
     return ApiError(400, message, "invalid_request_error", param, code)
 
 
@@ -205,7 +208,7 @@ def _max_tokens(data: Mapping[str, Any]) -> int | None:
             try:
                 return p.MAX_TOKENS.parse(value)
             except ValueError as exc:
-                raise invalid(f"'{key}': {exc}.", key) from None
+                raise invalid(f"'{key}': {english_error(exc)}.", key) from None
     return None
 
 
@@ -221,7 +224,7 @@ def _sampling(data: Mapping[str, Any]) -> p.Sampling:
         try:
             values[spec.key] = spec.parse(value)
         except ValueError as exc:
-            raise invalid(f"'{spec.key}': {exc}.", spec.key) from None
+            raise invalid(f"'{spec.key}': {english_error(exc)}.", spec.key) from None
     return dataclasses.replace(API_SAMPLING, **values)
 
 

@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any, cast
 
 from gui.core.specs import BoolSpec, ChoiceSpec, FloatSpec, IntSpec, Spec, parse_fields, shown_value, specs_of
-from gui.core.words import Words, fixed, joined, words
+from gui.core.words import Text, Words, fixed, joined, mark, words
 
 # Any value at or past the model's layer count + 1 means "all layers" (llama.cpp's -1); the window
 # shows it as that count.
@@ -120,7 +120,7 @@ _RPC_MAX_CHARS = 4096
 _HOST_LABEL = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?$")
 
 
-def _rpc_host(host: str) -> str:
+def _rpc_host(host: str) -> Text:
     """``host`` when it is a well-formed host name or IPv4 address; a ValueError in words otherwise."""
     if not host:
         return words("no host before the colon")
@@ -203,32 +203,35 @@ class NetworkLink:
     """The link to the RPC servers as the user states it: a preset, or "custom" with its own figures."""
 
     preset: str = ChoiceSpec(
-        label="Network link",
+        label=mark("Network link", "params"),
         flag="--rpc-link",
         choices=(*RPC_LINKS, "custom"),
         default="1gbe",
-        help="The network between this machine and its RPC servers, for the decode speed the plan predicts: "
-        "1gbe (940 Mbit/s, 0.2 ms round trip), 10gbe (9,400 Mbit/s, 0.1 ms), or custom (--rpc-link-mbit, "
-        "--rpc-link-rtt-ms).",
+        help=mark(
+            "The network between this machine and its RPC servers, for the decode speed the plan predicts: "
+            "1gbe (940 Mbit/s, 0.2 ms round trip), 10gbe (9,400 Mbit/s, 0.1 ms), or custom (--rpc-link-mbit, "
+            "--rpc-link-rtt-ms).",
+            "params",
+        ),
     ).field()
     mbit_s: float = FloatSpec(
-        label="Link bandwidth",
+        label=mark("Link bandwidth", "params"),
         flag="--rpc-link-mbit",
         minimum=1.0,
         maximum=1_000_000.0,
         default=940.0,
         decimals=0,
         suffix=" Mbit/s",
-        help="Payload rate of a custom link in Mbit/s.",
+        help=mark("Payload rate of a custom link in Mbit/s.", "params"),
     ).field()
     rtt_ms: float = FloatSpec(
-        label="Link round trip",
+        label=mark("Link round trip", "params"),
         flag="--rpc-link-rtt-ms",
         minimum=0.0,
         maximum=1000.0,
         default=0.2,
         suffix=" ms",
-        help="Round-trip time of a custom link in milliseconds (ping's figure).",
+        help=mark("Round-trip time of a custom link in milliseconds (ping's figure).", "params"),
     ).field()
 
     def figures(self) -> tuple[float, float]:
@@ -236,7 +239,7 @@ class NetworkLink:
         mbit, rtt = RPC_LINKS.get(self.preset, (self.mbit_s, self.rtt_ms))
         return mbit * 1e6 / 8, rtt / 1000
 
-    def words(self) -> str:
+    def words(self) -> Text:
         mbit, rtt = RPC_LINKS.get(self.preset, (self.mbit_s, self.rtt_ms))
         name = {"1gbe": "1 GbE", "10gbe": "10 GbE"}.get(self.preset) or words("custom link")
         return words("{name}, {mbit} Mbit/s, {rtt} ms round trip", name=name, mbit=f"{mbit:,.0f}", rtt=f"{rtt:g}")
@@ -256,179 +259,215 @@ class LoadSettings:
     """Everything that decides how a model is loaded."""
 
     n_gpu_layers: int = IntSpec(
-        label="GPU layers",
+        label=mark("GPU layers", "params"),
         flag="--ngl",
         minimum=0,
         maximum=ALL_LAYERS,
         default=ALL_LAYERS,
-        help="Layers offloaded to the GPU: the output layer plus the last N-1 blocks. More is faster while it fits.",
+        help=mark(
+            "Layers offloaded to the GPU: the output layer plus the last N-1 blocks. More is faster while it fits.",
+            "params",
+        ),
     ).field()
     n_ctx: int = IntSpec(
-        label="Context",
+        label=mark("Context", "params"),
         flag="--ctx",
         minimum=256,
         maximum=1 << 20,
         default=4096,
         step=256,
         log_scale=True,
-        help="Tokens of conversation the model can see. The KV cache grows with it.",
+        help=mark("Tokens of conversation the model can see. The KV cache grows with it.", "params"),
     ).field()
     n_batch: int = IntSpec(
-        label="Batch",
+        label=mark("Batch", "params"),
         flag="--batch",
         minimum=32,
         maximum=8192,
         default=512,
         step=32,
         log_scale=True,
-        help="Prompt tokens submitted per decode call. 512 roughly doubles long-prompt prefill over 256.",
+        help=mark(
+            "Prompt tokens submitted per decode call. 512 roughly doubles long-prompt prefill over 256.", "params"
+        ),
     ).field()
     n_ubatch: int = IntSpec(
-        label="Micro-batch",
+        label=mark("Micro-batch", "params"),
         flag="--ubatch",
         minimum=32,
         maximum=8192,
         default=512,
         step=32,
         log_scale=True,
-        help="Tokens computed at once; sets the compute buffer size. Must not exceed the batch.",
+        help=mark("Tokens computed at once; sets the compute buffer size. Must not exceed the batch.", "params"),
     ).field()
     n_threads: int = IntSpec(
-        label="Threads",
+        label=mark("Threads", "params"),
         flag="--threads",
         minimum=1,
         maximum=256,
         default=4,  # replaced at run time by the machine's physical core count (default_settings)
-        help="CPU threads. Physical cores, not hyper-threads, are usually fastest.",
+        help=mark("CPU threads. Physical cores, not hyper-threads, are usually fastest.", "params"),
     ).field()
     n_parallel: int = IntSpec(
-        label="Parallel slots",
+        label=mark("Parallel slots", "params"),
         flag="--parallel",
         minimum=1,
         maximum=64,
         default=1,
-        help="Sequences served at once. More than you really run splits the KV cache into useless slices.",
+        help=mark(
+            "Sequences served at once. More than you really run splits the KV cache into useless slices.", "params"
+        ),
     ).field()
     cache_type_k: str = ChoiceSpec(
-        label="K cache type",
+        label=mark("K cache type", "params"),
         flag="--cache-type-k",
         choices=CACHE_TYPES,
         default="f16",
-        help="Element type of the K cache: q8_0 halves it at little cost in quality.",
+        help=mark("Element type of the K cache: q8_0 halves it at little cost in quality.", "params"),
     ).field()
     cache_type_v: str = ChoiceSpec(
-        label="V cache type",
+        label=mark("V cache type", "params"),
         flag="--cache-type-v",
         choices=CACHE_TYPES,
         default="f16",
-        help="Element type of the V cache: q8_0 halves it at little cost in quality (needs flash attention).",
+        help=mark(
+            "Element type of the V cache: q8_0 halves it at little cost in quality (needs flash attention).", "params"
+        ),
     ).field()
     flash_attn: str = ChoiceSpec(
-        label="Flash attention",
+        label=mark("Flash attention", "params"),
         flag="--flash-attn",
         choices=("auto", "on", "off"),
         default="auto",
-        help="Flash attention shrinks the compute buffer; auto lets llama.cpp decide.",
+        help=mark("Flash attention shrinks the compute buffer; auto lets llama.cpp decide.", "params"),
     ).field()
     use_mmap: bool = BoolSpec(
-        label="Memory-map the file",
+        label=mark("Memory-map the file", "params"),
         flag="--mmap",
         default=True,
-        help="Off reads the whole file into RAM: steadier when memory is tight.",
+        help=mark("Off reads the whole file into RAM: steadier when memory is tight.", "params"),
     ).field()
     swa_full: bool = BoolSpec(
-        label="Full-size sliding-window cache",
+        label=mark("Full-size sliding-window cache", "params"),
         flag="--swa-full",
         default=False,
-        help="Give sliding-window layers a cache as long as the context (more memory; lets the prompt cache "
-        "be reused on models such as Gemma 3).",
+        help=mark(
+            "Give sliding-window layers a cache as long as the context (more memory; lets the prompt cache "
+            "be reused on models such as Gemma 3).",
+            "params",
+        ),
     ).field()
     n_cpu_moe: int = IntSpec(
-        label="Experts on the CPU",
+        label=mark("Experts on the CPU", "params"),
         flag="--n-cpu-moe",
         minimum=0,
         maximum=ALL_LAYERS,
         default=0,
-        help="Mixture-of-experts models: keep the expert weights of the first N blocks in host memory. Their "
-        "attention stays on the GPU; each token reads only its few active experts from RAM, so this costs far "
-        "less speed than leaving whole layers on the CPU.",
+        help=mark(
+            "Mixture-of-experts models: keep the expert weights of the first N blocks in host memory. Their "
+            "attention stays on the GPU; each token reads only its few active experts from RAM, so this costs far "
+            "less speed than leaving whole layers on the CPU.",
+            "params",
+        ),
     ).field()
     cpu_moe: bool = BoolSpec(
-        label="All experts on the CPU",
+        label=mark("All experts on the CPU", "params"),
         flag="--cpu-moe",
         default=False,
-        help="Mixture-of-experts models: keep every block's expert weights in host memory, the attention and "
-        "dense weights on the GPU.",
+        help=mark(
+            "Mixture-of-experts models: keep every block's expert weights in host memory, the attention and "
+            "dense weights on the GPU.",
+            "params",
+        ),
     ).field()
     n_outputs_max: int = IntSpec(
-        label="Outputs reserved",
+        label=mark("Outputs reserved", "params"),
         flag="--n-outputs-max",
         minimum=OUTPUTS_PER_SLOT,
         maximum=8192,
         default=OUTPUTS_PER_SLOT,
         panel=False,  # the default is what the engine reads; the flag also plans loads made elsewhere
-        help="Tokens per micro-batch whose next-token scores the compute buffer has room for, each n_vocab "
-        "floats (about 1 MiB for a 248k vocabulary). -1 (the default): one per parallel slot, which is "
-        "all chat reads; 0: a whole batch, llama.cpp's own default.",
+        help=mark(
+            "Tokens per micro-batch whose next-token scores the compute buffer has room for, each n_vocab "
+            "floats (about 1 MiB for a 248k vocabulary). -1 (the default): one per parallel slot, which is "
+            "all chat reads; 0: a whole batch, llama.cpp's own default.",
+            "params",
+        ),
     ).field()
     kv_unified: bool = BoolSpec(
-        label="One KV cache for all slots",
+        label=mark("One KV cache for all slots", "params"),
         flag="--kv-unified",
         default=False,
         panel=False,  # only matters with several parallel slots
-        help="Parallel slots share one KV cache instead of a slice each: a slot can use the whole context "
-        "while the others are idle.",
+        help=mark(
+            "Parallel slots share one KV cache instead of a slice each: a slot can use the whole context "
+            "while the others are idle.",
+            "params",
+        ),
     ).field()
     op_offload: bool = BoolSpec(
-        label="Offload host operations to the GPU",
+        label=mark("Offload host operations to the GPU", "params"),
         flag="--op-offload",
         default=True,
         panel=False,
-        help="With layers or experts kept on the CPU, prompt processing copies their weights to the GPU, "
-        "batch by batch, and computes there. --no-op-offload computes them on the CPU instead: no room "
-        "for those copies in the GPU's compute buffer, but much slower prompt processing.",
+        help=mark(
+            "With layers or experts kept on the CPU, prompt processing copies their weights to the GPU, "
+            "batch by batch, and computes there. --no-op-offload computes them on the CPU instead: no room "
+            "for those copies in the GPU's compute buffer, but much slower prompt processing.",
+            "params",
+        ),
     ).field()
     # Several GPUs. Shown by the window only where there is more than one device to choose among.
     split_mode: str = ChoiceSpec(
-        label="Split mode",
+        label=mark("Split mode", "params"),
         flag="--split-mode",
         choices=SPLIT_MODES,
         default="layer",
         panel=False,
-        help="How the model is spread over several GPUs: layer (whole layers and their KV cache on each GPU by "
-        "the tensor split), row (each weight matrix split by rows over the GPUs; the CUDA backend of the bundled "
-        "llama.cpp cannot load this way), none (everything on the main GPU).",
+        help=mark(
+            "How the model is spread over several GPUs: layer (whole layers and their KV cache on each GPU by "
+            "the tensor split), row (each weight matrix split by rows over the GPUs; the CUDA backend of the bundled "
+            "llama.cpp cannot load this way), none (everything on the main GPU).",
+            "params",
+        ),
     ).field()
     tensor_split: str = ListTextSpec(
-        label="Tensor split",
+        label=mark("Tensor split", "params"),
         example="3,1",
         normalised=normalised_split,
         flag="--tensor-split",
         default="",
         panel=False,
-        help="Share of the model on each GPU, in device order, e.g. 3,1 (three quarters on the first). Empty: "
-        "in proportion to each GPU's free memory, as llama.cpp does.",
+        help=mark(
+            "Share of the model on each GPU, in device order, e.g. 3,1 (three quarters on the first). Empty: "
+            "in proportion to each GPU's free memory, as llama.cpp does.",
+            "params",
+        ),
     ).field()
     main_gpu: int = IntSpec(
-        label="Main GPU",
+        label=mark("Main GPU", "params"),
         flag="--main-gpu",
         minimum=0,
         maximum=MAX_DEVICES - 1,
         default=0,
         panel=False,
-        help="The GPU that holds the whole model with split mode none (0 is the first).",
+        help=mark("The GPU that holds the whole model with split mode none (0 is the first).", "params"),
     ).field()
     # Other machines' devices (llama.cpp's --rpc): listed before this machine's GPUs, as llama.cpp lists them.
     rpc_servers: str = ListTextSpec(
-        label="RPC servers",
+        label=mark("RPC servers", "params"),
         example="10.0.0.5:50052",
         normalised=normalised_endpoints,
         flag="--rpc",
         default="",
         panel=False,
-        help="Devices of other machines, each running `tightfit rpc-worker` (llama.cpp's RPC server): "
-        "host:port,host:port (at most 16). They come first in the device list and count as GPUs for the GPU "
-        "layers and the tensor split.",
+        help=mark(
+            "Devices of other machines, each running `tightfit rpc-worker` (llama.cpp's RPC server): "
+            "host:port,host:port (at most 16). They come first in the device list and count as GPUs for the GPU "
+            "layers and the tensor split.",
+            "params",
+        ),
     ).field()
 
     def validated(self) -> LoadSettings:
@@ -502,14 +541,14 @@ FLASH_ATTN_MODES = cast(ChoiceSpec, SPECS_BY_KEY["flash_attn"]).choices
 # Memory kept free on every GPU: llama.cpp's --fit keeps 1024 MiB by default.
 MARGIN = IntSpec(
     key="margin_mib",
-    label="Margin",
+    label=mark("Margin", "params"),
     flag="--margin-mib",
     minimum=0,
     maximum=8192,
     default=1024,
     step=256,
     suffix=" MiB",
-    help="Memory kept free on each GPU, as llama.cpp's --fit does (1024 MiB by default).",
+    help=mark("Memory kept free on each GPU, as llama.cpp's --fit does (1024 MiB by default).", "params"),
 )
 
 
@@ -533,7 +572,7 @@ def _named(spec: Spec[Any], lower: bool = False) -> Words:
     return fixed(spec.label, "params", english)
 
 
-def changes(before: LoadSettings, after: LoadSettings) -> str:
+def changes(before: LoadSettings, after: LoadSettings) -> Text:
     """What differs between two sets of settings, in words ("GPU layers 65 → 56, context 8192 → 4096")."""
     moved = [
         words(
@@ -548,7 +587,7 @@ def changes(before: LoadSettings, after: LoadSettings) -> str:
     return joined(", ", moved) if moved else words("nothing to change, these settings already fit")
 
 
-def describe(settings: LoadSettings, specs: Iterable[IntSpec] = SIZING_PARAMS) -> str:
+def describe(settings: LoadSettings, specs: Iterable[IntSpec] = SIZING_PARAMS) -> Text:
     # An option that is off by default (no experts on the CPU) is named only when it is on.
     shown = (s for s in specs if s.default != 0 or getattr(settings, s.key))
     return joined(

@@ -45,7 +45,7 @@ from gui.core.params import (
     NetworkLink,
     split_proportions,
 )
-from gui.core.words import Words, words
+from gui.core.words import Text, Words, english, mark, words
 
 __all__ = [
     "OLDER_BUILDS",
@@ -103,9 +103,9 @@ _ATTN_TENSORS = ("attn_k.", "attn_qkv.", "attn_kv_a_mqa.", "attn_k_b.")
 class Verdict(StrEnum):
     """Whether a load fits: the one word the planner, the quant table, the CLI and the views use."""
 
-    FITS = "fits"
-    TIGHT = "tight"  # fits, but inside the safety margin
-    WONT_FIT = "will not fit"
+    FITS = mark("fits", "planner")
+    TIGHT = mark("tight", "planner")  # fits, but inside the safety margin
+    WONT_FIT = mark("will not fit", "planner")
 
     @property
     def rank(self) -> int:
@@ -115,7 +115,11 @@ class Verdict(StrEnum):
     @property
     def answer(self) -> str:
         """The short answer to "does it fit?" (the quant table's column)."""
-        return {Verdict.FITS: "yes", Verdict.TIGHT: "tight", Verdict.WONT_FIT: "no"}[self]
+        return {
+            Verdict.FITS: mark("yes", "planner"),
+            Verdict.TIGHT: mark("tight", "planner"),
+            Verdict.WONT_FIT: mark("no", "planner"),
+        }[self]
 
 
 @dataclass(frozen=True)
@@ -195,8 +199,8 @@ class Plan:
     fits: bool
     verdict: Verdict
     predicted_tg_tok_s: float | None
-    notes: tuple[str, ...]
-    suggestions: tuple[str, ...]
+    notes: tuple[Text, ...]
+    suggestions: tuple[Text, ...]
     weights_bytes: int  # exact bytes of all placed weights (a tied output copied to a GPU counts twice)
     settings: LoadSettings
     cpu_expert_layers: int = 0  # blocks on a GPU whose expert tensors stay in host memory
@@ -612,7 +616,7 @@ def _cuda_fa_kernel(head_k: int, head_v: int, gqa: int) -> bool:
 
 def cuda_flash_attn_gaps(
     attn_heads: Iterable[tuple[int, int, int]], cache_type_k: str, cache_type_v: str
-) -> tuple[str, ...]:
+) -> tuple[Text, ...]:
     """What CUDA's flash-attention kernels lack for these attention layers and cache types, in words
     ("head size 192/128 with 4 query heads per KV head", "iq4_nl V cache"); () when every layer has one."""
     missing = [
@@ -881,7 +885,7 @@ class _Split:
 
     used: tuple[bool, ...]  # per device: in llama.cpp's device list (split mode none keeps only the main GPU)
     points: tuple[float, ...]  # cumulative, normalized proportions of the used devices, as C floats
-    note: str = ""  # a Words when there is one
+    note: Text = ""  # a Words when there is one
     by_memory: bool = False  # the proportions are the devices' free memory
 
 
@@ -911,7 +915,7 @@ def _split(s: LoadSettings, devices: Sequence[Device]) -> _Split:
         raise ValueError(ROW_SPLIT_REFUSED)
     given = split_proportions(s.tensor_split)
     weights = [_f32(v) for v in given[:n]] + [0.0] * max(0, n - len(given))
-    note = ""
+    note: Text = ""
     if len(given) > n:
         note = words("the tensor split names {given} devices; llama.cpp reads the first {n}", given=len(given), n=n)
     by_memory = not any(weights)
@@ -1443,9 +1447,9 @@ def _plan(
 
 def _notes(
     shape: ModelShape, s: LoadSettings, c: _Context, devices: Sequence[Device], gpus: list[_Tally], host: _Tally
-) -> tuple[str, ...]:
+) -> tuple[Text, ...]:
     """What the figures alone do not say, one sentence each (gui/core/words.py: the window translates them)."""
-    notes: list[str] = []
+    notes: list[Text] = []
     if shape.rec_layers:
         notes.append(
             words(
@@ -1568,10 +1572,10 @@ def _suggestions(
     ram_bw: float | None,
     current: Plan,
     env: _Env = _ENV,
-) -> tuple[str, ...]:
+) -> tuple[Text, ...]:
     """What would make the plan fit or, when it fits with part of the model in host memory, put more
     on the GPU: each change with the MiB it frees on the fullest card and what that then allows."""
-    out: list[str] = []
+    out: list[Text] = []
     n_all = shape.n_layer + 1
     ngl = _gpu_layers(s, shape.n_layer, len(devices))
     short = not current.fits
@@ -1582,7 +1586,7 @@ def _suggestions(
     placed = _fit_experts(shape, s, devices, margin, env) if movable else s
     experts_now = placed.cpu_expert_layers(shape.n_layer)
 
-    def ceiling(alt: LoadSettings) -> str:
+    def ceiling(alt: LoadSettings) -> Text:
         """The decode ceiling with ``alt``, as the end of a suggestion ('' when it is not known)."""
         p = _plan(shape, alt, tuple(devices), margin, ram_bw, with_suggestions=False, env=env)
         return (
@@ -1793,7 +1797,7 @@ def plan_to_json(p: Plan) -> dict[str, Any]:
         "predicted_tg_tok_s": None if p.predicted_tg_tok_s is None else round(p.predicted_tg_tok_s, 1),
         "link_hops": p.link_hops,
         "link_ms_per_token": round(p.link_ms_per_token, 3),
-        "notes": list(p.notes),
-        "suggestions": list(p.suggestions),
+        "notes": [english(note) for note in p.notes],
+        "suggestions": [english(suggestion) for suggestion in p.suggestions],
         "settings": asdict(p.settings),
     }

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gui.core.gpu_sample import GpuSample
-from gui.core.words import words
+from gui.core.words import Text, english, mark, words
 
 __all__ = [
     "DEFAULT_LOSS_PCT",
@@ -76,7 +76,7 @@ class CapLimits:
         default = sample.power_default_w if sample.power_default_w is not None else sample.power_max_w
         return cls(low, high, min(max(_half_up(default), low), high))
 
-    def describe(self) -> str:
+    def describe(self) -> Text:
         return words("{low}-{high} W, default {default} W", low=self.min_w, high=self.max_w, default=self.default_w)
 
 
@@ -335,7 +335,7 @@ class Recommendation:
     loss_pct: float  # this cap's speed below the best's, in percent
     allowed_loss_pct: float
     power_saved_pct: float | None  # its mean power below the best row's, in percent
-    message: str  # a sentence (gui/core/words.py)
+    message: Text  # a sentence (gui/core/words.py)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -346,7 +346,7 @@ class Recommendation:
             "loss_pct": round(self.loss_pct, 2),
             "allowed_loss_pct": self.allowed_loss_pct,
             "power_saved_pct": _rounded(self.power_saved_pct, 1),
-            "message": self.message,
+            "message": english(self.message),
         }
 
 
@@ -363,7 +363,7 @@ def recommend(rows: Sequence[SweepRow], loss_pct: float = DEFAULT_LOSS_PCT) -> R
     saved = None
     if chosen.mean_power_w is not None and best.mean_power_w:
         saved = 100 * (1 - chosen.mean_power_w / best.mean_power_w)
-    message: str
+    message: Text
     if chosen is best:
         message = words(
             "{cap} W: the fastest cap ({speed} tok/s); no lower cap is within {allowed}%",
@@ -390,9 +390,10 @@ def recommend(rows: Sequence[SweepRow], loss_pct: float = DEFAULT_LOSS_PCT) -> R
     return Recommendation(chosen.cap_w, chosen.tok_s, best.cap_w, best.tok_s, loss, allowed, saved, message)
 
 
-SIMULATED_NOTE = (
+SIMULATED_NOTE = mark(
     "SIMULATED card: tok/s is the engine's rate at the first cap times the card's speed at each cap (its clocks "
-    "against unthrottled, from its physics); the engine itself runs on this machine."
+    "against unthrottled, from its physics); the engine itself runs on this machine.",
+    "power_sweep",
 )
 
 
@@ -401,20 +402,27 @@ SIMULATED_NOTE = (
 
 def table_header(simulated: bool) -> list[str]:
     """The columns of a sweep's table; a simulated card adds the engine's own rate and the card's speed factor."""
-    header = ["cap W", "tok/s", "vs best"]
+    header = [mark("cap W", "power_sweep"), mark("tok/s", "power_sweep"), mark("vs best", "power_sweep")]
     if simulated:
-        header += ["engine tok/s", "card speed"]
-    return [*header, "power W", "tok/J", "end °C", "SM MHz", "throttled"]
+        header += [mark("engine tok/s", "power_sweep"), mark("card speed", "power_sweep")]
+    return [
+        *header,
+        mark("power W", "power_sweep"),
+        mark("tok/J", "power_sweep"),
+        mark("end °C", "power_sweep"),
+        mark("SM MHz", "power_sweep"),
+        mark("throttled", "power_sweep"),
+    ]
 
 
-def row_cells(row: SweepRow, best_tok_s: float, simulated: bool) -> list[str]:
+def row_cells(row: SweepRow, best_tok_s: float, simulated: bool) -> list[Text]:
     """One row's cells under table_header(simulated); `best_tok_s`: the fastest row's speed so far."""
-    versus: str
+    versus: Text
     if row.tok_s == best_tok_s:
         versus = words("best")
     else:
         versus = f"{100 * (row.tok_s / best_tok_s - 1):+.1f}%" if best_tok_s > 0 else _NOT_KNOWN
-    cells = [str(row.cap_w), f"{row.tok_s:.1f}", versus]
+    cells: list[Text] = [str(row.cap_w), f"{row.tok_s:.1f}", versus]
     if simulated:
         cells += [f"{row.engine_tok_s:.1f}", f"{row.speed_factor:.3f}"]
     return [
@@ -427,7 +435,7 @@ def row_cells(row: SweepRow, best_tok_s: float, simulated: bool) -> list[str]:
     ]
 
 
-def _throttled(row: SweepRow) -> str:
+def _throttled(row: SweepRow) -> Text:
     if not row.reasons_known:
         return _NOT_KNOWN
     shares = [f"{reason} {share:.0%}" for reason, share in row.throttle.items() if share > 0]
@@ -437,7 +445,7 @@ def _throttled(row: SweepRow) -> str:
 _NOT_KNOWN = words("n/a")
 
 
-def _number(value: float | None, spec: str) -> str:
+def _number(value: float | None, spec: str) -> Text:
     return _NOT_KNOWN if value is None else format(value, spec)
 
 
@@ -454,9 +462,9 @@ class SweepResult:
     rows: tuple[SweepRow, ...]
     original_w: int
     partial: bool
-    reason: str
+    reason: Text
     restored: bool
-    restore_message: str
+    restore_message: Text
     recommendation: Recommendation | None
     simulated: bool = False
 
@@ -466,9 +474,9 @@ class SweepResult:
             "rows": [row.to_dict() for row in self.rows],
             "original_limit_w": self.original_w,
             "partial": self.partial,
-            "reason": self.reason,
+            "reason": english(self.reason),
             "restored": self.restored,
-            "restore_message": self.restore_message,
+            "restore_message": english(self.restore_message),
             "recommendation": self.recommendation.to_dict() if self.recommendation is not None else None,
             "simulated": self.simulated,
         }

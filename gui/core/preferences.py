@@ -21,6 +21,7 @@ from gui.core.prometheus_text import scrape_urls
 from gui.core.protocol import Sampling
 from gui.core.specs import ChoiceSpec, FloatSpec, IntSpec, Spec, specs_of
 from gui.core.theme import ThemeChoice, parse_choice
+from gui.core.words import mark
 
 __all__ = [
     "ALERT_C",
@@ -126,45 +127,45 @@ def _dump_table(dump_one: Callable[[T], Any]) -> Callable[[dict[str, T]], Any]:
 # 70 °C for about 5 % fewer tokens/s; the card's own limits are checked when it is applied.
 CAP = IntSpec(
     key="cap_watts",
-    label="Power cap",
+    label=mark("Power cap", "params"),
     minimum=1,
     maximum=9999,
     default=200,
     suffix=" W",
-    help="Power limit to apply; checked against this card's minimum and maximum",
+    help=mark("Power limit to apply; checked against this card's minimum and maximum", "params"),
 )
 
 # The monitor's own settings.
 ALERT_TEMPERATURE = FloatSpec(
     key="alert_c",
-    label="Alert temperature",
+    label=mark("Alert temperature", "params"),
     minimum=30.0,
     maximum=120.0,
     step=1.0,
     decimals=0,
     default=83.0,
     suffix=" °C",
-    help="Alert when the GPU reaches this temperature",
+    help=mark("Alert when the GPU reaches this temperature", "params"),
 )
 SAMPLE_INTERVAL = FloatSpec(
     key="interval_s",
-    label="Sampling interval",
+    label=mark("Sampling interval", "params"),
     minimum=0.25,
     maximum=5.0,
     step=0.25,
     default=1.0,
     suffix=" s",
-    help="How often the GPU and the host are read (0.25 to 5 s)",
+    help=mark("How often the GPU and the host are read (0.25 to 5 s)", "params"),
 )
 
 # Where the window serves its model to other programs (the API key is not kept: it is typed each session).
 SERVE_PORT = IntSpec(
     key="serve_port",
-    label="Port",
+    label=mark("Port", "params"),
     minimum=0,
     maximum=65535,
     default=DEFAULT_PORT,
-    help="The port the API listens on (0: a free one, said once listening)",
+    help=mark("The port the API listens on (0: a free one, said once listening)", "params"),
 )
 SERVE_HOST: Preference[str] = Preference("serve_host", DEFAULT_HOST, _string)
 SERVE_PORT_NUMBER: Preference[int] = Preference.of(SERVE_PORT)

@@ -23,7 +23,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit, urlunsplit
 
-from gui.core.words import Words, words
+from gui.core.words import Text, Words, message_of, words
 
 __all__ = [
     "MAX_BODY_BYTES",
@@ -121,7 +121,7 @@ def parse(
         text = body
     wanted = frozenset(names) if names is not None else None
     series: list[Series] = []
-    bad: list[tuple[int, str]] = []
+    bad: list[tuple[int, Text]] = []
     bad_count = cut = read = 0
     start = 0
     number = 0
@@ -154,7 +154,7 @@ def parse(
             one = _series(line, name_match.end(), name)
         except ValueError as exc:
             bad_count += 1
-            bad.append((number, exc.args[0] if exc.args and isinstance(exc.args[0], str) else str(exc)))
+            bad.append((number, message_of(exc)))
             continue
         if len(series) >= max_series:
             cut += 1

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeGuard, get_args
 
 from gui.core.specs import FloatSpec, IntSpec, specs_of
-from gui.core.words import words
+from gui.core.words import Text, mark, words
 
 PROTOCOL_VERSION = 9
 
@@ -31,75 +31,75 @@ class Sampling:
     """llama.cpp's native sampler chain settings. temperature 0 means greedy."""
 
     temperature: float = FloatSpec(
-        label="Temperature",
+        label=mark("Temperature", "params"),
         flag="--temperature",
         minimum=0.0,
         maximum=5.0,
         step=0.05,
         default=0.7,
-        help="0 picks the likeliest token every time.",
+        help=mark("0 picks the likeliest token every time.", "params"),
     ).field()
     top_k: int = IntSpec(
-        label="Top-k",
+        label=mark("Top-k", "params"),
         flag="--top-k",
         minimum=0,
         maximum=1000,
         default=40,
-        help="Keep only the k likeliest tokens (0: all).",
+        help=mark("Keep only the k likeliest tokens (0: all).", "params"),
     ).field()
     top_p: float = FloatSpec(
-        label="Top-p",
+        label=mark("Top-p", "params"),
         flag="--top-p",
         minimum=0.0,
         maximum=1.0,
         default=0.95,
-        help="Keep the likeliest tokens up to this total probability.",
+        help=mark("Keep the likeliest tokens up to this total probability.", "params"),
     ).field()
     min_p: float = FloatSpec(
-        label="Min-p",
+        label=mark("Min-p", "params"),
         flag="--min-p",
         minimum=0.0,
         maximum=1.0,
         default=0.05,
-        help="Drop tokens below this fraction of the likeliest.",
+        help=mark("Drop tokens below this fraction of the likeliest.", "params"),
     ).field()
     repeat_penalty: float = FloatSpec(
-        label="Repeat penalty",
+        label=mark("Repeat penalty", "params"),
         flag="--repeat-penalty",
         minimum=0.5,
         maximum=2.0,
         default=1.1,
-        help="Above 1 discourages repeating.",
+        help=mark("Above 1 discourages repeating.", "params"),
     ).field()
     repeat_last_n: int = IntSpec(
-        label="Repeat window",
+        label=mark("Repeat window", "params"),
         flag="--repeat-last-n",
         minimum=0,
         maximum=4096,
         default=64,
         panel=False,
-        help="How many recent tokens the repeat penalty looks at.",
+        help=mark("How many recent tokens the repeat penalty looks at.", "params"),
     ).field()
     presence_penalty: float = FloatSpec(
-        label="Presence penalty",
+        label=mark("Presence penalty", "params"),
         flag="--presence-penalty",
         minimum=-2.0,
         maximum=2.0,
         default=0.0,
         panel=False,
-        help="Above 0 discourages any token already in the repeat window, however often it came.",
+        help=mark("Above 0 discourages any token already in the repeat window, however often it came.", "params"),
     ).field()
     frequency_penalty: float = FloatSpec(
-        label="Frequency penalty",
+        label=mark("Frequency penalty", "params"),
         flag="--frequency-penalty",
         minimum=-2.0,
         maximum=2.0,
         default=0.0,
         panel=False,
-        help="Above 0 discourages a token in proportion to how often it came in the repeat window.",
+        help=mark("Above 0 discourages a token in proportion to how often it came in the repeat window.", "params"),
     ).field()
     seed: int = IntSpec(
-        label="Seed",
+        label=mark("Seed", "params"),
         flag="--seed",
         minimum=0,
         maximum=RANDOM_SEED,
@@ -118,12 +118,12 @@ class Sampling:
 
 MAX_TOKENS = IntSpec(
     key="max_tokens",
-    label="Max tokens",
+    label=mark("Max tokens", "params"),
     flag="--max-tokens",
     minimum=1,
     maximum=32768,
     default=512,
-    help="The reply stops after this many tokens.",
+    help=mark("The reply stops after this many tokens.", "params"),
 )
 
 
@@ -225,7 +225,7 @@ class EngineBuild:
     cuda_runtime: str | None = None  # the CUDA runtime the build loaded ("12.4"); None without CUDA
     ggml_version: str = ""  # "0.25.3 (0c1e570)": the llama.cpp (ggml) the package was built from
 
-    def describe(self) -> str:
+    def describe(self) -> Text:
         offload = words("GPU offload supported") if self.gpu_offload else words("no GPU offload")
         version = self.llama_cpp_python
         if not self.cuda_archs:
@@ -266,7 +266,7 @@ class Loaded:
     # How replies are formatted unless a request says otherwise: "model" (the file's own template) or the
     # name of a format in gui.core.chat_formats.FORMATS.
     chat_format: str
-    chat_format_reason: str = ""  # why, in words for the user; empty when the file's template is used as it is
+    chat_format_reason: Text = ""  # why, in words for the user; empty when the file's template is used as it is
     # What llama.cpp logged allocating, by buffer type ("CUDA0": model + KV + compute + output MiB), from
     # llama_log.parse_buffers: its own figures to set beside the plan and the driver's reading.
     buffers_mib: dict[str, float] = field(default_factory=dict)
@@ -275,7 +275,7 @@ class Loaded:
 @dataclass(frozen=True)
 class LoadFailed:
     model_path: str
-    error: str
+    error: Text
 
 
 @dataclass(frozen=True)
@@ -330,7 +330,7 @@ class Done:
 @dataclass(frozen=True)
 class GenerateFailed:
     request_id: int
-    error: str
+    error: Text
     kind: str = ""  # "context_full" (n_prompt, n_ctx say by how much), "template", "decode", "input" (an empty prompt)
     n_prompt: int = 0
     n_ctx: int = 0
@@ -343,7 +343,7 @@ class DryRunResult:
     request_id: int
     model_path: str
     ok: bool
-    error: str  # empty when ok
+    error: Text  # empty when ok
     weights_bytes: int  # llama_model_size: all weight tensors, exact
     n_params: int
     kv_mib: float  # every KV cache (an interleaved-SWA model has two)
@@ -373,7 +373,7 @@ class Notice:
     """Something the user should know about a reply that still goes ahead (e.g. a template fallback)."""
 
     request_id: int
-    text: str
+    text: Text
 
 
 @dataclass(frozen=True)
@@ -409,13 +409,13 @@ class BenchDone:
 @dataclass(frozen=True)
 class BenchFailed:
     request_id: int
-    error: str
+    error: Text
     kind: str = ""  # "no_model", "context" (the test needs more context than the load has), "decode", "input"
 
 
 @dataclass(frozen=True)
 class CommandRejected:
-    error: str
+    error: Text
 
 
 @dataclass(frozen=True)

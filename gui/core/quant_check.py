@@ -41,7 +41,7 @@ from types import MappingProxyType
 
 from gui.core.ggml_types import GGML_TYPES, GGML_TYPES_BY_NAME, LLAMA_FTYPE_GUESSED, LLAMA_FTYPE_NAMES
 from gui.core.gguf_reader import GGUFHeader, TensorInfo
-from gui.core.words import words
+from gui.core.words import Text, words
 
 __all__ = ["MIXES", "QuantCheck", "QuantMix", "check_quant"]
 
@@ -140,7 +140,7 @@ class QuantCheck:
     share: float = 0.0  # fraction of the judged weights in that type
     bits_per_weight: float | None = None  # over the judged weights
     expected: tuple[float, float] | None = None  # the mix's range of bits per weight
-    problem: str = ""
+    problem: Text = ""
 
     @property
     def contradicts(self) -> bool:
@@ -208,9 +208,9 @@ def check_quant(header: GGUFHeader) -> QuantCheck:
     return replace(found, label=dominant if wrong_type else shown, problem=problem)
 
 
-def _either(names: tuple[str, ...]) -> str:
+def _either(names: tuple[str, ...]) -> Text:
     """The names joined by "or", one pair at a time, so that the window translates each "or"."""
-    said: str = names[0]
+    said: Text = names[0]
     for name in names[1:]:
         said = words("{first} or {second}", first=said, second=name)
     return said

@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from gui.core.words import joined, words
+from gui.core.words import Text, joined, words
 
 __all__ = ["QUALITY", "SOURCE", "QuantQuality", "normalize_quant_name", "quality_of"]
 
@@ -42,14 +42,14 @@ class QuantQuality:
 
     name: str
     rank: int
-    level: str  # "reference", "near-lossless", "very low loss", ... "severe loss" (words, as is the hint)
-    hint: str  # one short line for a table cell or tooltip
+    level: Text  # "reference", "near-lossless", "very low loss", ... "severe loss" (words, as is the hint)
+    hint: Text  # one short line for a table cell or tooltip
     ppl_increase: float | None  # from the llama.cpp table; None where it gives bpw only
 
 
 # (name, level, ppl increase or None, bits per weight (what places a type the table gives no ppl for), extra words),
 # best first.
-_TABLE: tuple[tuple[str, str, float | None, float | None, str], ...] = (
+_TABLE: tuple[tuple[str, Text, float | None, float | None, Text], ...] = (
     ("F32", words("reference"), 0.0, 32.0, words("unquantised; twice the size of F16 for no gain")),
     ("BF16", words("reference"), -0.0050, 16.0, words("unquantised")),
     ("F16", words("reference"), 0.0020, 16.0, words("unquantised")),
@@ -83,8 +83,8 @@ _TABLE: tuple[tuple[str, str, float | None, float | None, str], ...] = (
 )
 
 
-def _hint(level: str, ppl: float | None, bpw: float | None, extra: str) -> str:
-    parts = [level]
+def _hint(level: Text, ppl: float | None, bpw: float | None, extra: Text) -> Text:
+    parts: list[Text] = [level]
     if ppl is not None and level != "reference":
         parts.append(words("+{ppl} ppl on Llama-3-8B", ppl=f"{ppl:.4f}"))
     elif ppl is None and bpw is not None:

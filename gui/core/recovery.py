@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from gui.core.gguf_reader import GGUFHeader
 from gui.core.params import CONTEXT, FLOAT_CACHE_TYPES, LoadSettings, llama_gpu_layers
 from gui.core.planner import Device, auto_fit, plan
-from gui.core.words import words
+from gui.core.words import Text, words
 
 EXTRA_MARGIN_MIB = 512.0  # the estimate was not enough last time: leave more room on each GPU
 
@@ -16,7 +16,7 @@ EXTRA_MARGIN_MIB = 512.0  # the estimate was not enough last time: leave more ro
 @dataclass(frozen=True)
 class SaferLoad:
     settings: LoadSettings
-    change: str  # what differs, in words, e.g. "48 GPU layers instead of 65"
+    change: Text  # what differs, in words, e.g. "48 GPU layers instead of 65"
 
 
 def safer_settings(

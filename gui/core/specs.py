@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar, cast
 
-from gui.core.words import Words, fixed, words
+from gui.core.words import Text, Words, fixed, message_of, words
 
 __all__ = ["BoolSpec", "ChoiceSpec", "FloatSpec", "IntSpec", "Spec", "specs_of"]
 
@@ -26,7 +26,7 @@ class Spec(Generic[T]):
     """What every kind of setting has. ``key`` is the field name, filled in by :func:`specs_of`."""
 
     label: str  # what the window shows
-    help: str  # tooltip and CLI help
+    help: Text  # tooltip and CLI help
     default: T
     flag: str = ""  # CLI flag, llama.cpp's spelling where it has one; "" for none
     key: str = ""
@@ -202,7 +202,7 @@ def parse_value_list(spec: Spec[Any], text: str) -> list[Any]:
             value = _parse_item(spec, item)
         except ValueError as exc:
             raise ValueError(
-                words("{flag}: {why}", flag=spec.flag, why=exc.args[0] if len(exc.args) == 1 else str(exc))
+                words("{flag}: {why}", flag=spec.flag, why=exc.args[0] if len(exc.args) == 1 else message_of(exc))
             ) from None
         if value not in values:
             values.append(value)

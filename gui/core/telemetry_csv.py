@@ -18,6 +18,7 @@ from typing import IO
 from gui.core.gpu_sample import SERIES_FIELDS, GpuSample
 from gui.core.telemetry_fields import ADDED_READINGS, FIRST_READINGS
 from gui.core.tick import HostSample, Tick
+from gui.core.words import english
 
 __all__ = [
     "GPU_FIELDS",
@@ -93,7 +94,7 @@ def host_values(tick: Tick) -> dict[str, Cell]:
     cores = host.cpu_pct
     return {
         "time_monotonic": host.timestamp,
-        "status": tick.status,
+        "status": english(tick.status),
         "engine_tok_s": tick.engine_tok_s,
         "cpu_avg_pct": sum(cores) / len(cores) if cores else None,
         "cpu_max_pct": max(cores) if cores else None,

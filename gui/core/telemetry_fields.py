@@ -15,8 +15,8 @@ history and its CSV column (``gpu0_fan_pct``). Everything else follows the decla
 - tests/fake_nvml.py answers a declared function from a fake GPU's readings, checked against pynvml's signature.
 
 The pynvml functions and constants are named as pynvml names them, so this module needs no pynvml. Titles and
-labels are English here and translated where the window shows them: `monitor_text` marks the monitor's (context
-"monitor"), `chart_text` the charts' (context "charts"); bench/i18n_extract.py collects both.
+labels are English here and translated where the window shows them: ``mark(text, "monitor")`` marks the monitor's,
+``mark(text, "charts")`` the charts' (gui/core/words.py); bench/i18n_extract.py collects both.
 
 A new reading is one `Reading` at the end of `ADDED_READINGS`, and the translation of its words.
 """
@@ -26,6 +26,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+from gui.core.words import mark
 
 if TYPE_CHECKING:
     from gui.core.simulated_gpu import SimulatedGpu
@@ -42,22 +44,10 @@ __all__ = [
     "Reading",
     "Readout",
     "YRange",
-    "chart_text",
-    "monitor_text",
     "reading",
 ]
 
 _MIB = float(1 << 20)
-
-
-def monitor_text(text: str) -> str:
-    """``text`` as it is, marked for translation in the monitor's context (bench/i18n_extract.py collects it)."""
-    return text
-
-
-def chart_text(text: str) -> str:
-    """``text`` as it is, marked for translation in the charts' context (bench/i18n_extract.py collects it)."""
-    return text
 
 
 @dataclass(frozen=True)
@@ -83,7 +73,7 @@ class Readout:
     its row, their values one after the other ("12% / 0%")."""
 
     key: str
-    title: str  # monitor_text(...)
+    title: str  # mark(..., "monitor")
     pattern: str  # the value's format: "{:.0f} °C"; a missing value reads "n/a"
 
 
@@ -110,7 +100,7 @@ class ChartGroup:
     """One of the GPU charts: the readings whose `Curve` names it are its lines, in declaration order."""
 
     key: str
-    title: str  # chart_text(...)
+    title: str  # mark(..., "charts")
     unit: str  # as the chart shows its values (a curve's scale turns the reading's unit into it)
     y_range: YRange
 
@@ -120,7 +110,7 @@ class Curve:
     """A reading's line in a GPU chart."""
 
     chart: str  # its ChartGroup's key
-    label: str  # chart_text(...)
+    label: str  # mark(..., "charts")
     level: bool = False  # a rarely changing limit: drawn dashed, as steps through its change points
     scale: float = 1.0  # reading × scale = plotted value (MiB → GiB)
     shared: bool = False  # drawn for every GPU when several share the charts (the main lines only)
@@ -144,11 +134,11 @@ class Reading:
 
 CHART_GROUPS: tuple[ChartGroup, ...] = (
     # The alert and slowdown lines count as drawn: the chart always has room for them.
-    ChartGroup("temperature", chart_text("Temperature"), "°C", YRange(low=20.0, least=90.0, margin=5.0)),
-    ChartGroup("power", chart_text("Power"), "W", YRange(least=100.0, headroom=1.08)),
-    ChartGroup("utilisation", chart_text("Utilisation"), "%", YRange(top=103.0)),
-    ChartGroup("vram", chart_text("VRAM"), "GiB", YRange(least=1.0, headroom=1.08)),
-    ChartGroup("clocks", chart_text("Clocks"), "MHz", YRange(least=500.0, headroom=1.1)),
+    ChartGroup("temperature", mark("Temperature", "charts"), "°C", YRange(low=20.0, least=90.0, margin=5.0)),
+    ChartGroup("power", mark("Power", "charts"), "W", YRange(least=100.0, headroom=1.08)),
+    ChartGroup("utilisation", mark("Utilisation", "charts"), "%", YRange(top=103.0)),
+    ChartGroup("vram", mark("VRAM", "charts"), "GiB", YRange(least=1.0, headroom=1.08)),
+    ChartGroup("clocks", mark("Clocks", "charts"), "MHz", YRange(least=500.0, headroom=1.1)),
 )
 
 _GIB = 1.0 / 1024.0
@@ -176,8 +166,8 @@ FIRST_READINGS: tuple[Reading, ...] = (
         "°C",
         # The older call first: it works on every driver old cards run; the V form only on newer ones.
         NvmlCall("nvmlDeviceGetTemperature", ("NVML_TEMPERATURE_GPU",), fallbacks=("nvmlDeviceGetTemperatureV",)),
-        readout=Readout("temperature", monitor_text("Temp"), "{:.0f} °C"),
-        curve=Curve("temperature", chart_text("GPU"), shared=True),
+        readout=Readout("temperature", mark("Temp", "monitor"), "{:.0f} °C"),
+        curve=Curve("temperature", mark("GPU", "charts"), shared=True),
         simulated=lambda gpu: round(gpu.temperature_c, 1),
     ),
     Reading(  # the driver starts cutting clocks here
@@ -196,16 +186,16 @@ FIRST_READINGS: tuple[Reading, ...] = (
         "power_w",
         "W",
         _milliwatts("nvmlDeviceGetPowerUsage"),
-        readout=Readout("power", monitor_text("Power"), "{:.0f} W"),
-        curve=Curve("power", chart_text("draw"), shared=True),
+        readout=Readout("power", mark("Power", "monitor"), "{:.0f} W"),
+        curve=Curve("power", mark("draw", "charts"), shared=True),
         simulated=lambda gpu: round(gpu.power_w, 2),
     ),
     Reading(  # enforced: what the driver holds the card to right now
         "power_limit_w",
         "W",
         _milliwatts("nvmlDeviceGetEnforcedPowerLimit"),
-        readout=Readout("limit", monitor_text("Limit"), "{:.0f} W"),
-        curve=Curve("power", chart_text("enforced limit"), level=True, shared=True),
+        readout=Readout("limit", mark("Limit", "monitor"), "{:.0f} W"),
+        curve=Curve("power", mark("enforced limit", "charts"), level=True, shared=True),
         simulated=lambda gpu: gpu.power_limit_w,
     ),
     Reading(  # the constraints a power cap must respect
@@ -230,21 +220,21 @@ FIRST_READINGS: tuple[Reading, ...] = (
         "gpu_util_pct",
         "%",
         NvmlCall("nvmlDeviceGetUtilizationRates", part="gpu"),
-        curve=Curve("utilisation", chart_text("GPU"), shared=True),
+        curve=Curve("utilisation", mark("GPU", "charts"), shared=True),
         simulated=lambda gpu: round(100.0 * gpu.load, 1),
     ),
     Reading(  # memory controller busy time, not capacity
         "mem_util_pct",
         "%",
         NvmlCall("nvmlDeviceGetUtilizationRates", part="memory"),
-        curve=Curve("utilisation", chart_text("memory")),
+        curve=Curve("utilisation", mark("memory", "charts")),
         simulated=lambda gpu: round(90.0 * gpu.load, 1),  # decode keeps the memory controller nearly as busy
     ),
     Reading(
         "memory_used_mib",
         "MiB",
         _memory("used"),
-        curve=Curve("vram", chart_text("used"), scale=_GIB, shared=True),
+        curve=Curve("vram", mark("used", "charts"), scale=_GIB, shared=True),
         simulated=lambda gpu: gpu.memory_used_mib,
     ),
     Reading("memory_free_mib", "MiB", _memory("free"), simulated=lambda gpu: gpu.total_mib - gpu.memory_used_mib),
@@ -252,28 +242,28 @@ FIRST_READINGS: tuple[Reading, ...] = (
         "memory_total_mib",
         "MiB",
         _memory("total"),
-        curve=Curve("vram", chart_text("total"), level=True, scale=_GIB, shared=True),
+        curve=Curve("vram", mark("total", "charts"), level=True, scale=_GIB, shared=True),
         simulated=lambda gpu: gpu.total_mib,
     ),
     Reading(
         "sm_clock_mhz",
         "MHz",
         NvmlCall("nvmlDeviceGetClockInfo", ("NVML_CLOCK_SM",)),
-        curve=Curve("clocks", chart_text("SM"), shared=True),
+        curve=Curve("clocks", mark("SM", "charts"), shared=True),
         simulated=lambda gpu: round(gpu.sm_clock_mhz()),
     ),
     Reading(
         "mem_clock_mhz",
         "MHz",
         NvmlCall("nvmlDeviceGetClockInfo", ("NVML_CLOCK_MEM",)),
-        curve=Curve("clocks", chart_text("memory")),
+        curve=Curve("clocks", mark("memory", "charts")),
         simulated=lambda gpu: gpu.profile.mem_mhz if gpu.in_use else gpu.profile.idle_mem_mhz,
     ),
     Reading(
         "fan_pct",
         "%",
         NvmlCall("nvmlDeviceGetFanSpeed"),
-        readout=Readout("fan", monitor_text("Fan"), "{:.0f}%"),
+        readout=Readout("fan", mark("Fan", "monitor"), "{:.0f}%"),
         simulated=lambda gpu: gpu.fan_pct(),
     ),
     Reading(  # 0 (max performance) .. 15 (min)
@@ -281,7 +271,7 @@ FIRST_READINGS: tuple[Reading, ...] = (
         "",
         NvmlCall("nvmlDeviceGetPerformanceState", unknown="NVML_PSTATE_UNKNOWN"),
         integer=True,
-        readout=Readout("pstate", monitor_text("P-state"), "P{}"),
+        readout=Readout("pstate", mark("P-state", "monitor"), "P{}"),
         simulated=lambda gpu: 0 if gpu.in_use else 8,
     ),
     Reading(  # volatile: since the driver loaded
@@ -312,7 +302,7 @@ FIRST_READINGS: tuple[Reading, ...] = (
     Reading("pcie_width_max", "lanes", NvmlCall("nvmlDeviceGetMaxPcieLinkWidth"), integer=True, simulated=lambda _: 16),
 )
 
-_VIDEO_ENGINES = Readout("codec", monitor_text("Enc/dec"), "{:.0f}%")
+_VIDEO_ENGINES = Readout("codec", mark("Enc/dec", "monitor"), "{:.0f}%")
 
 # Readings added since the CSV's first layout, oldest first: a new one goes at the end.
 ADDED_READINGS: tuple[Reading, ...] = (
@@ -324,7 +314,7 @@ ADDED_READINGS: tuple[Reading, ...] = (
         "%",
         NvmlCall("nvmlDeviceGetEncoderUtilization", part=0),
         readout=_VIDEO_ENGINES,
-        curve=Curve("utilisation", chart_text("encoder"), colours=("#ad1457", "#f06292")),
+        curve=Curve("utilisation", mark("encoder", "charts"), colours=("#ad1457", "#f06292")),
         simulated=lambda _: 0.0,
     ),
     Reading(
@@ -332,7 +322,7 @@ ADDED_READINGS: tuple[Reading, ...] = (
         "%",
         NvmlCall("nvmlDeviceGetDecoderUtilization", part=0),
         readout=_VIDEO_ENGINES,
-        curve=Curve("utilisation", chart_text("decoder"), colours=("#b35900", "#ffb74d")),
+        curve=Curve("utilisation", mark("decoder", "charts"), colours=("#b35900", "#ffb74d")),
         simulated=lambda _: 0.0,
     ),
 )

@@ -51,7 +51,7 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment, SandboxedFormatter, sa
 from jinja2.utils import Namespace, generate_lorem_ipsum, pass_environment, pass_eval_context
 from jinja2.visitor import NodeTransformer
 
-from gui.core.words import words
+from gui.core.words import Text, words
 
 __all__ = [
     "DEFAULT_LIMITS",
@@ -165,13 +165,13 @@ class Budget:
             )
         self.check_time()
 
-    def fits(self, chars: int, what: str = _STRING_OR_LIST) -> None:
+    def fits(self, chars: int, what: Text = _STRING_OR_LIST) -> None:
         if chars > self.cap:
             raise BudgetExceeded(
                 words("it tried to make {what} longer than the limit of {n} characters", what=what, n=f"{self.cap:,}")
             )
 
-    def make(self, chars: int, what: str = _STRING_OR_LIST) -> None:
+    def make(self, chars: int, what: Text = _STRING_OR_LIST) -> None:
         """A value of about ``chars`` characters is being made."""
         self.fits(chars, what)
         self.made_left -= chars

@@ -9,6 +9,7 @@ import math
 from dataclasses import dataclass
 
 from gui.core.gpu_sample import GpuSample
+from gui.core.words import Text
 
 __all__ = ["HostSample", "Tick"]
 
@@ -27,5 +28,5 @@ class HostSample:
 class Tick:
     gpus: tuple[GpuSample, ...]
     host: HostSample
-    status: str = ""  # why there are no GPU readings (no driver, ...), in words; '' when there are
+    status: Text = ""  # why there are no GPU readings (no driver, ...), in words; '' when there are
     engine_tok_s: float = math.nan  # the engine's generation rate when the tick was taken; NaN: never reported

@@ -18,7 +18,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from gui.core.params import LoadSettings
-from gui.core.words import Words, message_of, words
+from gui.core.words import Text, Words, english, message_of, words
 
 __all__ = [
     "CARD_FORMAT",
@@ -123,7 +123,9 @@ def parse_card(data: bytes | str) -> TuningCard:
     except CardError:
         raise
     except ValueError as exc:  # JSONDecodeError, and an integer of more digits than Python converts
-        raise CardError(words("not a tuning card: not JSON ({reason})", reason=_one_line(str(exc), 80))) from None
+        raise CardError(
+            words("not a tuning card: not JSON ({reason})", reason=_one_line(message_of(exc), 80))
+        ) from None
     return parse_object(value)
 
 
@@ -267,12 +269,12 @@ def check_model(card: TuningCard, sha256: str, file_name: str | None = None) -> 
     )
 
 
-def _one_line(text: str, limit: int = 200) -> str:
-    line = " ".join(text.split())
+def _one_line(text: Text, limit: int = 200) -> str:
+    line = " ".join(english(text).split())
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
-def _show(value: Any) -> str:
+def _show(value: Any) -> Text:
     """A value from a card, for a message: its repr, bounded."""
     if isinstance(value, dict | list):
         return words("a JSON {kind}", kind=type(value).__name__)

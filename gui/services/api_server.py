@@ -34,7 +34,7 @@ from aiohttp import web
 from gui.core import openai_api as api
 from gui.core import protocol as p
 from gui.core.openai_api import ApiError, CompletionRequest
-from gui.core.words import Words, by_english, words
+from gui.core.words import Text, Words, by_english, english, english_error, words
 
 if TYPE_CHECKING:  # this module does not start workers and need not import the client
     from gui.services.engine_client import ClientEvent, WorkerExited
@@ -102,7 +102,7 @@ class ApiActivity:
     ttft_ms: float = 0.0
     decode_tok_s: float = 0.0
     finish_reason: str = ""
-    error: str = ""
+    error: Text = ""
     stats: p.ReplyStats | None = None  # the engine's own figures for a reply that ended with Done
 
 
@@ -463,7 +463,7 @@ class ApiServer:
                 concurrent=self.slots > 1,
             )
         except Exception as exc:  # the engine process is not running
-            message = f"The engine is not running: {exc}"
+            message = f"The engine is not running: {english_error(exc)}"
             raise ApiError(503, message, "server_error", None, "engine_unavailable") from exc
         # Events for it are dispatched on this thread, after this returns: none can be missed.
         reply = _Reply(request_id, _endpoint(request))
@@ -477,7 +477,7 @@ class ApiServer:
         try:
             self.engine.stop(reply.request_id)
         except Exception as exc:  # the engine is gone: nothing will answer for it
-            self._put(reply, _Ended(str(exc)))
+            self._put(reply, _Ended(english_error(exc)))
 
     async def _events(self, request: CompletionRequest, reply: _Reply) -> AsyncIterator[ClientEvent]:
         """The reply's events up to and including Done; an engine failure becomes an ApiError."""
@@ -488,7 +488,7 @@ class ApiServer:
                     raise api.context_error(event.n_prompt, event.n_ctx, request.chat)
                 if event.kind == "input":
                     raise api.invalid(event.error, "prompt")
-                raise ApiError(500, f"The engine could not generate: {event.error}", "server_error")
+                raise ApiError(500, f"The engine could not generate: {english(event.error)}", "server_error")
             if isinstance(event, _Ended):
                 raise ApiError(503, f"The reply ended: {event.error}", "server_error", None, "engine_unavailable")
             yield event
@@ -587,7 +587,7 @@ async def _json_body(request: web.Request) -> Any:
     try:
         return json.loads(raw, parse_constant=_refuse_constant)
     except (ValueError, RecursionError) as exc:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
-        raise api.invalid(f"The body is not valid JSON: {exc}.") from None
+        raise api.invalid(f"The body is not valid JSON: {english_error(exc)}.") from None
 
 
 __all__ = ["ActivityListener", "ApiActivity", "ApiServer", "Engine", "ServedModel"]

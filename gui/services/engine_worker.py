@@ -41,7 +41,7 @@ from gui.core.llama_log import explain_failure, parse_buffers, parse_dry_run
 from gui.core.params import LoadSettings, llama_gpu_layers
 from gui.core.stop_text import StopText
 from gui.core.system_info import backend_of, cuda_archs
-from gui.core.words import Words, message_of, words
+from gui.core.words import Text, Words, english_error, message_of, words
 from gui.services.rpc import unreachable as rpc_unreachable
 
 # Imported in run_worker() so that importing this module stays cheap and side-effect free.
@@ -202,7 +202,7 @@ class Engine:
             except (EOFError, OSError):
                 command = p.Shutdown()  # the client went away
             except p.ProtocolError as exc:  # not a command of this build: refused, and the worker goes on
-                self.send(p.CommandRejected(str(exc)))
+                self.send(p.CommandRejected(message_of(exc)))
                 continue
             if isinstance(command, p.Stop):
                 self.stop_ids.add(command.request_id)
@@ -236,14 +236,14 @@ class Engine:
             try:
                 self.dispatch(command)
             except Exception as exc:  # keep serving; the client shows the message
-                self.send(p.CommandRejected(f"{type(exc).__name__}: {exc}"))
+                self.send(p.CommandRejected(f"{type(exc).__name__}: {english_error(exc)}"))
 
     def dispatch(self, command: p.Command) -> None:
         if isinstance(command, p.Load):
             try:
                 self.load(command)
             except Exception as exc:  # whatever went wrong, the window must hear that this load ended
-                self.send(p.LoadFailed(command.model_path, f"{type(exc).__name__}: {exc}"))
+                self.send(p.LoadFailed(command.model_path, f"{type(exc).__name__}: {english_error(exc)}"))
         elif isinstance(command, p.Unload):
             self.unload()
             self.send(p.Unloaded())
@@ -369,7 +369,7 @@ class Engine:
     def dry_run(self, command: p.DryRun) -> p.DryRunResult:
         started = time.perf_counter()
 
-        def result(ok: bool, error: str = "", weights: int = 0, n_params: int = 0) -> p.DryRunResult:
+        def result(ok: bool, error: Text = "", weights: int = 0, n_params: int = 0) -> p.DryRunResult:
             figures = parse_dry_run(lines)
             return p.DryRunResult(
                 request_id=command.request_id,
@@ -390,7 +390,7 @@ class Engine:
         try:
             settings = LoadSettings.from_dict(command.settings).validated()
         except ValueError as exc:
-            return result(False, str(exc))
+            return result(False, message_of(exc))
         if unreachable_rpc := _rpc_problem(settings):
             return result(False, unreachable_rpc)
         mparams = model_params(settings)
@@ -857,7 +857,7 @@ class Engine:
             llama.llama_set_n_threads(self.ctx, self.n_threads, self.n_threads)
         self.send(p.BenchDone(rid, n_prompt, n_gen, n_depth, threads, tuple(samples), stopped))
 
-    def _bench_prompt(self, batches: list[Any], where: str, stop_for: int | None = None) -> None:
+    def _bench_prompt(self, batches: list[Any], where: Text, stop_for: int | None = None) -> None:
         """Decode prepared batches, then wait for the backend (test_prompt). ``stop_for``: an untimed run (warm-up,
         depth) that a Stop for that request ends between batches."""
         if not batches:
@@ -872,7 +872,7 @@ class Engine:
                 raise _BenchStopped
         llama.llama_synchronize(self.ctx)
 
-    def _bench_gen(self, tokens: list[int], where: str) -> None:
+    def _bench_gen(self, tokens: list[int], where: Text) -> None:
         """Single-token decodes, each waited for (test_gen)."""
         one = self._one_token
         batch_one = llama.llama_batch_get_one(one, 1)
@@ -1010,7 +1010,7 @@ def _builtin_template_names() -> frozenset[str]:
         room = n
 
 
-def _in_words(failed: str, log_lines: list[str]) -> str:
+def _in_words(failed: Text, log_lines: list[str]) -> Text:
     """Why a load failed: what llama.cpp's log says, in words, or ``failed`` when it says nothing useful."""
     failure = explain_failure(log_lines, None)
     if failure.kind == "unknown" and not failure.summary.startswith("llama.cpp reported"):
@@ -1126,7 +1126,7 @@ def _ggml_function(name: str, argtypes: list[Any], restype: Any) -> Any:
 _DEV_GPU, _DEV_IGPU = 1, 2
 
 
-def _rpc_problem(settings: LoadSettings) -> str:
+def _rpc_problem(settings: LoadSettings) -> Text:
     """Why the load's RPC servers cannot be used, in words; '' when they can (or there are none)."""
     if not settings.rpc_servers:
         return ""
@@ -1237,7 +1237,7 @@ def run_worker(commands: Connection, events: Connection, log_path: str | None, c
         try:
             os.sched_setaffinity(0, cpus)
         except OSError as exc:  # CPUs taken offline since: run unpinned rather than not at all
-            print(f"tightfit: could not pin the engine to CPUs {cpus}: {exc}", file=sys.stderr)
+            print(f"tightfit: could not pin the engine to CPUs {cpus}: {english_error(exc)}", file=sys.stderr)
     import llama_cpp
 
     llama = llama_cpp

@@ -35,7 +35,7 @@ from urllib.parse import urlsplit
 from gui.core.gpu_sample import GpuSample
 from gui.core.prometheus_text import MAX_BODY_BYTES, Exposition, ExpositionError, parse, scrape_url
 from gui.core.telemetry_history import GPU_FORGET_S
-from gui.core.words import Words, joined, words
+from gui.core.words import Text, Words, joined, message_of, words
 from gui.services.bounded_http import Cutoff, HttpStatus, TransferError, get, read_up_to
 
 __all__ = [
@@ -121,8 +121,8 @@ class ExporterStatus:
     url: str
     host: str = ""  # the machine, once an answer named it (else the URL's host)
     gpus: int = 0
-    problem: str = ""  # why it gave no GPU, in words; '' when it did
-    warnings: tuple[str, ...] = ()  # lines of the answer that did not read, and the like
+    problem: Text = ""  # why it gave no GPU, in words; '' when it did
+    warnings: tuple[Text, ...] = ()  # lines of the answer that did not read, and the like
     answered: bool = False  # False until the first try ended
     when: float = math.nan  # the clock when the last try ended
 
@@ -313,15 +313,15 @@ class ExporterPoller:
         stop = stop or threading.Event()
         host = _host_of(url)
         gpus: tuple[RemoteGpu, ...] = ()
-        warnings: tuple[str, ...] = ()
-        problem: str = ""
+        warnings: tuple[Text, ...] = ()
+        problem: Text = ""
         try:
             body = self._fetch(url, self.timeout_s, stop)
             exposition = parse(body, _METRICS)
         except HttpStatus as exc:
             problem = words("{url} answered HTTP {code}", url=url, code=exc.code)
         except (TransferError, ExpositionError) as exc:
-            why = exc.args[0] if exc.args and isinstance(exc.args[0], str) else str(exc)
+            why = message_of(exc)
             problem = words("{host} cannot be read: {why}", host=host, why=why)
         except Exception as exc:  # a fetch that broke its promise: said, and the thread lives on
             log.exception("reading the exporter %s failed", url)

@@ -49,7 +49,7 @@ from platformdirs import user_data_dir
 
 from gui.core.chat import Conversation, Turn
 from gui.core.protocol import ReplyStats
-from gui.core.words import message_of, words
+from gui.core.words import Text, english_error, message_of, words
 from gui.services.sqlite_schema import migrate, wal_mode, write_transaction
 
 __all__ = [
@@ -236,7 +236,7 @@ class HistoryStore:
         and an opening falls back to a history in memory.
         """
         self.path = Path(path) if path is not None else default_history_path()
-        self.warning: str | None = None
+        self.warning: Text | None = None
         self.persistent = True  # False: the file could not be used, this session's chats live in memory
         self._lock = threading.RLock()
         self._busy_timeout_s = busy_timeout_s
@@ -246,7 +246,7 @@ class HistoryStore:
             if isinstance(e, HistoryError):
                 reason = message_of(e)
             elif isinstance(e, OSError):
-                reason = f"{e.filename or self.path}: {e.strerror or e}"
+                reason = f"{e.filename or self.path}: {e.strerror or english_error(e)}"
             else:
                 reason = words("the chat history at {path} cannot be opened: {error}", path=self.path, error=e)
             self.warning = words(
@@ -369,7 +369,7 @@ class HistoryStore:
                             self._db.execute("INSERT INTO messages_fts (messages_fts) VALUES ('rebuild')")
                     return True
                 except sqlite3.OperationalError as e:
-                    if "fts5" not in str(e).lower():
+                    if "fts5" not in message_of(e).lower():
                         raise  # locked, read-only, ...: not about full-text search
                     log.info("full-text search unavailable (%s); searching with LIKE", e)
             with self._write():

@@ -30,7 +30,7 @@ from typing import Any, TypeGuard
 from urllib.parse import quote, urljoin, urlparse
 
 from gui.core.gguf_reader import GGUFHeader, combine_split, parse_split_name
-from gui.core.words import message_of, words
+from gui.core.words import Text, message_of, words
 from gui.services.bounded_http import (
     Cut,
     Cutoff,
@@ -75,7 +75,7 @@ class HubListing:
     """A repository's GGUF files, and what is worth saying about the listing (cut short, entries skipped)."""
 
     files: list[RemoteFile]
-    notes: list[str] = field(default_factory=list)
+    notes: list[Text] = field(default_factory=list)
 
 
 class HubClient:
@@ -138,7 +138,7 @@ class HubClient:
         """The token for a request to ``url``: only a URL on this hub gets it."""
         return self.auth_token() if same_origin(url, self.endpoint) else None
 
-    def use_token(self, token: str | None) -> str:
+    def use_token(self, token: str | None) -> Text:
         """Use ``token`` from now on (None or "": forget it) and keep it in the system keyring, or for this
         session only when there is none. Worker threads. Returns words on where it went (never the token)."""
         token = (token or "").strip() or None
@@ -160,7 +160,7 @@ class HubClient:
             self._token_from = "keyring"
         return words("Token saved in the system keyring; it is used for listing, header reads and downloads.")
 
-    def token_words(self) -> str:
+    def token_words(self) -> Text:
         """Which token requests send, in words (never the token itself). Worker threads."""
         self.auth_token()
         with self._lock:
@@ -190,7 +190,7 @@ class HubClient:
         tree = f"{self.endpoint}/api/models/{repo}/tree/{quote(revision, safe='')}"
         url: str | None = f"{tree}?recursive=true&expand=false"
         entries: list[Any] = []
-        notes: list[str] = []
+        notes: list[Text] = []
         seen: set[str] = set()
         budget = self.max_listing_bytes
         with Cutoff(self.deadline, what=words("the hub")) as cut:
@@ -382,7 +382,7 @@ def _entries_prefix(body: bytes, limit: int) -> list[Any]:
     return entries
 
 
-def _listing_words(exc: HttpStatus, repo: str, revision: str, token_sent: bool) -> str:
+def _listing_words(exc: HttpStatus, repo: str, revision: str, token_sent: bool) -> Text:
     if exc.error_code == "RevisionNotFound":
         return words("{repo}: revision {revision} not found", repo=repo, revision=repr(revision))
     return http_words(exc.code, repo, token_sent=token_sent, error_code=exc.error_code, server_says=exc.server_says)

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from gui.core.journey import BenchRecord, BuildInfo, JourneyData, LoadRecord, ReplyRecord
-from gui.core.words import message_of, words
+from gui.core.words import Text, english_error, message_of, words
 from gui.services.history import default_history_path
 from gui.services.sqlite_schema import migrate, wal_mode, write_transaction
 
@@ -171,7 +171,7 @@ class JourneyStore:
         file it cannot use: see the module docstring."""
         self.path = Path(path) if path is not None else default_journey_path()
         self.limits = {**LIMITS, **(limits or {})}
-        self.warning: str | None = None
+        self.warning: Text | None = None
         self.persistent = True
         self._lock = threading.RLock()
         self._busy_timeout_s = busy_timeout_s
@@ -181,7 +181,7 @@ class JourneyStore:
             if isinstance(e, JourneyError):
                 reason = message_of(e)
             elif isinstance(e, OSError):
-                reason = f"{e.filename or self.path}: {e.strerror or e}"
+                reason = f"{e.filename or self.path}: {e.strerror or english_error(e)}"
             elif isinstance(e, sqlite3.DatabaseError) and _is_corruption(e):
                 reason = words(
                     "{path} cannot be read ({error}); move it away to start a new journey", path=self.path, error=e

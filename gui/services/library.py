@@ -30,7 +30,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from gui.core.gguf_reader import GGUFHeader, parse_split_name
-from gui.core.words import words
+from gui.core.words import message_of, words
 from gui.services.models import ModelEntry, describe_file
 
 __all__ = [
@@ -243,7 +243,7 @@ def _read(path: Path) -> ModelEntry:
         entry = describe_file(path)
     except Exception as exc:  # a reader bug must cost one file, not the scanning thread
         log.exception("library: unexpected error reading %s", path)
-        error = words("{file}: unexpected error ({error})", file=path.name, error=str(exc))
+        error = words("{file}: unexpected error ({error})", file=path.name, error=message_of(exc))
         return ModelEntry(path=path, name=path.name, size_bytes=0, error=error)
     if entry.error is not None:
         return entry

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from gui.core.gguf_reader import GGUFError, GGUFHeader, parse_split_name, read_model
 from gui.core.quant_check import QuantCheck, check_quant
-from gui.core.words import message_of, words
+from gui.core.words import Text, message_of, words
 
 
 @dataclass(frozen=True)
@@ -26,14 +26,14 @@ class ModelEntry:
     context_length: int | None = None
     architecture: str | None = None
     n_parts: int = 1
-    error: str | None = None  # why the file cannot be used; the entry is still listed
+    error: Text | None = None  # why the file cannot be used; the entry is still listed
     header: GGUFHeader | None = field(default=None, compare=False, repr=False)  # for the planner
     n_params: int | None = None
     bits_per_weight: float | None = None
     has_chat_template: bool = False
     type_mix: tuple[tuple[str, int], ...] = ()  # bytes per ggml type, largest first
     # Why the file can be planned but not loaded (cut short, or a header without weights); "" when it can.
-    not_loadable: str = ""
+    not_loadable: Text = ""
     quant_check: QuantCheck | None = None  # the header's quant name against its tensors; None for errors
 
     @property
@@ -53,7 +53,7 @@ def describe_file(path: Path) -> ModelEntry:
         error = (
             message_of(exc)
             if isinstance(exc, GGUFError)
-            else words("{name}: {why}", name=path.name, why=exc.strerror or str(exc))
+            else words("{name}: {why}", name=path.name, why=exc.strerror or message_of(exc))
         )
         return ModelEntry(path=path, name=path.name, size_bytes=size, error=error)
     split = parse_split_name(path.name)
@@ -76,7 +76,7 @@ def describe_file(path: Path) -> ModelEntry:
     )
 
 
-def _not_loadable(path: Path, header: GGUFHeader) -> str:
+def _not_loadable(path: Path, header: GGUFHeader) -> Text:
     """Whether the weights the header promises are in the file: a download cut short, or a header-only
     (sparse) file of the kind used for planning, can be planned but not loaded."""
     if header.is_truncated:

@@ -18,7 +18,7 @@ from typing import Any
 from gui.core import gpu_sample as reasons
 from gui.core.gpu_sample import GpuProcess, GpuSample
 from gui.core.telemetry_fields import READINGS, NvmlCall, Reading
-from gui.core.words import fixed, words
+from gui.core.words import Text, english, fixed, mark, message_of, words
 
 __all__ = [
     "DriverInfo",
@@ -53,7 +53,7 @@ class GpuInfo:
 @dataclass(frozen=True)
 class GpuQuery:
     gpus: tuple[GpuInfo, ...]
-    error: str  # why there are none, in words; empty when NVML answered
+    error: Text  # why there are none, in words; empty when NVML answered
 
 
 class Nvml:
@@ -63,7 +63,7 @@ class Nvml:
         self._module = module
         self._lock = threading.Lock()
         self._started = False
-        self._start_error = ""
+        self._start_error: Text = ""
         self._start_code: int | None = None  # NVML's error code for _start_error
         self._clock = clock
         self._logged: set[tuple[int, str, int | None]] = set()  # (gpu, field, NVML code) already logged
@@ -76,7 +76,7 @@ class Nvml:
             self._module = pynvml
         return self._module
 
-    def start(self) -> str:
+    def start(self) -> Text:
         """Initialise NVML once; return an error in words, or '' when it is ready."""
         with self._lock:
             if self._started or self._start_error:
@@ -133,7 +133,7 @@ class Nvml:
             )
         return GpuQuery(tuple(gpus), "" if gpus else "NVML found no usable GPU")
 
-    def device_count(self) -> tuple[int, str]:
+    def device_count(self) -> tuple[int, Text]:
         """How many GPUs NVML sees, and why none where it sees none ('' when it answered)."""
         error = self.start()
         if error:
@@ -167,7 +167,9 @@ class Nvml:
             min_w=sample.power_min_w,
             max_w=sample.power_max_w,
             default_w=sample.power_default_w,
-            error="; ".join(f"{k}: {v}" for k, v in sample.errors.items() if k.startswith(("power", "gpu", "nvml"))),
+            error="; ".join(
+                f"{k}: {english(v)}" for k, v in sample.errors.items() if k.startswith(("power", "gpu", "nvml"))
+            ),
         )
 
     def driver_info(self) -> DriverInfo:
@@ -266,11 +268,11 @@ class DriverInfo:
     driver_version: str | None  # "570.133.20"
     nvml_version: str | None  # "12.570.133.20": the NVML library's, which must match the driver's
     cuda_version: str | None  # "12.8": the newest CUDA runtime this driver can run
-    error: str  # why NVML gave nothing, in words; '' when it answered
+    error: Text  # why NVML gave nothing, in words; '' when it answered
     # NVML would not start because the library and the loaded kernel module are different versions
     # (a driver update without a reboot).
     mismatch: bool = False
-    errors: dict[str, str] = field(default_factory=dict)  # field name -> why it has no value
+    errors: dict[str, Text] = field(default_factory=dict)  # field name -> why it has no value
 
 
 @dataclass(frozen=True)
@@ -285,7 +287,7 @@ class GpuHealth:
     remapped_rows_pending: bool | None = None  # rows waiting for a GPU reset to be remapped
     remapped_rows_failure: bool | None = None  # a row could not be remapped: no spare rows left
     lost: bool = False
-    errors: dict[str, str] = field(default_factory=dict)
+    errors: dict[str, Text] = field(default_factory=dict)
 
 
 class _FieldReader:
@@ -298,7 +300,7 @@ class _FieldReader:
     def __init__(self, nvml: Any, index: int, log_once: Callable[[int, str, int | None, str], None]) -> None:
         self.nvml = nvml
         self.index = index
-        self.errors: dict[str, str] = {}
+        self.errors: dict[str, Text] = {}
         self.lost = False
         self._log_once = log_once
 
@@ -319,7 +321,7 @@ class _FieldReader:
         nvml = self.nvml
         not_found = getattr(nvml, "NVML_ERROR_FUNCTION_NOT_FOUND", 13)
         code: int | None = None
-        words = ""
+        words: Text = ""
         for function, args in attempts:
             read = getattr(nvml, function, None)
             if read is None:
@@ -338,7 +340,7 @@ class _FieldReader:
             self.errors["gpu"] = words
             return None
         self.errors[field] = words
-        self._log_once(self.index, field, code, words)
+        self._log_once(self.index, field, code, english(words))
         return None
 
 
@@ -504,16 +506,20 @@ def _compute_capability(nvml: Any, handle: Any) -> str | None:
     return f"{pair[0]}.{pair[1]}" if pair else None
 
 
-def describe_nvml_error(nvml: Any, exc: Exception) -> str:
+def describe_nvml_error(nvml: Any, exc: Exception) -> Text:
     """NVML's error in words, translated in the window (context "nvml")."""
     code = getattr(exc, "value", None)
     said = {
-        getattr(nvml, "NVML_ERROR_LIBRARY_NOT_FOUND", -1): "no NVIDIA driver found (NVML library missing)",
-        getattr(nvml, "NVML_ERROR_DRIVER_NOT_LOADED", -2): "the NVIDIA driver is not loaded",
-        getattr(nvml, "NVML_ERROR_NO_PERMISSION", -3): "no permission to read the GPU",
-        getattr(nvml, "NVML_ERROR_NOT_SUPPORTED", -4): "not supported by this GPU",
-        getattr(nvml, "NVML_ERROR_GPU_IS_LOST", -5): "the GPU fell off the bus",
-        getattr(nvml, "NVML_ERROR_LIB_RM_VERSION_MISMATCH", -6): "driver/library version mismatch (reboot?)",
+        getattr(nvml, "NVML_ERROR_LIBRARY_NOT_FOUND", -1): mark(
+            "no NVIDIA driver found (NVML library missing)", "nvml"
+        ),
+        getattr(nvml, "NVML_ERROR_DRIVER_NOT_LOADED", -2): mark("the NVIDIA driver is not loaded", "nvml"),
+        getattr(nvml, "NVML_ERROR_NO_PERMISSION", -3): mark("no permission to read the GPU", "nvml"),
+        getattr(nvml, "NVML_ERROR_NOT_SUPPORTED", -4): mark("not supported by this GPU", "nvml"),
+        getattr(nvml, "NVML_ERROR_GPU_IS_LOST", -5): mark("the GPU fell off the bus", "nvml"),
+        getattr(nvml, "NVML_ERROR_LIB_RM_VERSION_MISMATCH", -6): mark(
+            "driver/library version mismatch (reboot?)", "nvml"
+        ),
     }
     known = said.get(code)
-    return fixed(known, "nvml") if known is not None else words("NVML error: {error}", error=str(exc))
+    return fixed(known, "nvml") if known is not None else words("NVML error: {error}", error=message_of(exc))

@@ -34,7 +34,7 @@ from typing import Literal
 
 from gui.core.gpu_sample import GpuSample
 from gui.core.simulated_gpu import SimulatedGpu
-from gui.core.words import Words, joined, message_of, words
+from gui.core.words import Text, Words, joined, message_of, words
 from gui.services.desktop import packaging_dir
 from gui.services.nvml import Nvml
 
@@ -122,7 +122,7 @@ class Decision:
     allowed: bool
     watts: int | None
     clamped: bool
-    message: str
+    message: Text
 
 
 @dataclass(frozen=True)
@@ -131,7 +131,7 @@ class PowerResult:
     index: int
     requested_w: int
     enforced_w: float | None  # what the helper (or simulator) read back; None where unknown
-    message: str
+    message: Text
     exit_code: int | None = None
     via: Via | None = None  # the path that ran last; None where nothing ran
 
@@ -202,7 +202,7 @@ class PowerLimiter:
         """Every GPU this limiter acts on is simulated: no helper, no privileges."""
         return bool(self._simulators)
 
-    def readiness(self) -> str:
+    def readiness(self) -> Text:
         """Why a cap cannot work yet on this machine, with what to run once to fix it; "" when it can.
         (A look at two paths on disk: no privileges, no helper run.)"""
         if self.simulated:
@@ -333,9 +333,9 @@ class PowerLimiter:
                 return PowerResult(Outcome.TIMED_OUT, index, watts, None, message, via=via)
             except OSError as exc:
                 if via == "pkexec":
-                    pkexec_failed = words("pkexec could not be run ({error})", error=str(exc))
+                    pkexec_failed = words("pkexec could not be run ({error})", error=message_of(exc))
                     continue
-                message = words("could not run {program}: {error}", program=argv[0], error=str(exc))
+                message = words("could not run {program}: {error}", program=argv[0], error=message_of(exc))
                 return PowerResult(Outcome.FAILED, index, watts, None, message, via=via)
             if via == "pkexec" and done.returncode == PKEXEC_DISMISSED:
                 message = words(
@@ -392,7 +392,7 @@ def _why_pkexec_failed(stderr: str) -> Words:
     return words("pkexec failed ({detail})", detail=_first_line(stderr) or words("exit status 127, no message"))
 
 
-def _interpret(done: RunOutput, index: int, watts: int, via: Via, pkexec_failed: str | None = None) -> PowerResult:
+def _interpret(done: RunOutput, index: int, watts: int, via: Via, pkexec_failed: Text | None = None) -> PowerResult:
     report = _last_json_line(done.stdout)
     enforced = report.get("enforced_w")
     enforced_w = float(enforced) if isinstance(enforced, int | float) else None
@@ -404,7 +404,7 @@ def _interpret(done: RunOutput, index: int, watts: int, via: Via, pkexec_failed:
         else words("via {via}; {failed}", via=via, failed=pkexec_failed)
     )
 
-    def result(outcome: Outcome, message: str) -> PowerResult:
+    def result(outcome: Outcome, message: Text) -> PowerResult:
         return PowerResult(outcome, index, watts, enforced_w, message, code, via)
 
     if code == 0:
@@ -498,7 +498,7 @@ def click_words(decision: Decision | None, result: PowerResult) -> tuple[Outcome
 
 
 def all_words(
-    refused: Mapping[int, str], done: Sequence[tuple[int, Decision, PowerResult, float | None]]
+    refused: Mapping[int, Text], done: Sequence[tuple[int, Decision, PowerResult, float | None]]
 ) -> tuple[Outcome, Words]:
     """What "Cap all" ended in: one outcome (the first failure, else clamped where any card was, else applied)
     and a line per GPU in GPU order — why a card was refused, or its outcome, the helper's answer and the

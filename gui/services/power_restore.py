@@ -33,7 +33,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import IO
 
-from gui.core.words import words
+from gui.core.words import message_of, words
 from gui.services.power_limit import HELPER_PATH, PowerLimiter
 
 __all__ = ["READY", "Watchdog", "WatchdogError", "main"]
@@ -96,7 +96,7 @@ class Watchdog:
         except OSError as exc:
             token.unlink(missing_ok=True)
             raise WatchdogError(
-                words("could not start the watchdog that restores the power limit: {error}", error=str(exc))
+                words("could not start the watchdog that restores the power limit: {error}", error=message_of(exc))
             ) from exc
         finally:
             if log_file is not None:

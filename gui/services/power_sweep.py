@@ -40,7 +40,7 @@ from gui.core import protocol as p
 from gui.core.gpu_sample import GpuSample
 from gui.core.power_sweep import CapLimits, SweepResult, SweepRow, Window
 from gui.core.simulated_gpu import SimulatedGpu
-from gui.core.words import message_of, words
+from gui.core.words import Text, joined, message_of, words
 from gui.services.engine_client import ClientEvent, EngineUnavailable, WorkerExited
 from gui.services.power_limit import Outcome, PowerLimiter, PowerResult
 from gui.services.power_restore import Watchdog, WatchdogError
@@ -106,7 +106,7 @@ class Workload:
             )
         return self
 
-    def describe(self) -> str:
+    def describe(self) -> Text:
         if self.tokens is not None:
             measured = words("{n} tokens", n=self.tokens)
         else:
@@ -247,7 +247,7 @@ class PowerSweep:
             except WatchdogError as exc:
                 raise SweepError(message_of(exc)) from exc
         rows: list[SweepRow] = []
-        reason = ""
+        reason: Text = ""
         touched = False  # a cap was asked for: from then on the limit is restored, whatever happens
         restored: PowerResult | None = None
         try:
@@ -434,8 +434,9 @@ class EngineFeed:
         except queue.Empty:
             return None
         if isinstance(event, WorkerExited):
-            detail = f" {event.failure.summary}" if event.failure else ""
-            raise EngineUnavailable(event.reason + detail)
+            raise EngineUnavailable(
+                joined(" ", (event.reason, event.failure.summary)) if event.failure else event.reason
+            )
         return event
 
 

@@ -32,6 +32,7 @@ from gui.core.gguf_reader import GGUFError, GGUFHeader
 from gui.core.params import ALL_LAYERS, CONTEXT, MARGIN, LoadSettings, NetworkLink
 from gui.core.planner import Device, Verdict, auto_fit, plan
 from gui.core.quant_quality import quality_of
+from gui.core.words import Text, english_error
 from gui.services.models import ModelEntry
 
 __all__ = ["QuantRow", "QuantSource", "quant_rows"]
@@ -62,11 +63,11 @@ class QuantRow:
     cpu_expert_layers: int  # MoE: blocks whose experts stay in host memory in that configuration
     needed_mib: float  # GPU memory a full offload at ``ctx`` needs (first device); 0 without GPU
     quality_rank: int | None  # 1 is the best; None for a type the ranking does not know
-    quality_level: str
-    quality_hint: str
+    quality_level: Text
+    quality_hint: Text
     path: Path | None = None
     url: str | None = None
-    error: str | None = None
+    error: Text | None = None
     source: Any = None  # the object the row was made from (a ModelEntry, RemoteFile, header...)
     on_gpu: bool = True  # planned for a GPU; False: this machine has none, the model runs from host memory
 
@@ -89,7 +90,7 @@ class QuantRow:
         return self.fits.answer
 
 
-def _unpack(item: Any) -> tuple[str, GGUFHeader | None, Path | None, str | None, str | None]:
+def _unpack(item: Any) -> tuple[str, GGUFHeader | None, Path | None, str | None, Text | None]:
     if isinstance(item, QuantSource):
         return item.label, item.header, item.path, item.url, None
     if isinstance(item, ModelEntry):
@@ -103,7 +104,7 @@ def _unpack(item: Any) -> tuple[str, GGUFHeader | None, Path | None, str | None,
     return str(label), None, None, None, f"{label}: no header to plan with"
 
 
-def _error_row(label: str, message: str, path: Path | None, url: str | None, item: Any) -> QuantRow:
+def _error_row(label: str, message: Text, path: Path | None, url: str | None, item: Any) -> QuantRow:
     return QuantRow(
         label=label,
         quant="?",
@@ -219,6 +220,6 @@ def quant_rows(
         except (GGUFError, ValueError, KeyError, ZeroDivisionError) as exc:
             # A header the reader accepted can still hold values the planner cannot use (a zero
             # head count, an unknown cache type): one bad row, not a broken table.
-            rows.append(_error_row(label, f"{label}: cannot plan ({exc})", path, url, item))
+            rows.append(_error_row(label, f"{label}: cannot plan ({english_error(exc)})", path, url, item))
     rows.sort(key=lambda r: (-r.size_bytes, r.label))
     return rows

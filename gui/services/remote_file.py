@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass
 from pathlib import PurePosixPath
 from typing import Any
 
-from gui.core.words import words
+from gui.core.words import Text, words
 
 __all__ = ["TOKEN_HINT", "HubError", "RemoteFile", "http_words", "safe_file_name"]
 
@@ -76,7 +76,7 @@ class RemoteFile:
 TOKEN_HINT = words("set HF_TOKEN, log in with `hf auth login`, or enter a token in the Quants tab")
 
 
-def http_words(code: int, name: str, *, token_sent: bool = False, error_code: str = "", server_says: str = "") -> str:
+def http_words(code: int, name: str, *, token_sent: bool = False, error_code: str = "", server_says: str = "") -> Text:
     """One line for an HTTP error status on ``name`` (a file or a repository).
 
     ``error_code`` is the hub's ``X-Error-Code``; ``server_says`` its short message, added only where

@@ -14,7 +14,7 @@ from pathlib import PurePosixPath
 from urllib.parse import urlparse
 
 from gui.core.gguf_reader import DEFAULT_LIMITS, GGUFError, GGUFHeader, HeaderIncomplete, read_header_from_bytes
-from gui.core.words import message_of, words
+from gui.core.words import Text, message_of, words
 from gui.services.bounded_http import Cutoff, HttpStatus, TransferError, Unreachable, get, read_up_to
 from gui.services.remote_file import http_words
 
@@ -29,7 +29,7 @@ class RemoteHeaderError(RuntimeError):
     ``unreachable`` why no answer came, when none did (``name``: the file, as the message names it)."""
 
     def __init__(
-        self, message: str, status: int | None = None, error_code: str = "", *, name: str = "", unreachable: str = ""
+        self, message: Text, status: int | None = None, error_code: str = "", *, name: str = "", unreachable: Text = ""
     ) -> None:
         super().__init__(message)
         self.status = status
@@ -89,7 +89,7 @@ def fetch_header(
             try:
                 data, total = _fetch_prefix(url, size, cut, timeout, token)
             except HttpStatus as exc:
-                said: str = words("{name}: {problem}", name=name, problem=message_of(exc))
+                said: Text = words("{name}: {problem}", name=name, problem=message_of(exc))
                 if exc.code in (401, 403):  # say that it is gated or private, and whether a token went
                     said = http_words(exc.code, name, token_sent=token is not None, error_code=exc.error_code)
                 raise RemoteHeaderError(said, exc.code, exc.error_code) from exc

@@ -35,7 +35,7 @@ from pathlib import Path
 
 from gui.core.openai_api import is_loopback
 from gui.core.params import MAX_RPC_SERVERS, join_endpoints, rpc_endpoints
-from gui.core.words import joined, message_of, words
+from gui.core.words import Text, english_error, joined, message_of, words
 
 __all__ = [
     "DEFAULT_PORT",
@@ -88,11 +88,11 @@ class RemoteDevice:
 # ---- reaching a server ----------------------------------------------------------------------------
 
 
-def probe(endpoints: Sequence[tuple[str, int]], timeout_s: float = PROBE_TIMEOUT_S) -> list[str]:
+def probe(endpoints: Sequence[tuple[str, int]], timeout_s: float = PROBE_TIMEOUT_S) -> list[Text]:
     """Why each unreachable server cannot be reached, in words; [] when every one takes a TCP connection.
 
     A connection is closed at once: llama.cpp's server then waits for the next client, as after any client."""
-    problems: list[str] = []
+    problems: list[Text] = []
     for host, port in endpoints[:MAX_RPC_SERVERS]:
         try:
             with socket.create_connection((host, port), timeout=timeout_s):
@@ -102,7 +102,7 @@ def probe(endpoints: Sequence[tuple[str, int]], timeout_s: float = PROBE_TIMEOUT
                 words(
                     "RPC server {endpoint}: the host name does not resolve ({why})",
                     endpoint=f"{host}:{port}",
-                    why=exc.strerror or str(exc),
+                    why=exc.strerror or message_of(exc),
                 )
             )
         except TimeoutError:
@@ -127,13 +127,13 @@ def probe(endpoints: Sequence[tuple[str, int]], timeout_s: float = PROBE_TIMEOUT
                 words(
                     "RPC server {endpoint} cannot be reached: {why}",
                     endpoint=f"{host}:{port}",
-                    why=exc.strerror or str(exc),
+                    why=exc.strerror or message_of(exc),
                 )
             )
     return problems
 
 
-def unreachable(rpc_servers: str, timeout_s: float = PROBE_TIMEOUT_S) -> str:
+def unreachable(rpc_servers: str, timeout_s: float = PROBE_TIMEOUT_S) -> Text:
     """One message naming every RPC server of a load that cannot be reached; '' when all can (or none is named)."""
     try:
         endpoints = rpc_endpoints(rpc_servers)
@@ -163,7 +163,7 @@ def _load_ggml() -> ctypes.CDLL:
     try:
         lib = ctypes.CDLL(str(path), mode=ctypes.RTLD_GLOBAL)
     except OSError as exc:
-        raise RpcUnavailable(words("the engine's libggml.so cannot be loaded: {why}", why=str(exc))) from exc
+        raise RpcUnavailable(words("the engine's libggml.so cannot be loaded: {why}", why=message_of(exc))) from exc
     try:
         lib.ggml_backend_rpc_start_server  # noqa: B018 - only whether the symbol is there
     except AttributeError:
@@ -302,12 +302,12 @@ def ask_devices(rpc_servers: str, timeout_s: float = ASK_TIMEOUT_S) -> list[Remo
     try:
         endpoints = rpc_endpoints(rpc_servers)
     except ValueError as exc:
-        raise RpcUnavailable(str(exc)) from exc
+        raise RpcUnavailable(message_of(exc)) from exc
     if not endpoints:
         return []
     problems = probe(endpoints)
     if problems:
-        raise RpcUnavailable("; ".join(problems))
+        raise RpcUnavailable(joined("; ", problems))
     command = [sys.executable, "-m", "gui.services.rpc", "devices", join_endpoints(endpoints)]
     root = str(Path(__file__).resolve().parents[2])
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH", "")) if p)}
@@ -343,7 +343,7 @@ def parse_devices(stdout: bytes, returncode: int, stderr: bytes = b"") -> list[R
             for d in items
         ]
     except (ValueError, KeyError, TypeError) as exc:
-        raise RpcUnavailable(f"the RPC servers' answer could not be read ({exc})") from None
+        raise RpcUnavailable(f"the RPC servers' answer could not be read ({english_error(exc)})") from None
     return devices
 
 
@@ -375,7 +375,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return _print_devices(args[1])
     except (RpcUnavailable, ValueError) as exc:
-        print(str(exc), file=sys.stderr)
+        print(message_of(exc), file=sys.stderr)
         return 1
 
 

@@ -48,7 +48,7 @@ from typing import Any, TypeVar
 from platformdirs import user_config_dir
 
 from gui.core.preferences import MODEL_FOLDERS, Preference
-from gui.core.words import Words, by_english, message_of, words
+from gui.core.words import Text, Words, by_english, english_error, message_of, words
 from gui.services.write_behind import WriteBehind
 
 __all__ = [
@@ -116,7 +116,7 @@ class SettingsStore:
         # Why changes are not written to the file this session ("" when they are).
         self._unwritable = ""
         # One line for the window when the file could not be used as it was (None when it could).
-        self.warning: str | None = None
+        self.warning: Text | None = None
         # Why the latest change did not reach the file (None when it did, or nothing changed).
         self.write_error: str | None = None
         self._data: dict[str, Any] = self._load()
@@ -348,7 +348,7 @@ def _flush_at_exit() -> None:
 
 
 def _why(exc: OSError) -> str:
-    return exc.strerror or (exc.args[0] if len(exc.args) == 1 and isinstance(exc.args[0], str) else str(exc))
+    return exc.strerror or english_error(exc)
 
 
 # What Python's JSON parser says of a file it cannot parse (``JSONDecodeError.msg``), each kept translatable.
@@ -365,7 +365,7 @@ _JSON_PROBLEMS: dict[str, Words] = by_english(
 )
 
 
-def _reason(exc: ValueError | RecursionError) -> str:
+def _reason(exc: ValueError | RecursionError) -> Text:
     """Why the file's content cannot be used, as its parser or ``_load`` said it (the English is ``str(exc)``)."""
     if isinstance(exc, RecursionError):
         return words("nested too deeply to parse")

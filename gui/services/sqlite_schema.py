@@ -10,6 +10,8 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 
+from gui.core.words import english_error
+
 __all__ = ["migrate", "wal_mode", "write_transaction"]
 
 
@@ -49,7 +51,7 @@ def wal_mode(db: sqlite3.Connection, timeout_s: float) -> str:
         try:
             return str(db.execute("PRAGMA journal_mode=WAL").fetchone()[0])
         except sqlite3.OperationalError as exc:
-            if "locked" not in str(exc).lower() or time.monotonic() >= deadline:
+            if "locked" not in english_error(exc).lower() or time.monotonic() >= deadline:
                 raise
         time.sleep(delay)  # a few ms: the other opener's switch or migration is that short
         delay = min(delay * 2, 0.05)

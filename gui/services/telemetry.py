@@ -24,6 +24,7 @@ from gui.core.preferences import SAMPLE_INTERVAL
 from gui.core.simulated_gpu import SimulatedGpu
 from gui.core.telemetry_csv import TelemetryCsvWriter, csv_header, csv_row
 from gui.core.tick import HostSample, Tick
+from gui.core.words import Text, mark
 from gui.services.nvml import Nvml
 
 __all__ = [
@@ -42,8 +43,8 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 # A tick's status when it has no GPU reading (the window shows them in the user's language).
-STATUS_READ_FAILED = "reading the GPUs failed (see the log)"
-STATUS_NO_GPU = "no GPU found"
+STATUS_READ_FAILED = mark("reading the GPUs failed (see the log)", "nvml")
+STATUS_NO_GPU = mark("no GPU found", "nvml")
 
 MIN_INTERVAL_S = SAMPLE_INTERVAL.minimum
 MAX_INTERVAL_S = SAMPLE_INTERVAL.maximum
@@ -55,7 +56,7 @@ T = TypeVar("T")
 class GpuSource(Protocol):
     """Where GPU samples come from: NVML, or the simulated card."""
 
-    def device_count(self) -> tuple[int, str]: ...
+    def device_count(self) -> tuple[int, Text]: ...
 
     def sample(self, index: int) -> GpuSample: ...
 

@@ -23,7 +23,7 @@ from gui.core.tuning_card import (
     check_model,
     parse_card,
 )
-from gui.core.words import Words, message_of, words
+from gui.core.words import Text, Words, message_of, words
 
 __all__ = [
     "CardImport",
@@ -119,7 +119,7 @@ class CardImport:
     card: TuningCard
     settings: LoadSettings
     matches: bool  # False only when applied anyway to another file
-    message: str  # one line for the status bar
+    message: Text  # one line for the status bar
 
 
 def open_card(

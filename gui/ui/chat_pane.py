@@ -36,7 +36,7 @@ from gui.core.theme import Palette
 from gui.services.engine_client import EngineUnavailable
 from gui.ui.background import Background
 from gui.ui.engine_bridge import ACK_S, FINISH_S, EngineBridge
-from gui.ui.i18n import Tr, core_text, error_text
+from gui.ui.i18n import Tr, error_text, sentence_text
 from gui.ui.load_session import LoadSession
 from gui.ui.plain import open_link, plain_label, plain_tip
 from gui.ui.spec_widgets import float_box, int_box
@@ -404,12 +404,12 @@ class ChatPane(QWidget):
         """Say which format replies are in when the engine chose one in place of the model's own template."""
         loaded = self.session.state.loaded if self._ready else None
         note = loaded.chat_format_reason if loaded is not None and not self.chat_format else ""
-        self.format_note.setText(core_text("chat", note))  # a sentence of gui/core/chat_template.py
+        self.format_note.setText(sentence_text(note))  # a sentence of gui/core/chat_template.py
         self.format_note.setVisible(bool(note))
         tip = tr("How the conversation is laid out for the model, remembered per model file.")
         if loaded is not None:
             own = loaded.chat_format == MODEL_FORMAT
-            chosen = tr("its own chat template") if own else core_text("chat", format_label(loaded.chat_format))
+            chosen = tr("its own chat template") if own else sentence_text(format_label(loaded.chat_format))
             tip += tr(" From the model: {format}.").format(format=chosen)
         self.format_box.setToolTip(plain_tip(tip))
 
@@ -672,7 +672,7 @@ class ChatPane(QWidget):
                     self._reply.note = tr("cut off: the context is full")
             self.tokens_used = event.stats.n_prompt + event.stats.n_gen
             self._update_meter()
-            self.stats_label.setText(_unbroken(core_text("chat", format_stats(event.stats))))
+            self.stats_label.setText(_unbroken(sentence_text(format_stats(event.stats))))
             self._end_reply()
             if event.stats.finish_reason == "context":
                 self.show_notice(
@@ -703,11 +703,11 @@ class ChatPane(QWidget):
                 )
             else:
                 if reply is not None:
-                    reply.note = tr("failed: {error}").format(error=core_text("engine", event.error))
+                    reply.note = tr("failed: {error}").format(error=sentence_text(event.error))
                 self.show_conversation()
-                self.show_notice(tr("The reply failed: {error}").format(error=core_text("engine", event.error)))
+                self.show_notice(tr("The reply failed: {error}").format(error=sentence_text(event.error)))
         elif isinstance(event, p.Notice) and event.request_id == self._request:
-            self.show_notice(core_text("engine", event.text))
+            self.show_notice(sentence_text(event.text))
 
     def _load_state_changed(self, state: LoadState, before: LoadState) -> None:
         if state.phase is Phase.ENGINE_DEAD and self.streaming:
@@ -759,7 +759,7 @@ class ChatPane(QWidget):
             if turn.note:
                 extra.append(f'<i style="color:{palette.warn}">[{html.escape(turn.note)}]</i>')
             if turn.stats is not None:
-                figures = html.escape(_unbroken(core_text("chat", format_stats(turn.stats))))
+                figures = html.escape(_unbroken(sentence_text(format_stats(turn.stats))))
                 extra.append(f'<span style="color:{palette.muted}; font-size:small">{figures}</span>')
             footer = (f'<p style="margin-top:0">{"<br>".join(extra)}</p>',) if extra else ()
             key = (turn.role, turn.text, turn.note, turn.stats, rendered, palette.name)

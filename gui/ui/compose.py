@@ -51,7 +51,7 @@ from gui.ui.doctor_view import DoctorView
 from gui.ui.engine_bridge import EngineBridge
 from gui.ui.export_menu import ExportMenu
 from gui.ui.history_panel import HistoryPanel
-from gui.ui.i18n import Tr, core_text, install_language_control
+from gui.ui.i18n import Tr, install_language_control, sentence_text
 from gui.ui.journey_view import JourneyView
 from gui.ui.load_bar import LoadBar
 from gui.ui.load_session import LoadSession
@@ -239,7 +239,7 @@ def build_window(services: Services, settings: LoadSettings, given: Iterable[str
     monitor.message.connect(say)
     _bind_preferences(window, features)
     if store.warning:  # a settings file it could not use was set aside: say so once the window shows
-        QTimer.singleShot(0, lambda: say(core_text("settings", store.warning or ""), WARNING_MS))
+        QTimer.singleShot(0, lambda: say(sentence_text(store.warning or ""), WARNING_MS))
 
     # The keyboard reaches everything: Load, the chat search and each tab have their own keys.
     QShortcut(QKeySequence("Ctrl+L"), window, lambda: load.load_selected())

@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 
 from gui.core.doctor import STATUS_WORDS, Check, Status, by_severity, worst
 from gui.core.theme import Palette
+from gui.core.words import Text
 from gui.ui.i18n import Tr, core_text
 from gui.ui.plain import plain_label
 from gui.ui.theme import themed_style
@@ -61,7 +62,7 @@ def action_label(action: str) -> str:
     return ""
 
 
-def doctor_words(text: str) -> str:
+def doctor_words(text: Text) -> str:
     """A check's title, evidence, why or fix in the window's language: a constant by its text, a sentence
     gui/core/doctor.py composes from figures, versions and names (a ``Words``) by its template."""
     return core_text("doctor", text)

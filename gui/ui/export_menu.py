@@ -22,10 +22,10 @@ from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox, QToolButton, QWid
 from gui.core.export import Export, kcpps, llama_cli_command, llama_server_command, preset_section
 from gui.core.params import LoadSettings
 from gui.core.tuning_card import CardFacts, CardMismatch, TuningCard, off_machine, without_off_machine
-from gui.core.words import joined
+from gui.core.words import Text, joined
 from gui.services.tuning_card import HashCancelled, make_card, open_card, read_card, write_card
 from gui.ui.background import Background
-from gui.ui.i18n import Tr, core_text, error_text
+from gui.ui.i18n import Tr, error_text, sentence_text
 from gui.ui.plain import plain_box
 
 __all__ = ["ExportMenu"]
@@ -107,7 +107,7 @@ class ExportMenu(QToolButton):
     def _say(self, done: str, result: Export) -> None:
         notes = ""
         if result.notes:  # sentences of gui/core/export.py, in the window's language
-            notes = tr(" Note: {notes}.").format(notes=core_text("export", joined("; ", result.notes)))
+            notes = tr(" Note: {notes}.").format(notes=sentence_text(joined("; ", result.notes)))
         self.message.emit(done + notes)
 
     # ---- copy to the clipboard --------------------------------------------------------------
@@ -232,9 +232,9 @@ class ExportMenu(QToolButton):
             ),
         )
 
-    def _opened(self, settings: LoadSettings, message: str) -> None:
+    def _opened(self, settings: LoadSettings, message: Text) -> None:
         self._finish(None)
-        said = core_text("export", message)  # translated before its first letter is raised (a Words would lose it)
+        said = sentence_text(message)  # translated before its first letter is raised (a Words would lose it)
         said = f"{said[:1].upper()}{said[1:]}"
         current = self._settings()
         remote = off_machine(settings, current)
@@ -275,7 +275,7 @@ class ExportMenu(QToolButton):
         """``template`` ("Could not open {file}: {error}") with the reason, or the words for a stopped hash."""
         if isinstance(exc, HashCancelled):
             return tr("Stopped hashing the model: nothing was saved or applied.")
-        reason = (exc.strerror or exc) if isinstance(exc, OSError) else error_text(exc, "export")
+        reason = (exc.strerror or error_text(exc, "export")) if isinstance(exc, OSError) else error_text(exc, "export")
         return template.format(error=reason, **names)
 
     # ---- dialogs ------------------------------------------------------------------------------

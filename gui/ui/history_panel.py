@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
 from gui.core.chat import Conversation
 from gui.services.history import ConversationCopy, ConversationSummary, HistoryStore, SearchHit
 from gui.ui.background import Background
-from gui.ui.i18n import Tr, core_text, error_text
+from gui.ui.i18n import Tr, error_text, sentence_text
 from gui.ui.plain import plain_label, plain_tip
 
 tr = Tr("history_panel")
@@ -71,7 +71,7 @@ class HistoryPanel(QWidget):
         buttons = QHBoxLayout()
         buttons.addWidget(self.rename_button)
         buttons.addWidget(self.delete_button)
-        self.notice = plain_label(core_text("history", store.warning or ""), self, wrap=True)  # may name a file path
+        self.notice = plain_label(sentence_text(store.warning or ""), self, wrap=True)  # may name a file path
         self.notice.setVisible(not store.persistent)
         # A deleted chat is only hidden for a while, with a way back; then it is deleted for good.
         self._pending_delete: tuple[int, bool] | None = None  # (conversation id, it was the open one)
@@ -112,7 +112,7 @@ class HistoryPanel(QWidget):
         self._list_timer.setInterval(300)
         self._list_timer.timeout.connect(self.refresh)
         if store.warning:
-            QTimer.singleShot(0, lambda: self.failed.emit(core_text("history", store.warning or "")))
+            QTimer.singleShot(0, lambda: self.failed.emit(sentence_text(store.warning or "")))
 
     # ---- the database thread ----------------------------------------------------------------
 

@@ -24,7 +24,7 @@ from PySide6.QtCore import QCoreApplication, QLibraryInfo, QLocale, QTranslator
 from PySide6.QtWidgets import QComboBox, QMainWindow, QWidget
 
 from gui.core.preferences import LANGUAGE
-from gui.core.words import JOINED_CONTEXT, WORDS_CONTEXT, Words, message_of
+from gui.core.words import JOINED_CONTEXT, WORDS_CONTEXT, Text, Words, message_of
 from gui.services.desktop import resources_dir
 from gui.services.settings_store import SettingsStore
 from gui.ui.preference_binding import bind
@@ -57,24 +57,34 @@ class Tr:
         return text
 
 
-def core_text(context: str, text: str) -> str:
+def core_text(context: str, text: Text) -> str:
     """A string from gui/core or gui/services, translated where the window shows it (bench/i18n_extract.py
     collects these sources: a new core string is in the .ts without anyone listing it). A sentence composed
     from figures (gui/core/words.py ``Words``) is translated by its template, in its own context, with its
     fields translated the same way (a plain field in ``context``: a figure has no translation and stays)."""
+    return _shown(text, context)
+
+
+def sentence_text(text: Text) -> str:
+    """A text of the Qt-free layers whose plain strings have no translation (a figure, a path, what another
+    program said): a sentence (``Words``) in the window's language, plain text as it is."""
+    return _shown(text, None)
+
+
+def _shown(text: Text, context: str | None) -> str:
     if isinstance(text, Words):
-        fields = {name: core_text(context, value) for name, value in text.fields.items()}
+        fields = {name: _shown(value, context) for name, value in text.fields.items()}
         if text.context == JOINED_CONTEXT:
             return QCoreApplication.translate(WORDS_CONTEXT, text.template).join(fields.values())
         translated = QCoreApplication.translate(text.context, text.template)
         if not text.fields and translated == text.template:  # untranslated (English): as the sentence writes it
-            return str.__str__(text)  # a label named in lower case ("threads" for "Threads") stays so
+            return text.english  # a label named in lower case ("threads" for "Threads") stays so
         try:
             return translated.format(**fields)
         except (KeyError, IndexError, ValueError):  # a translation that names other fields: the English
             log.warning("the translation of %r does not fit its fields", text.template)
-            return str.__str__(text)
-    return QCoreApplication.translate(context, text) if text else text
+            return text.english
+    return QCoreApplication.translate(context, text) if text and context is not None else text
 
 
 def error_text(exc: BaseException, context: str = "errors") -> str:

@@ -180,7 +180,10 @@ class JourneyView(QWidget):
             changed_column = STAGE_COLUMNS.index("what changed")
             for row, stage in enumerate(staged):
                 changed = core_text("journey", stage.changed)  # composed by gui/core/journey.py in English
-                cells = tuple(changed if i == changed_column else cell for i, cell in enumerate(stage_cells(stage)))
+                cells = tuple(
+                    changed if i == changed_column else core_text("journey", cell)
+                    for i, cell in enumerate(stage_cells(stage))
+                )
                 for column, text in enumerate(cells):
                     item = QTableWidgetItem(text)
                     item.setData(Qt.ItemDataRole.UserRole, stage.key)

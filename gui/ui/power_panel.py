@@ -24,6 +24,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWi
 
 from gui.core.gpu_sample import GpuSample
 from gui.core.preferences import CAP
+from gui.core.words import Text, english
 from gui.services.power_limit import (
     NO_READING,
     OUTCOME_WORDS,
@@ -54,7 +55,7 @@ class PowerReport:
     read back."""
 
     outcome: Outcome
-    message: str
+    message: Text
     enforced_w: float | None
     result: PowerResult | None  # None when the request was refused before anything ran
     results: tuple[PowerResult, ...] = ()  # "Cap all": what each GPU's helper answered, in GPU order
@@ -98,7 +99,7 @@ class PowerPanel(QWidget):
         self.outcome_label = QLabel("")
         self.outcome_label.setWordWrap(True)
         self.outcome_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self._shown: tuple[Outcome | None, str] = (None, "")  # what the outcome line says, to redraw in a new theme
+        self._shown: tuple[Outcome | None, Text] = (None, "")  # what the outcome line says, to redraw in a new theme
         follow_theme(self.outcome_label, lambda _palette: self._show(*self._shown), now=False)
         self.enforced_label = plain_label(tr("limit: n/a"))
         self.enforced_label.setToolTip(tr("The limit the driver enforces now"))
@@ -213,7 +214,7 @@ class PowerPanel(QWidget):
             return
         target = self.cap_watts
         planned: list[tuple[int, Decision]] = []
-        refused: dict[int, str] = {}
+        refused: dict[int, Text] = {}
         for index, sample in sorted(self._samples.items()):
             decision = self.limiter.check(target, sample)
             if decision.allowed and decision.watts is not None:
@@ -241,7 +242,7 @@ class PowerPanel(QWidget):
         self._helper.run(work, lambda done: self._on_all_done(done, refused), self._on_error)
 
     def _on_all_done(
-        self, done: list[tuple[int, Decision, PowerResult, float | None]], refused: dict[int, str]
+        self, done: list[tuple[int, Decision, PowerResult, float | None]], refused: dict[int, Text]
     ) -> None:
         self._busy = False
         self._update_enabled()
@@ -297,7 +298,7 @@ class PowerPanel(QWidget):
 
     # --- looks --------------------------------------------------------------------------------------
 
-    def _show(self, outcome: Outcome | None, message: str) -> None:
+    def _show(self, outcome: Outcome | None, message: Text) -> None:
         """The outcome line: ``message`` is a sentence of gui/services (said here in the window's language) or
         the panel's own, already translated."""
         self._shown = (outcome, message)
@@ -314,7 +315,7 @@ class PowerPanel(QWidget):
     def outcome_text(self) -> str:
         """The last report as plain text, in the English the reports keep (for logs and tests)."""
         report = self.last_report
-        return f"{report.outcome.value}: {report.message}" if report is not None else ""
+        return f"{report.outcome.value}: {english(report.message)}" if report is not None else ""
 
     def outcome_line(self) -> str:
         """The outcome line as plain text, in the window's language (as shown; for accessibility and for
@@ -359,7 +360,7 @@ def _outcome_said(outcome: str, message: str) -> str:
     return tr("{outcome}: {message}").format(outcome=outcome, message=message)
 
 
-def _said(message: str) -> str:
+def _said(message: Text) -> str:
     """A message of gui/services in the window's language (the panel's own are translated already)."""
     return core_text("power_panel", message)
 

@@ -23,11 +23,11 @@ from PySide6.QtWidgets import (
 from gui.core.params import MAX_RPC_SERVERS, SPECS_BY_KEY, NetworkLink, join_endpoints, rpc_endpoints
 from gui.core.planner import Device
 from gui.core.specs import ChoiceSpec, FloatSpec, Spec, specs_of
-from gui.core.words import message_of, words
+from gui.core.words import Text, message_of, words
 from gui.services.devices import device_from_remote
 from gui.services.rpc import RemoteDevice, RpcUnavailable, ask_devices, probe
 from gui.ui.background import Background
-from gui.ui.i18n import Tr, core_text, error_text, number
+from gui.ui.i18n import Tr, error_text, number, sentence_text
 from gui.ui.list_edit import take_chosen
 from gui.ui.plain import plain_label
 from gui.ui.spec_widgets import choice_box, float_box, help_text, label
@@ -54,7 +54,7 @@ class WorkerAnswer:
 
     endpoint: str
     devices: tuple[Device, ...] = ()
-    problem: str = ""
+    problem: Text = ""
     unreachable: bool = False  # nothing takes a connection there (the load would fail before loading)
 
 
@@ -251,9 +251,7 @@ class RpcPanel(QWidget):
     def problems(self) -> list[str]:
         """Each listed worker's problem, in the window's language."""
         return [
-            core_text("rpc", a.problem)
-            for e in self.endpoints()
-            if (a := self.answers.get(e)) is not None and a.problem
+            sentence_text(a.problem) for e in self.endpoints() if (a := self.answers.get(e)) is not None and a.problem
         ]
 
     def refusal(self) -> str:
@@ -279,7 +277,7 @@ class RpcPanel(QWidget):
             elif answer.problem:
                 lines.append(
                     tr("{worker} cannot be used: {problem}").format(
-                        worker=endpoint, problem=core_text("rpc", answer.problem)
+                        worker=endpoint, problem=sentence_text(answer.problem)
                     )
                 )
         known = self.devices()
@@ -307,7 +305,7 @@ class RpcPanel(QWidget):
                 free = sum(d.free_mib for d in answer.devices)
                 state = tr("%n device(s), {free} MiB free", n=len(answer.devices)).format(free=number(free))
             item.setText(f"{endpoint} — {state}")
-            item.setToolTip(core_text("rpc", answer.problem) if answer is not None and answer.problem else "")
+            item.setToolTip(sentence_text(answer.problem) if answer is not None and answer.problem else "")
         listed = self.list.count() > 0
         custom = self.link.currentData() == "custom"
         self.link_label.setVisible(listed)

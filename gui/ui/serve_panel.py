@@ -33,7 +33,7 @@ from PySide6.QtWidgets import (
 from gui.core.openai_api import check_listen
 from gui.core.preferences import SERVE_PORT
 from gui.services.api_server import ApiActivity
-from gui.ui.i18n import Tr, core_text, error_text
+from gui.ui.i18n import Tr, core_text, error_text, sentence_text
 from gui.ui.plain import plain_label
 from gui.ui.spec_widgets import int_box
 from gui.ui.theme import themed_style
@@ -229,7 +229,7 @@ class ServePanel(QWidget):
         ended = (
             activity.finish_reason
             if not activity.error
-            else tr("error: {error}").format(error=core_text("engine", activity.error))
+            else tr("error: {error}").format(error=sentence_text(activity.error))
         )
         rate = f"{activity.decode_tok_s:,.1f}" if activity.decode_tok_s > 0 else ""
         cells = (stamp, activity.endpoint, str(activity.n_prompt), str(activity.n_gen), rate, ended)

@@ -48,11 +48,11 @@ from gui.core.bench import (
 from gui.core.load_state import LoadState, Phase
 from gui.core.params import LoadSettings
 from gui.core.theme import Palette
-from gui.core.words import message_of
+from gui.core.words import Text, message_of
 from gui.services.bench_run import Action, BenchRun, LoadModel, RunTest, StopTest
 from gui.services.engine_client import EngineUnavailable
 from gui.ui.charts import colour_curve, colour_plot
-from gui.ui.i18n import Tr, core_text, error_text
+from gui.ui.i18n import Tr, error_text, sentence_text
 from gui.ui.plain import plain_label
 from gui.ui.theme import follow_theme
 
@@ -341,11 +341,11 @@ class TuneView(QWidget):
         """Why the sweep cannot be planned: a grid or a test gui/core refused, in the window's language."""
         self.say(error_text(exc, "bench"))
 
-    def say_finished(self, partial: bool, summary: str) -> None:
+    def say_finished(self, partial: bool, summary: Text) -> None:
         """A sweep ended: ``summary`` (gui/core/bench.py ``time_summary``) says where its time went."""
         what = tr("Stopped: {summary}.") if partial else tr("Done: {summary}.")
         self.say(
-            what.format(summary=core_text("bench", summary))
+            what.format(summary=sentence_text(summary))
             + " "
             + tr("Select a row and Apply to put its settings on the sliders.")
         )
@@ -384,7 +384,7 @@ class TuneView(QWidget):
             "" if values["pct_of_ceiling"] is None else f"{values['pct_of_ceiling']:.0f}%",
             "" if values["peak_rss_mib"] is None else f"{values['peak_rss_mib']:,.0f}",
             "" if values["peak_gpu_mib"] is None else f"{values['peak_gpu_mib']:,.0f}",
-            core_text("bench", row.reason) if row.reason else (tr("partial") if row.partial else ""),
+            sentence_text(row.reason) if row.reason else (tr("partial") if row.partial else ""),
         )
         index = self.table.rowCount()
         self.table.insertRow(index)

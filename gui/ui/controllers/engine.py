@@ -20,7 +20,7 @@ from gui.ui.chat_pane import ChatPane
 from gui.ui.controllers.load import LoadController
 from gui.ui.controllers.planning import planning
 from gui.ui.controllers.shared import Feature, Shared
-from gui.ui.i18n import Tr, core_text
+from gui.ui.i18n import Tr, core_text, sentence_text
 from gui.ui.load_bar import LoadBar
 from gui.ui.plain import plain_tip
 
@@ -61,7 +61,7 @@ class EngineController(Feature):
     def _load_state_changed(self, state: LoadState, before: LoadState) -> None:
         if state.build is not None and state.build is not before.build:
             self.cannot_start = False
-            self.label.setText(tr("Engine: {build}").format(build=core_text("engine", state.build.describe())))
+            self.label.setText(tr("Engine: {build}").format(build=sentence_text(state.build.describe())))
             self.label.setToolTip(plain_tip(state.build.system_info + "\n\n" + tr("Click to open the Doctor.")))
             self.engine_ready.emit()
         elif state.phase is Phase.ENGINE_DEAD and not self.cannot_start:
@@ -85,7 +85,7 @@ class EngineController(Feature):
             )
         text = f"{core_text('engine', event.reason)}{cause} " + tr("Your conversation is kept.")
         if safer is not None:
-            text += " " + tr("Reload with {change}?").format(change=core_text("engine", safer.change))
+            text += " " + tr("Reload with {change}?").format(change=sentence_text(safer.change))
             model, settings = before.model, safer.settings
             self.chat.show_notice(text, tr("Reload safer"), lambda: self.load.reload(model, settings))
         else:
@@ -96,7 +96,7 @@ class EngineController(Feature):
             else tr("The engine stopped; no model loaded.")
         )
         offer = (
-            " " + tr("The notice above offers a reload with {change}.").format(change=core_text("engine", safer.change))
+            " " + tr("The notice above offers a reload with {change}.").format(change=sentence_text(safer.change))
             if safer is not None
             else ""
         )
@@ -112,7 +112,7 @@ class EngineController(Feature):
             self.label.setText(tr("Engine: cannot start"))
             self.bar.say(
                 tr("The engine cannot start: {reason}").format(
-                    reason=core_text("engine", failure.summary if failure else event.reason)
+                    reason=sentence_text(failure.summary if failure else event.reason)
                 )
                 + " "
                 + tr("Check the llama-cpp-python install (see the README), then restart Tightfit.")

@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 from gui.core.cards import Card
 from gui.core.tuning_card import CardFacts
+from gui.core.words import english
 from gui.ui.controllers.machine import MachineController
 from gui.ui.controllers.planning import Planning
 from gui.ui.load_session import LoadSession
@@ -42,7 +43,7 @@ class CardFactsSource:
         return CardFacts(
             card_name=card,
             driver=self.machine.driver_version,
-            engine_build=build.describe() if build is not None else None,
+            engine_build=english(build.describe()) if build is not None else None,
             gen_tok_s=gen,
             prompt_tok_s=prompt,
         )

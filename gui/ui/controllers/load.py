@@ -25,7 +25,7 @@ from gui.ui.chat_pane import ChatPane
 from gui.ui.controllers.planning import planning
 from gui.ui.controllers.shared import Feature, Shared
 from gui.ui.controllers.uses import engine_use_words
-from gui.ui.i18n import Tr, core_text, error_text
+from gui.ui.i18n import Tr, core_text, error_text, sentence_text
 from gui.ui.load_bar import LoadBar, overcommit_dialog
 from gui.ui.model_picker import ModelPicker
 from gui.ui.param_panel import ParamPanel
@@ -118,7 +118,9 @@ class LoadController(Feature):
             return
         before = self.params.settings()
         self.params.set_settings(fitted)
-        self.params.say(tr("Auto-fit: {changes}.").format(changes=changes(before, self.params.settings())))
+        self.params.say(
+            tr("Auto-fit: {changes}.").format(changes=core_text("params", changes(before, self.params.settings())))
+        )
 
     def verify(self) -> None:
         entry = self.picker.current()
@@ -161,7 +163,7 @@ class LoadController(Feature):
         if entry.not_loadable:
             self.bar.say(
                 tr("Cannot load {model}: {reason}.").format(
-                    model=entry.path.name, reason=core_text("library", entry.not_loadable)
+                    model=entry.path.name, reason=sentence_text(entry.not_loadable)
                 )
             )
             self.load_finished.emit(False)
@@ -185,7 +187,11 @@ class LoadController(Feature):
         # llama.cpp's own dry run goes first (tens of ms): its figures appear beside the estimate.
         self._verify_request = self.session.state.dry_run_id
         self.plan_panel.show_verify(None, pending=True)
-        self.bar.say(tr("Loading {model} ({settings})…").format(model=entry.path.name, settings=describe(settings)))
+        self.bar.say(
+            tr("Loading {model} ({settings})…").format(
+                model=entry.path.name, settings=core_text("params", describe(settings))
+            )
+        )
 
     def _overcommit_answered(self, anyway: bool) -> None:
         self.overcommit_dialog = None
@@ -222,7 +228,7 @@ class LoadController(Feature):
             self._show_verify(event)
             self.verified.emit(event)
         elif isinstance(event, p.CommandRejected) and not self.session.state.busy:
-            self.bar.say(tr("The engine refused a command: {error}").format(error=core_text("engine", event.error)))
+            self.bar.say(tr("The engine refused a command: {error}").format(error=sentence_text(event.error)))
 
     def _load_state_changed(self, state: LoadState, before: LoadState) -> None:
         """The load row follows the one state: status line, progress, buttons."""
@@ -233,7 +239,7 @@ class LoadController(Feature):
         if state.phase is Phase.LOADED and state.loaded is not None and state.model is not None:
             self._loaded(state, state.loaded)
         elif state.phase is Phase.FAILED and before.busy:
-            self.bar.say(tr("Load failed: {error}").format(error=core_text("engine", state.error)))
+            self.bar.say(tr("Load failed: {error}").format(error=sentence_text(state.error)))
             self.bar.show_log(self.bridge.client.log_path)
             self.load_finished.emit(False)
             self._back_to_last_good(state)
@@ -254,9 +260,7 @@ class LoadController(Feature):
             self.session.load(good.model, good.settings, good.header, good.plan)
         except (ValueError, EngineUnavailable):
             return
-        why = tr("{model} did not load: {error}").format(
-            model=failed.model_name, error=core_text("engine", failed.error)
-        )
+        why = tr("{model} did not load: {error}").format(model=failed.model_name, error=sentence_text(failed.error))
         self._after_failure = why
         self.bar.say(why + " " + tr("Loading {model} again, as it was before.").format(model=good.model.name))
 
@@ -270,9 +274,9 @@ class LoadController(Feature):
         picked = self.store.read(CHAT_FORMATS).get(state.model.name, "")
         self.chat.set_chat_format(picked)
         chat_format = (
-            tr("{format} (your choice)").format(format=core_text("chat", format_label(picked)))
+            tr("{format} (your choice)").format(format=sentence_text(format_label(picked)))
             if picked
-            else core_text("chat", format_label(event.chat_format))
+            else sentence_text(format_label(event.chat_format))
         )
         self.bar.say(
             tr("Loaded {model} in {seconds} s: context {context}, {layers}, chat format: {format}.").format(

@@ -18,7 +18,7 @@ from gui.services.telemetry import SimulatedSource
 from gui.ui.background import Background
 from gui.ui.controllers.planning import planning
 from gui.ui.controllers.shared import Feature, Shared
-from gui.ui.i18n import core_text
+from gui.ui.i18n import sentence_text
 from gui.ui.plan_panel import PlanPanel
 
 
@@ -159,6 +159,6 @@ class MachineController(Feature):
             if key is not None:
                 table = recorded(table, key, check.difference_mib)
         self.store.write(MEMORY_CHECKS, table)
-        self.plan_panel.show_measured(" ".join(core_text("memory_check", check.describe()) for check in checks))
+        self.plan_panel.show_measured(" ".join(sentence_text(check.describe()) for check in checks))
         self.apply_corrections()
         self.memory_measured.emit(checks)

@@ -13,6 +13,7 @@ from PySide6.QtCore import QObject, QTimer, Signal
 
 from gui.core.engine_use import Use
 from gui.core.preferences import SERVE_HOST, SERVE_PORT_NUMBER, SERVE_REMOTE, Preference
+from gui.core.words import message_of
 from gui.services.api_server import ApiActivity, ApiServer
 from gui.ui.controllers.shared import Feature, Shared
 from gui.ui.i18n import Tr, core_text, error_text
@@ -94,7 +95,8 @@ class ServeController(Feature):
             self.panel.set_serving(None)
             self.panel.say(
                 tr("Could not listen on {address}: {error}.").format(
-                    address=f"{choice.host}:{choice.port}", error=core_text("serve_panel", exc.strerror or str(exc))
+                    address=f"{choice.host}:{choice.port}",
+                    error=core_text("serve_panel", exc.strerror or message_of(exc)),
                 )
             )
             self.serving_changed.emit(None)
