@@ -391,12 +391,12 @@ class _Reader:
         """The text before the first of ``ends`` (consumed, with the end), and which end it was."""
         limit = self.limits.max_header_chars if limit is None else limit
         longest = max(len(e) for e in ends)
-        searched = self.pos
+        searched = 0  # characters after pos already searched (pos stays put while this waits)
         while True:
             hits = [
                 (i, e)
                 for e in ends
-                if (i := self.buf.find(e, max(self.pos, searched - len(e)), self.pos + limit + len(e))) >= 0
+                if (i := self.buf.find(e, self.pos + max(0, searched - len(e)), self.pos + limit + len(e))) >= 0
             ]
             if hits:
                 i, end = min(hits)
@@ -407,7 +407,7 @@ class _Reader:
                 raise _Malformed(words("a tool call's header is longer than {n} characters", n=limit))
             if self.done:
                 raise _Malformed(words("the reply ended inside a tool call"))
-            searched = len(self.buf)
+            searched = self.left
             yield
 
     def text_until(self, ends: Sequence[str], sink: Callable[[str], None]) -> _Wait:
