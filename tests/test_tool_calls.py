@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 
 import pytest
 
@@ -49,7 +50,7 @@ def parse(text: str, fmt: ToolFormat, limits: ToolLimits | None = None) -> Parse
     return parse_tool_calls(text, fmt, ids=counter(), **({"limits": limits} if limits else {}))
 
 
-def call(name: str, arguments: dict[str, object], n: int = 1, call_id: str | None = None) -> ToolCall:
+def call(name: str, arguments: Mapping[str, Any], n: int = 1, call_id: str | None = None) -> ToolCall:
     return ToolCall(call_id or f"call_{n}", name, json.dumps(arguments, separators=(",", ":"), ensure_ascii=False))
 
 
@@ -420,7 +421,7 @@ def test_format_from_the_template_or_the_architecture() -> None:
     assert tool_format("<｜tool▁calls▁begin｜> <tool_call>", "qwen2") is DS
 
 
-TOOLS = [
+TOOLS: list[dict[str, Any]] = [
     {
         "type": "function",
         "function": {

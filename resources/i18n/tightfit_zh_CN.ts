@@ -225,10 +225,6 @@
         <translation>编辑上一条(&amp;E)</translation>
     </message>
     <message>
-        <source>&amp;New chat</source>
-        <translation>新对话(&amp;N)</translation>
-    </message>
-    <message>
         <source>&amp;Send</source>
         <translation>发送(&amp;S)</translation>
     </message>
@@ -321,6 +317,10 @@
         <translation>名称：</translation>
     </message>
     <message>
+        <source>Ne&amp;w chat</source>
+        <translation>新对话(&amp;W)</translation>
+    </message>
+    <message>
         <source>No reply yet.</source>
         <translation>还没有回复。</translation>
     </message>
@@ -381,12 +381,12 @@
         <translation>停止(&amp;T)</translation>
     </message>
     <message>
-        <source>Same seed, same settings, same prompt: the same reply ({random} picks one at random).</source>
-        <translation>相同的种子、相同的设置、相同的提示词：得到相同的回复（{random} 表示每次随机选取）。</translation>
+        <source>Sam&amp;pling…</source>
+        <translation>采样(&amp;P)…</translation>
     </message>
     <message>
-        <source>Sampl&amp;ing…</source>
-        <translation>采样(&amp;I)…</translation>
+        <source>Same seed, same settings, same prompt: the same reply ({random} picks one at random).</source>
+        <translation>相同的种子、相同的设置、相同的提示词：得到相同的回复（{random} 表示每次随机选取）。</translation>
     </message>
     <message>
         <source>Sampling preset</source>
@@ -1440,10 +1440,6 @@ Apply its settings anyway?</source>
         <translation>删除(&amp;D)</translation>
     </message>
     <message>
-        <source>&amp;Undo</source>
-        <translation>撤销(&amp;U)</translation>
-    </message>
-    <message>
         <source>Chat history: {error}</source>
         <translation>聊天记录：{error}</translation>
     </message>
@@ -1478,6 +1474,10 @@ Apply its settings anyway?</source>
     <message>
         <source>Title:</source>
         <translation>标题：</translation>
+    </message>
+    <message>
+        <source>U&amp;ndo</source>
+        <translation>撤销(&amp;N)</translation>
     </message>
     <message>
         <source>Undo delete</source>
@@ -1820,10 +1820,6 @@ Apply its settings anyway?</source>
         <translation>加载(&amp;L)</translation>
     </message>
     <message>
-        <source>&amp;Reload to apply</source>
-        <translation>重新加载以应用(&amp;R)</translation>
-    </message>
-    <message>
         <source>&amp;Unload</source>
         <translation>卸载模型(&amp;U)</translation>
     </message>
@@ -1864,6 +1860,10 @@ Apply its settings anyway?</source>
     <message>
         <source>Open {path}</source>
         <translation>打开 {path}</translation>
+    </message>
+    <message>
+        <source>Re&amp;load to apply</source>
+        <translation>重新加载以应用(&amp;L)</translation>
     </message>
     <message>
         <source>The plan says this load runs out of memory. {where}.</source>
@@ -2558,6 +2558,10 @@ Source: {source}</source>
         <translation>点击固定{setting}：自动适配将不再改动它。</translation>
     </message>
     <message>
+        <source>Ctrl+Shift+L comes here from anywhere in the window.</source>
+        <translation>在窗口任何位置按 Ctrl+Shift+L 都会来到这里。</translation>
+    </message>
+    <message>
         <source>Load settings note</source>
         <translation>加载设置提示</translation>
     </message>
@@ -2996,10 +3000,6 @@ Source: {source}</source>
         <translation>自动适配(&amp;A)</translation>
     </message>
     <message>
-        <source>&amp;Verify</source>
-        <translation>校验(&amp;V)</translation>
-    </message>
-    <message>
         <source>, included.</source>
         <translation>，已计入。</translation>
     </message>
@@ -3122,6 +3122,10 @@ Source: {source}</source>
     <message>
         <source>To put more on the GPU</source>
         <translation>要在 GPU 上多放一些，可以</translation>
+    </message>
+    <message>
+        <source>Ver&amp;ify</source>
+        <translation>校验(&amp;I)</translation>
     </message>
     <message>
         <source>Verify result</source>
