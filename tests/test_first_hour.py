@@ -26,7 +26,7 @@ def test_settings_moved_after_a_load_ask_for_a_reload_and_the_library_marks_the_
     assert item.font(0).bold() and not item.icon(0).isNull()
     win.params.rows["n_ctx"].set_value(2048)
     assert (
-        win.load_bar.load_button.text() == "&Reload to apply"
+        win.load_bar.load_button.text() == "Re&load to apply"
         and "changed since the load" in win.load_bar.load_button.toolTip()
     )
     win.params.rows["n_ctx"].set_value(1024)  # back to what is loaded

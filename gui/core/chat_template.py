@@ -20,9 +20,12 @@ last resort.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+import json
+from collections.abc import Collection, Mapping, Sequence
+from contextlib import suppress
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 import jinja2
 
@@ -44,12 +47,14 @@ from gui.core.template_sandbox import (
     compile_template,
     spending,
 )
+from gui.core.tool_calls import ToolCall
 from gui.core.words import Text, Words, english, english_error, message_of, words
 
 __all__ = [
     "ChatTemplateError",
     "ChosenTemplate",
     "Limits",
+    "Turn",
     "choose_template",
     "render_chat",
     "stand_in",
@@ -171,26 +176,53 @@ def _compiles(template: str) -> ChatTemplateError | None:
     return None
 
 
+@dataclass(frozen=True)
+class Turn:
+    """A message of a conversation with tools: an assistant's ``tool_calls`` (its content None or empty), or
+    a ``tool`` message answering the call ``tool_call_id``. :func:`render_chat` reads these fields from any
+    message that has them, a ChatMessage included."""
+
+    role: str
+    content: str | None
+    tool_calls: tuple[ToolCall, ...] = ()
+    tool_call_id: str | None = None
+    name: str | None = None  # the function a tool message answers
+
+
 def render_chat(
     template: str,
-    messages: Sequence[ChatMessage],
+    messages: Sequence[ChatMessage | Turn],
     *,
     bos_token: str,
     eos_token: str,
     add_generation_prompt: bool = True,
+    tools: Sequence[Mapping[str, Any]] | None = None,
+    extra_context: Mapping[str, Any] | None = None,
     limits: Limits = DEFAULT_LIMITS,
 ) -> str:
-    """Render ``messages`` with a Hugging Face style chat template; raise ChatTemplateError on any failure."""
+    """Render ``messages`` with a Hugging Face style chat template; raise ChatTemplateError on any failure.
+
+    ``tools`` is the OpenAI function list, passed to the template as ``tools``; ``extra_context`` adds
+    variables (a request's ``chat_template_kwargs``: ``enable_thinking``...), never over the ones set here.
+    A call's arguments reach the template as the object (templates that ``tojson`` them) or as the JSON text
+    (templates that join it to strings), and a tool-call turn's missing content as none or "", whichever the
+    template takes: found once per template by rendering a probe conversation, as llama.cpp (minja) does."""
     compiled = _compile(template, limits)
+    shape = _tool_shape(template, limits) if any(_tool_calls(m) for m in messages) else _SHAPE_PLAIN
     context = {
-        "messages": [{"role": m.role, "content": m.content} for m in messages],
+        **(extra_context or {}),
+        "messages": [_message(m, shape) for m in messages],
         "add_generation_prompt": add_generation_prompt,
         "bos_token": bos_token,
         "eos_token": eos_token,
         # transformers always passes these; templates test them with `is defined`/`is not none`.
-        "tools": None,
+        "tools": [dict(t) for t in tools] if tools else None,
         "documents": None,
     }
+    return _render(compiled, context, limits)
+
+
+def _render(compiled: jinja2.Template, context: Mapping[str, Any], limits: Limits) -> str:
     try:
         with spending(limits) as budget:
             out: list[str] = []
@@ -206,6 +238,76 @@ def render_chat(
             return "".join(out)
     except Exception as e:
         raise _template_error(e) from None
+
+
+@dataclass(frozen=True)
+class _Shape:
+    object_arguments: bool  # a call's arguments as the object, else as its JSON text
+    null_content: bool  # a tool-call turn without text has content none, else ""
+
+
+_SHAPE_PLAIN = _Shape(False, True)
+
+
+def _tool_calls(m: ChatMessage | Turn) -> tuple[ToolCall, ...]:
+    return tuple(getattr(m, "tool_calls", ()) or ())
+
+
+def _message(m: ChatMessage | Turn, shape: _Shape) -> dict[str, Any]:
+    """The message as transformers passes it: only the keys it has (templates test ``'tool_calls' in message``)."""
+    calls = _tool_calls(m)
+    out: dict[str, Any] = {"role": m.role, "content": m.content}
+    if calls:
+        if not m.content:
+            out["content"] = None if shape.null_content else ""
+        out["tool_calls"] = [_call(c, shape) for c in calls]
+    elif out["content"] is None:
+        out["content"] = ""
+    for key in ("tool_call_id", "name"):
+        value = getattr(m, key, None)
+        if value:
+            out[key] = value
+    return out
+
+
+def _call(c: ToolCall, shape: _Shape) -> dict[str, Any]:
+    arguments: Any = c.arguments
+    if shape.object_arguments:
+        with suppress(ValueError):  # not JSON: the template gets the text the client sent
+            arguments = json.loads(c.arguments)
+    return {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": arguments}}
+
+
+_NEEDLE = '"argument_needle"'
+
+
+@lru_cache(maxsize=8)
+def _tool_shape(template: str, limits: Limits) -> _Shape:
+    """How ``template`` wants tool calls, from rendering a probe conversation with each shape (minja's
+    ``chat_template_caps``): content none unless that fails; arguments as the object when only the object
+    shows up in the output as JSON (the text would be quoted again by ``tojson``)."""
+    compiled = _compile(template, limits)
+    probe = ToolCall("call_1", "ipython", json.dumps({"argument_needle": "print('Hello, World!')"}))
+
+    def render(shape: _Shape) -> str | None:
+        conversation = [Turn("user", "Hey"), Turn("assistant", None, (probe,))]
+        context = {
+            "messages": [_message(m, shape) for m in conversation],
+            "add_generation_prompt": False,
+            "bos_token": "",
+            "eos_token": "",
+            "tools": None,
+            "documents": None,
+        }
+        try:
+            return _render(compiled, context, limits)
+        except ChatTemplateError:
+            return None
+
+    null_content = any(render(_Shape(obj, True)) is not None for obj in (False, True))
+    as_text = render(_Shape(False, null_content)) or ""
+    as_object = render(_Shape(True, null_content)) or ""
+    return _Shape(_NEEDLE in as_object and _NEEDLE not in as_text, null_content)
 
 
 def _template_error(e: BaseException) -> ChatTemplateError:

@@ -42,7 +42,7 @@ from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from gui.core.words import words
+from gui.core.words import Text, english_error, words
 
 __all__ = [
     "ContentDelta",
@@ -101,7 +101,7 @@ class ParsedReply:
     content: str | None  # the text outside the calls; None when there is none (or only white space)
     tool_calls: tuple[ToolCall, ...]
     reasoning: str | None = None  # harmony's analysis channel
-    problems: tuple[str, ...] = ()  # why a call could not be read (sentences made with words(...))
+    problems: tuple[Text, ...] = ()  # why a call could not be read (sentences made with words(...))
 
 
 @dataclass(frozen=True)
@@ -214,7 +214,7 @@ def preserved_tokens(fmt: ToolFormat) -> tuple[str, ...]:
 class _Malformed(Exception):
     """A call that cannot be read; ``reason`` is for the user."""
 
-    def __init__(self, reason: str) -> None:
+    def __init__(self, reason: Text) -> None:
         super().__init__(reason)
         self.reason = reason
 
@@ -248,7 +248,7 @@ class _Reader:
         self.calls: list[ToolCall] = []
         self.content: list[str] = []
         self.reasoning: list[str] = []
-        self.problems: list[str] = []
+        self.problems: list[Text] = []
         self.taken = 0  # characters consumed so far
         self._space = ""  # white space held back: dropped when a call follows it
         self._after_call = False
@@ -310,7 +310,7 @@ class _Reader:
     def end(self) -> None:
         self.region = None
 
-    def fail(self, reason: str | None) -> None:
+    def fail(self, reason: Text | None) -> None:
         """The region is not a call: what it consumed is content again."""
         text = "".join(self.region or ())
         self.region = None
@@ -391,12 +391,12 @@ class _Reader:
         """The text before the first of ``ends`` (consumed, with the end), and which end it was."""
         limit = self.limits.max_header_chars if limit is None else limit
         longest = max(len(e) for e in ends)
-        searched = self.pos
+        searched = 0  # characters after pos already searched (pos stays put while this waits)
         while True:
             hits = [
                 (i, e)
                 for e in ends
-                if (i := self.buf.find(e, max(self.pos, searched - len(e)), self.pos + limit + len(e))) >= 0
+                if (i := self.buf.find(e, self.pos + max(0, searched - len(e)), self.pos + limit + len(e))) >= 0
             ]
             if hits:
                 i, end = min(hits)
@@ -407,7 +407,7 @@ class _Reader:
                 raise _Malformed(words("a tool call's header is longer than {n} characters", n=limit))
             if self.done:
                 raise _Malformed(words("the reply ended inside a tool call"))
-            searched = len(self.buf)
+            searched = self.left
             yield
 
     def text_until(self, ends: Sequence[str], sink: Callable[[str], None]) -> _Wait:
@@ -558,7 +558,9 @@ def _loads(text: str, limits: ToolLimits, n: int) -> Any:
     except RecursionError:
         raise _Malformed(words("a tool call's JSON is nested too deeply")) from None
     except ValueError as e:
-        raise _Malformed(words("the JSON of tool call {n} is not valid ({reason})", n=n, reason=str(e))) from None
+        raise _Malformed(
+            words("the JSON of tool call {n} is not valid ({reason})", n=n, reason=english_error(e))
+        ) from None
 
 
 def _call_fields(value: Any, arguments_keys: Sequence[str] = ("arguments",)) -> tuple[str, Any, Any]:
@@ -906,7 +908,10 @@ class ToolCallStream:
         except Exception as e:  # a parser bug must not take the reply with it: the rest is content
             r = self._reader
             r.problems.append(
-                words("the reply's tool calls could not be read ({reason})", reason=f"{type(e).__name__}: {e}")
+                words(
+                    "the reply's tool calls could not be read ({reason})",
+                    reason=f"{type(e).__name__}: {english_error(e)}",
+                )
             )
             if r.region is not None:
                 r.fail(None)

@@ -244,6 +244,7 @@ def build_window(services: Services, settings: LoadSettings, given: Iterable[str
     # The keyboard reaches everything: Load, the chat search and each tab have their own keys.
     QShortcut(QKeySequence("Ctrl+L"), window, lambda: load.load_selected())
     QShortcut(QKeySequence("Ctrl+F"), window, chat_.find_chats)
+    QShortcut(QKeySequence("Ctrl+Shift+L"), window, params.focus_first)
     for number in range(window.tabs.count()):
         QShortcut(QKeySequence(f"Ctrl+{number + 1}"), window, lambda n=number: window.tabs.setCurrentIndex(n))
     window.attach(features)

@@ -76,7 +76,7 @@ class HistoryPanel(QWidget):
         # A deleted chat is only hidden for a while, with a way back; then it is deleted for good.
         self._pending_delete: tuple[int, bool] | None = None  # (conversation id, it was the open one)
         self.undo_label = plain_label("", self, wrap=True)
-        self.undo_button = QPushButton(tr("&Undo"), self)
+        self.undo_button = QPushButton(tr("U&ndo"), self)
         self.undo_button.setAccessibleName(tr("Undo delete"))
         undo_row = QHBoxLayout()
         undo_row.addWidget(self.undo_label, 1)

@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import re
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import platformdirs
 from PySide6.QtCore import QCoreApplication, QLibraryInfo, QLocale, QTranslator
@@ -189,6 +191,13 @@ def install_language(choice: str, cache: Path | None = None) -> str:
     language = resolve(choice)
     locale = QLocale(language)
     QLocale.setDefault(locale)  # numbers the window formats with QLocale follow the language
+    if language != "en":
+        # Qt's own words (dialog buttons, the file dialog, context menus) in the same language; installed
+        # first, so it is asked only for what ours does not translate.
+        qt = QtWords(app)
+        if qt.load(locale, "qtbase", "_", QLibraryInfo.path(QLibraryInfo.LibraryPath.TranslationsPath)):
+            app.installTranslator(qt)
+            _installed.append(qt)
     ours = compiled(language, cache)
     translator = QTranslator(app)
     if ours is not None and translator.load(str(ours)):
@@ -196,14 +205,45 @@ def install_language(choice: str, cache: Path | None = None) -> str:
         _installed.append(translator)
     elif language != "en":
         log.warning("no translation for %s could be loaded: the window stays in English", language)
+        for qt_words in _installed:
+            app.removeTranslator(qt_words)
+        _installed.clear()
         language = "en"
-    if language != "en":
-        # Qt's own words (dialog buttons, the file dialog, context menus) in the same language.
-        qt = QTranslator(app)
-        if qt.load(locale, "qtbase", "_", QLibraryInfo.path(QLibraryInfo.LibraryPath.TranslationsPath)):
-            app.installTranslator(qt)
-            _installed.append(qt)
     return language
+
+
+# Qt's texts that moved to another class after the catalogue was translated: looked up where they were.
+_MOVED_CONTEXTS = {"QAbstractFileIconProvider": "QFileDialog"}  # a file's type column: "Folder", "%1 File"
+# Not the empty text but no text: Qt then asks the next translator, or shows the source.
+_NOT_FOUND: Any = None
+
+
+class QtWords(QTranslator):
+    """Qt's catalogue for a language, also for Qt's texts that gained a mnemonic after it was translated.
+
+    Qt's file dialog says "&Look in:" and "Files of &type:", while the catalogue Qt ships for Chinese has
+    only "Look in:" and "Files of type:"; without this the dialog stays half English. Such a text is
+    looked up without its "&" and given the mnemonic the way the catalogue writes one: "查找范围(&L)：".
+    Likewise a text Qt moved to another class ("Folder" in the type column) is looked up where it was."""
+
+    def translate(self, context: str, source: str, disambiguation: str | None = None, n: int = -1) -> str:  # Qt's name
+        found = super().translate(context, source, disambiguation, n)
+        if not found and context in _MOVED_CONTEXTS:
+            found = super().translate(_MOVED_CONTEXTS[context], source, disambiguation, n)
+        if found or "&" not in source or not context.startswith("Q"):
+            return found or _NOT_FOUND
+        key = re.search(r"&([^&\s])", source)
+        if key is None:
+            return _NOT_FOUND
+        bare = super().translate(context, source.replace("&&", "\0").replace("&", "").replace("\0", "&&"),
+                                 disambiguation, n)  # fmt: skip
+        if not bare:
+            return _NOT_FOUND
+        mnemonic = f"(&{key.group(1).upper()})"
+        for colon in ("：", ":"):
+            if bare.endswith(colon):
+                return bare[: -len(colon)] + mnemonic + colon
+        return bare + mnemonic
 
 
 def number(value: float, decimals: int = 0) -> str:

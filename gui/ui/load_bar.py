@@ -61,7 +61,7 @@ class LoadBar(QWidget):
         model with settings moved since)."""
         self.load_button.setEnabled(enabled)
         self.unload_button.setEnabled(unload)
-        self.load_button.setText(tr("&Reload to apply") if stale else tr("&Load"))
+        self.load_button.setText(tr("Re&load to apply") if stale else tr("&Load"))
         self.load_button.setToolTip(
             tr("The settings changed since the load; reload the model with them (Ctrl+L)")
             if stale

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 import os
 from typing import Any, cast
@@ -12,6 +13,7 @@ from PySide6.QtWidgets import (
     QComboBox,
     QGridLayout,
     QLabel,
+    QScrollArea,
     QSlider,
     QToolButton,
     QToolTip,
@@ -193,6 +195,23 @@ class ParamPanel(QWidget):
         self.note.setAccessibleName(tr("Load settings note"))
         self.note.hide()
         grid.addWidget(self.note, n_rows, 0, 1, 4)
+        first = next(iter(self.rows.values()))
+        reach = tr("Ctrl+Shift+L comes here from anywhere in the window.")
+        for widget in (first.label, first.slider, first.spin):
+            widget.setToolTip(f"{help_text(first.spec)}\n\n{reach}")
+        # Tab goes down the settings in the order they are shown: each slider, its box, its pin, then the next.
+        chain = list(
+            dict.fromkeys(  # a widget spanning columns is found once
+                widget
+                for r in range(grid.rowCount())
+                for c in range(grid.columnCount())
+                if (item := grid.itemAtPosition(r, c)) is not None
+                and (widget := item.widget()) is not None
+                and widget.focusPolicy() & Qt.FocusPolicy.TabFocus
+            )
+        )
+        for before, after in itertools.pairwise(chain):
+            QWidget.setTabOrder(before, after)
         self.set_settings(settings)
         self.set_device_count(1)
 
@@ -323,6 +342,18 @@ class ParamPanel(QWidget):
         elif self._threads_said and self.note.text() == self._threads_said:
             self.say("")
             self._threads_said = ""
+
+    def focus_first(self) -> None:
+        """Put the keyboard on the first setting (Ctrl+Shift+L), scrolled into view."""
+        first = next((row.slider for row in self.rows.values() if row.slider.isVisibleTo(self)), None)
+        if first is None:
+            return
+        first.setFocus(Qt.FocusReason.ShortcutFocusReason)
+        area = self.parentWidget()
+        while area is not None and not isinstance(area, QScrollArea):
+            area = area.parentWidget()
+        if area is not None:
+            area.ensureWidgetVisible(first)
 
     def pinned(self) -> frozenset[str]:
         return frozenset(key for key, row in self.rows.items() if row.pin.isChecked())

@@ -162,7 +162,7 @@ class PlanPanel(QWidget):
         self.auto_fit_button.setToolTip(
             tr("Most GPU layers, then the largest context, that fit with the margin. Pinned settings stay.")
         )
-        self.verify_button = QPushButton(tr("&Verify"), self)
+        self.verify_button = QPushButton(tr("Ver&ify"), self)
         self.verify_button.setToolTip(tr("Ask llama.cpp for its own dry run of these settings (reads no weights)."))
         self.verify_label = TextArea(2, self)  # llama.cpp's messages
         self.verify_label.setAccessibleName(tr("Verify result"))

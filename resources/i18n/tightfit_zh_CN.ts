@@ -225,10 +225,6 @@
         <translation>编辑上一条(&amp;E)</translation>
     </message>
     <message>
-        <source>&amp;New chat</source>
-        <translation>新对话(&amp;N)</translation>
-    </message>
-    <message>
         <source>&amp;Send</source>
         <translation>发送(&amp;S)</translation>
     </message>
@@ -321,6 +317,10 @@
         <translation>名称：</translation>
     </message>
     <message>
+        <source>Ne&amp;w chat</source>
+        <translation>新对话(&amp;W)</translation>
+    </message>
+    <message>
         <source>No reply yet.</source>
         <translation>还没有回复。</translation>
     </message>
@@ -381,12 +381,12 @@
         <translation>停止(&amp;T)</translation>
     </message>
     <message>
-        <source>Same seed, same settings, same prompt: the same reply ({random} picks one at random).</source>
-        <translation>相同的种子、相同的设置、相同的提示词：得到相同的回复（{random} 表示每次随机选取）。</translation>
+        <source>Sam&amp;pling…</source>
+        <translation>采样(&amp;P)…</translation>
     </message>
     <message>
-        <source>Sampl&amp;ing…</source>
-        <translation>采样(&amp;I)…</translation>
+        <source>Same seed, same settings, same prompt: the same reply ({random} picks one at random).</source>
+        <translation>相同的种子、相同的设置、相同的提示词：得到相同的回复（{random} 表示每次随机选取）。</translation>
     </message>
     <message>
         <source>Sampling preset</source>
@@ -1440,10 +1440,6 @@ Apply its settings anyway?</source>
         <translation>删除(&amp;D)</translation>
     </message>
     <message>
-        <source>&amp;Undo</source>
-        <translation>撤销(&amp;U)</translation>
-    </message>
-    <message>
         <source>Chat history: {error}</source>
         <translation>聊天记录：{error}</translation>
     </message>
@@ -1478,6 +1474,10 @@ Apply its settings anyway?</source>
     <message>
         <source>Title:</source>
         <translation>标题：</translation>
+    </message>
+    <message>
+        <source>U&amp;ndo</source>
+        <translation>撤销(&amp;N)</translation>
     </message>
     <message>
         <source>Undo delete</source>
@@ -1820,10 +1820,6 @@ Apply its settings anyway?</source>
         <translation>加载(&amp;L)</translation>
     </message>
     <message>
-        <source>&amp;Reload to apply</source>
-        <translation>重新加载以应用(&amp;R)</translation>
-    </message>
-    <message>
         <source>&amp;Unload</source>
         <translation>卸载模型(&amp;U)</translation>
     </message>
@@ -1864,6 +1860,10 @@ Apply its settings anyway?</source>
     <message>
         <source>Open {path}</source>
         <translation>打开 {path}</translation>
+    </message>
+    <message>
+        <source>Re&amp;load to apply</source>
+        <translation>重新加载以应用(&amp;L)</translation>
     </message>
     <message>
         <source>The plan says this load runs out of memory. {where}.</source>
@@ -2558,6 +2558,10 @@ Source: {source}</source>
         <translation>点击固定{setting}：自动适配将不再改动它。</translation>
     </message>
     <message>
+        <source>Ctrl+Shift+L comes here from anywhere in the window.</source>
+        <translation>在窗口任何位置按 Ctrl+Shift+L 都会来到这里。</translation>
+    </message>
+    <message>
         <source>Load settings note</source>
         <translation>加载设置提示</translation>
     </message>
@@ -2996,10 +3000,6 @@ Source: {source}</source>
         <translation>自动适配(&amp;A)</translation>
     </message>
     <message>
-        <source>&amp;Verify</source>
-        <translation>校验(&amp;V)</translation>
-    </message>
-    <message>
         <source>, included.</source>
         <translation>，已计入。</translation>
     </message>
@@ -3122,6 +3122,10 @@ Source: {source}</source>
     <message>
         <source>To put more on the GPU</source>
         <translation>要在 GPU 上多放一些，可以</translation>
+    </message>
+    <message>
+        <source>Ver&amp;ify</source>
+        <translation>校验(&amp;I)</translation>
     </message>
     <message>
         <source>Verify result</source>
@@ -4877,6 +4881,34 @@ Source: {source}</source>
         <translation>带链接的文本</translation>
     </message>
     <message>
+        <source>a tool call has no function name</source>
+        <translation>工具调用没有函数名</translation>
+    </message>
+    <message>
+        <source>a tool call is not a JSON object</source>
+        <translation>工具调用不是 JSON 对象</translation>
+    </message>
+    <message>
+        <source>a tool call is not written as its format wants (expected {marker})</source>
+        <translation>工具调用的写法不符合其格式（应为 {marker}）</translation>
+    </message>
+    <message>
+        <source>a tool call&apos;s JSON is longer than {n} characters</source>
+        <translation>工具调用的 JSON 超过 {n} 个字符</translation>
+    </message>
+    <message>
+        <source>a tool call&apos;s JSON is nested too deeply</source>
+        <translation>工具调用的 JSON 嵌套过深</translation>
+    </message>
+    <message>
+        <source>a tool call&apos;s JSON is not valid</source>
+        <translation>工具调用的 JSON 无效</translation>
+    </message>
+    <message>
+        <source>a tool call&apos;s header is longer than {n} characters</source>
+        <translation>工具调用的头部超过 {n} 个字符</translation>
+    </message>
+    <message>
         <source>a vision projector (mmproj) file, not a language model</source>
         <translation>视觉投影（mmproj）文件，不是语言模型</translation>
     </message>
@@ -6021,6 +6053,10 @@ Source: {source}</source>
         <translation>GPU 被限速了（{reasons}）。检查散热或功耗上限</translation>
     </message>
     <message>
+        <source>the JSON of tool call {n} is not valid ({reason})</source>
+        <translation>第 {n} 个工具调用的 JSON 无效（{reason}）</translation>
+    </message>
+    <message>
         <source>the KV cache</source>
         <translation>KV 缓存</translation>
     </message>
@@ -6067,6 +6103,10 @@ Source: {source}</source>
     <message>
         <source>the answer names no GPU</source>
         <translation>返回内容里没有 GPU</translation>
+    </message>
+    <message>
+        <source>the arguments of tool call {n} ({name}) are not a JSON object</source>
+        <translation>第 {n} 个工具调用（{name}）的参数不是 JSON 对象</translation>
     </message>
     <message>
         <source>the bad file could not be set aside ({error})</source>
@@ -6265,6 +6305,10 @@ Source: {source}</source>
         <translation>模型自带的模板</translation>
     </message>
     <message>
+        <source>the name of tool call {n} is not a function name</source>
+        <translation>第 {n} 个工具调用的名称不是函数名</translation>
+    </message>
+    <message>
         <source>the output buffer</source>
         <translation>输出缓冲区</translation>
     </message>
@@ -6295,6 +6339,18 @@ Source: {source}</source>
     <message>
         <source>the recurrent state</source>
         <translation>循环状态</translation>
+    </message>
+    <message>
+        <source>the reply ended inside a tool call</source>
+        <translation>回复在工具调用中途结束</translation>
+    </message>
+    <message>
+        <source>the reply has more than {n} tool calls</source>
+        <translation>回复中的工具调用超过 {n} 个</translation>
+    </message>
+    <message>
+        <source>the reply&apos;s tool calls could not be read ({reason})</source>
+        <translation>无法读取回复中的工具调用（{reason}）</translation>
     </message>
     <message>
         <source>the server</source>
@@ -6409,6 +6465,10 @@ Source: {source}</source>
         <translation>之后 {n} 层中能放下 {layers} 层</translation>
     </message>
     <message>
+        <source>there are no functions among the tools</source>
+        <translation>tools 中没有函数</translation>
+    </message>
+    <message>
         <source>there is no GPU to cap</source>
         <translation>没有可设置功耗上限的 GPU</translation>
     </message>
@@ -6459,6 +6519,14 @@ Source: {source}</source>
     <message>
         <source>too slow</source>
         <translation>速度太慢</translation>
+    </message>
+    <message>
+        <source>tool_choice must be &quot;required&quot; or name a function to constrain a reply to</source>
+        <translation>tool_choice 必须为 &quot;required&quot; 或指定一个函数，才能约束回复</translation>
+    </message>
+    <message>
+        <source>tool_choice names the function &apos;{name}&apos;, which is not among the tools</source>
+        <translation>tool_choice 指定的函数 &apos;{name}&apos; 不在 tools 中</translation>
     </message>
     <message>
         <source>top level is a {kind}, not an object</source>
