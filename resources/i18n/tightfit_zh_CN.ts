@@ -5485,6 +5485,10 @@ Source: {source}</source>
         <translation>llama.cpp 在内存分配失败或内部检查不通过时会这样退出；日志里没有更多信息。</translation>
     </message>
     <message>
+        <source>llama.cpp refused it</source>
+        <translation>llama.cpp 拒绝了它</translation>
+    </message>
+    <message>
         <source>llama.cpp reported an error: {message}.</source>
         <translation>llama.cpp 报告了错误：{message}。</translation>
     </message>
@@ -6057,6 +6061,14 @@ Source: {source}</source>
         <translation>第 {n} 个工具调用的 JSON 无效（{reason}）</translation>
     </message>
     <message>
+        <source>the JSON schema cannot be expressed as a grammar: {reason}</source>
+        <translation>该 JSON schema 无法表示为语法：{reason}</translation>
+    </message>
+    <message>
+        <source>the JSON schema is nested too deeply</source>
+        <translation>该 JSON schema 嵌套太深</translation>
+    </message>
+    <message>
         <source>the KV cache</source>
         <translation>KV 缓存</translation>
     </message>
@@ -6239,6 +6251,10 @@ Source: {source}</source>
     <message>
         <source>the file memory-mapped instead of read into RAM</source>
         <translation>内存映射模型文件，而不是整个读入内存</translation>
+    </message>
+    <message>
+        <source>the grammar does not parse: {reason}</source>
+        <translation>该语法无法解析：{reason}</translation>
     </message>
     <message>
         <source>the header</source>
