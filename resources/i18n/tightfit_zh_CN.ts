@@ -3755,12 +3755,20 @@ Source: {source}</source>
         <translation>未在提供服务。</translation>
     </message>
     <message>
+        <source>Only the loaded model&apos;s name</source>
+        <translation>只接受已加载模型的名称</translation>
+    </message>
+    <message>
         <source>Port</source>
         <translation>端口</translation>
     </message>
     <message>
         <source>Prompt</source>
         <translation>提示词元</translation>
+    </message>
+    <message>
+        <source>Refuse a request that names another model, or none; by default the loaded model answers any name</source>
+        <translation>拒绝指定其他模型或未指定模型的请求；默认情况下，已加载的模型会回答任何名称的请求</translation>
     </message>
     <message>
         <source>Serve, and the lines another program needs appear here.</source>
