@@ -214,9 +214,10 @@ def test_a_bad_field_is_a_400_naming_it(
     assert status == 400 and error["param"] == param and error["type"] == "invalid_request_error"
 
 
-def test_an_unknown_model_is_a_404(client: openai.OpenAI) -> None:
+def test_with_a_strict_model_name_an_unknown_model_is_a_404(served: ServedEngine) -> None:
+    strict = openai.OpenAI(base_url=served.serve(strict_model=True) + "/v1", api_key="unused", max_retries=0)
     with pytest.raises(openai.NotFoundError) as caught:
-        client.chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": "hi"}], max_tokens=4)
+        strict.chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": "hi"}], max_tokens=4)
     assert caught.value.code == "model_not_found"
 
 

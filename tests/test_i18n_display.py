@@ -128,4 +128,4 @@ def test_a_journey_record_that_fails_is_said_in_chinese(chinese: None, qtbot: Qt
     finally:
         recorder.shutdown()
         store.close()
-    assert bad.args[0].startswith("历程：基准测试行未记录：")
+    assert bad.args[0].startswith("调优记录：基准测试行未记录：")

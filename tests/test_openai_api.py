@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
+
+import pytest
 
 from gui.core import openai_api as api
 from gui.core import protocol as p
@@ -35,3 +38,75 @@ def test_a_field_given_overrides_only_itself() -> None:
     request = chat(temperature=0, top_k=20, max_tokens=7)
     assert request.sampling.temperature == 0.0 and request.sampling.top_k == 20
     assert request.sampling.top_p == api.API_SAMPLING.top_p and request.max_tokens == 7
+
+
+# ---- structured output ------------------------------------------------------------------------------------
+
+SCHEMA_PARAM = "response_format.json_schema.schema"
+
+
+def json_schema(schema: object) -> dict[str, Any]:
+    return {"type": "json_schema", "json_schema": {"name": "answer", "schema": schema, "strict": True}}
+
+
+def refused(**fields: Any) -> api.ApiError:
+    with pytest.raises(api.ApiError) as caught:
+        chat(**fields)
+    assert caught.value.status == 400 and caught.value.type == "invalid_request_error"
+    return caught.value
+
+
+def test_each_kind_of_structured_output_becomes_a_grammar() -> None:
+    assert chat().grammar is None and chat(response_format={"type": "text"}).grammar is None
+    as_object = chat(response_format={"type": "json_object"})
+    assert as_object.grammar == p.ReplyGrammar("json_schema", api.JSON_OBJECT_SCHEMA)
+    schema = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+    given = chat(response_format=json_schema(schema))
+    assert given.grammar is not None and given.grammar.kind == "json_schema" and given.grammar_param == SCHEMA_PARAM
+    assert json.loads(given.grammar.text) == schema
+    assert chat(grammar='root ::= "yes" | "no"').grammar == p.ReplyGrammar("gbnf", 'root ::= "yes" | "no"')
+    assert chat(json_schema=schema).grammar_param == "json_schema"
+
+
+def test_a_schema_with_local_references_and_no_cycle_is_taken() -> None:
+    schema = {
+        "$defs": {"Point": {"type": "object", "properties": {"x": {"type": "number"}}}},
+        "type": "object",
+        "properties": {"a": {"$ref": "#/$defs/Point"}, "b": {"$ref": "#/$defs/Point"}},
+    }
+    assert chat(response_format=json_schema(schema)).grammar is not None
+
+
+@pytest.mark.parametrize(
+    ("fields", "param", "says"),
+    [
+        ({"response_format": {"type": "xml"}}, "response_format.type", "json_schema"),
+        ({"response_format": {"type": "json_schema"}}, "response_format.json_schema", "schema"),
+        ({"response_format": json_schema([1])}, SCHEMA_PARAM, "an object"),
+        ({"response_format": json_schema({"$ref": "https://example.com/s.json"})}, SCHEMA_PARAM, "inside"),
+        ({"response_format": json_schema({"$ref": "#/$defs/Missing"})}, SCHEMA_PARAM, "points at nothing"),
+        ({"grammar": ""}, "grammar", "GBNF"),
+        ({"grammar": 'root ::= "a"', "json_schema": {"type": "object"}}, "json_schema", "not both"),
+        ({"grammar": "x" * (api.MAX_GRAMMAR_BYTES + 1)}, "grammar", "at most"),
+        ({"json_schema": {"enum": ["x" * api.MAX_GRAMMAR_BYTES]}}, "json_schema", "at most"),
+    ],
+)
+def test_a_bad_structured_output_field_is_a_400_naming_it(fields: dict[str, Any], param: str, says: str) -> None:
+    error = refused(**fields)
+    assert error.param == param and says in error.message
+
+
+def test_a_recursive_schema_is_refused_with_its_cycle() -> None:
+    node = {"type": "object", "properties": {"kids": {"type": "array", "items": {"$ref": "#/$defs/Node"}}}}
+    error = refused(response_format=json_schema({"$defs": {"Node": node}, "$ref": "#/$defs/Node"}))
+    assert error.param == SCHEMA_PARAM and "#/$defs/Node -> #/$defs/Node" in error.message
+    two = {"$defs": {"A": {"$ref": "#/$defs/B"}, "B": {"$ref": "#/$defs/A"}}, "$ref": "#/$defs/A"}
+    assert "cycle" in refused(json_schema=two).message
+
+
+def test_a_schema_nested_past_the_bound_is_refused() -> None:
+    deep: dict[str, Any] = {"type": "string"}
+    for _ in range(api.MAX_SCHEMA_DEPTH):
+        deep = {"type": "array", "items": deep}
+    error = refused(response_format=json_schema(deep))
+    assert error.param == SCHEMA_PARAM and "levels deep" in error.message

@@ -17,6 +17,7 @@ from window_kit import load, open_window
 
 from gui.app import signal_future
 from gui.core.params import LoadSettings
+from gui.core.preferences import SERVE_STRICT_MODEL
 
 MODEL_ID = "SmolLM2-135M-Instruct.Q4_1"
 
@@ -191,4 +192,38 @@ def test_it_serves_as_many_replies_at_once_as_the_model_has_slots(qtbot, demo_fo
         win.features.serve.stop()
 
     in_the_windows_loop(scenario)
+    win.close()
+
+
+def test_any_model_name_is_answered_unless_only_the_loaded_models_is_asked_for(
+    qtbot, demo_folder: Path, demo_model: Path
+) -> None:
+    win = open_window(qtbot, demo_folder, demo_folder / demo_model.name, LoadSettings(n_threads=2), engine=FakeEngine())
+    load(qtbot, win)
+    panel = win.serve_panel
+    hello: Any = [{"role": "user", "content": "Hi"}]
+
+    async def served_to(name: str) -> str:
+        base = await serve(qtbot, win)
+        client = openai.AsyncOpenAI(base_url=base, api_key="unused", max_retries=0)
+        try:
+            reply = await client.chat.completions.create(model=name, messages=hello, max_tokens=5)
+            return reply.model
+        except openai.NotFoundError as exc:
+            return str(exc.code)
+        finally:
+            await client.close()
+            stopped = signal_future(win.features.serve.serving_changed)
+            qtbot.mouseClick(panel.serve_button, Qt.MouseButton.LeftButton)
+            await stopped
+
+    async def scenario() -> None:
+        assert not panel.strict_model.isChecked()
+        assert await served_to("gpt-4o-mini") == MODEL_ID  # the loaded model answers, and says so
+        panel.strict_model.setChecked(True)
+        assert await served_to("gpt-4o-mini") == "model_not_found"
+        assert await served_to(MODEL_ID) == MODEL_ID
+
+    in_the_windows_loop(scenario)
+    assert win.features.services.settings.read(SERVE_STRICT_MODEL) is True  # kept once listening worked
     win.close()

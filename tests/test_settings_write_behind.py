@@ -208,3 +208,41 @@ def test_writers_on_many_threads_lose_nothing(tmp_path: Path) -> None:
     assert store.flush()
     again = SettingsStore(store.path)
     assert [again.read(pref) for pref in prefs] == [value(n - 1) for value in values]
+
+
+@pytest.mark.parametrize("behind", [False, True], ids=["write-through", "write-behind"])
+@pytest.mark.parametrize("relative", [False, True], ids=["absolute-link", "relative-link"])
+def test_a_settings_file_that_is_a_symlink_stays_one_and_its_target_gets_the_content(
+    tmp_path: Path, behind: bool, relative: bool
+) -> None:
+    dotfiles = tmp_path / "dotfiles"
+    dotfiles.mkdir()
+    target = dotfiles / "tightfit.json"
+    target.write_text(json.dumps({"schema_version": 1, "margin_mib": 512}), encoding="utf-8")
+    config = tmp_path / "config"
+    config.mkdir()
+    link = config / "settings.json"
+    link.symlink_to(Path("..") / "dotfiles" / "tightfit.json" if relative else target)
+    store = SettingsStore(link, write_behind=behind, delay_s=0.01)
+    assert store.read(MARGIN_MIB) == 512
+    store.write(MARGIN_MIB, 768)
+    assert store.flush()
+    assert link.is_symlink() and link.resolve() == target.resolve()
+    assert json.loads(target.read_text(encoding="utf-8"))["margin_mib"] == 768
+    assert SettingsStore(link).read(MARGIN_MIB) == 768
+    # No temporary file is left in either folder.
+    assert sorted(p.name for p in config.iterdir()) == ["settings.json"]
+    assert sorted(p.name for p in dotfiles.iterdir()) == ["tightfit.json"]
+
+
+def test_a_settings_link_through_a_chain_of_links_writes_the_last_one(tmp_path: Path) -> None:
+    target = tmp_path / "real.json"
+    middle = tmp_path / "middle.json"
+    middle.symlink_to(target)
+    link = tmp_path / "settings.json"
+    link.symlink_to(middle)
+    store = SettingsStore(link, write_behind=True, delay_s=0.01)  # the target does not exist yet
+    store.write(CAP_WATTS, 150)
+    assert store.flush()
+    assert link.is_symlink() and middle.is_symlink() and not target.is_symlink()
+    assert SettingsStore(target).read(CAP_WATTS) == 150

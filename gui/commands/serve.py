@@ -30,7 +30,8 @@ def add_serve_parser(sub: Any, add_sizing_flags: Callable[[argparse.ArgumentPars
         "serve",
         help="an OpenAI-compatible API on the model (GET /v1/models, POST /v1/chat/completions, /v1/completions)",
         description="Load MODEL once in the engine and serve it as an OpenAI-compatible API: GET /v1/models, "
-        "POST /v1/chat/completions and /v1/completions (streamed or not), GET /health. Requests queue; with "
+        "POST /v1/chat/completions and /v1/completions (streamed or not; each also without /v1), GET /health. Any "
+        "model name is answered by MODEL unless --strict-model. Requests queue; with "
         "--parallel N they are answered N at once (one parallel slot each, decoded together), else one at a time. "
         "It listens on 127.0.0.1 only unless --host names another address AND --allow-remote is given.",
     )
@@ -63,6 +64,8 @@ def add_serve_parser(sub: Any, add_sizing_flags: Callable[[argparse.ArgumentPars
         metavar="ORIGIN",
         help="let web pages from ORIGIN (e.g. http://localhost:3000, or *) call the API; no CORS headers otherwise",
     )
+    strict = openai_api.STRICT_MODEL
+    serve.add_argument(strict.flag, dest=strict.key, action="store_true", default=strict.default, help=strict.help)
     add_sizing_flags(serve)
 
 
@@ -80,16 +83,23 @@ def run_serve(args: argparse.Namespace, settings: LoadSettings) -> int:
     api_key = args.api_key if args.api_key is not None else os.environ.get(API_KEY_ENV) or None
     if not openai_api.is_loopback(args.host) and not api_key:
         print("tightfit: warning: serving to other machines without an API key", file=sys.stderr)
-    return asyncio.run(_serve(model_path, settings, args.host, args.port, api_key, args.cors))
+    strict = bool(getattr(args, openai_api.STRICT_MODEL.key))
+    return asyncio.run(_serve(model_path, settings, args.host, args.port, api_key, args.cors, strict))
 
 
 async def _serve(
-    model_path: str, settings: LoadSettings, host: str, port: int, api_key: str | None, cors: str | None
+    model_path: str,
+    settings: LoadSettings,
+    host: str,
+    port: int,
+    api_key: str | None,
+    cors: str | None,
+    strict_model: bool = openai_api.STRICT_MODEL.default,
 ) -> int:
     loop = asyncio.get_running_loop()
     lifecycle: asyncio.Queue[Any] = asyncio.Queue()
     client = EngineClient()
-    server = ApiServer(client, slots=settings.n_parallel, api_key=api_key, cors_origin=cors)
+    server = ApiServer(client, slots=settings.n_parallel, api_key=api_key, cors_origin=cors, strict_model=strict_model)
     server.add_listener(_report)
 
     def listener(event: Any) -> None:  # the client's reader thread

@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import dataclasses
 import ipaddress
+import json
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from gui.core import protocol as p
-from gui.core.specs import specs_of
+from gui.core.specs import BoolSpec, specs_of
 from gui.core.words import Text, english, english_error, words
 
 # Bounds on what a stranger may send: the body itself is bounded by the server (MAX_BODY_BYTES).
@@ -76,6 +77,17 @@ API_SAMPLING = p.Sampling(
     frequency_penalty=0.0,
 )
 
+# Which names a request's "model" may give. Off (the default): any name, or none, is answered by the loaded model,
+# as clients and agents that send their own default model name expect. On: only the loaded model's name.
+STRICT_MODEL = BoolSpec(
+    key="serve_strict_model",
+    label="Only the loaded model's name",
+    flag="--strict-model",
+    default=False,
+    help="Refuse a request whose 'model' is not the loaded model's name (404) or that names none (400); "
+    "by default any name is answered by the loaded model",
+)
+
 MAX_MESSAGES = 1024
 MAX_STOPS = 4  # as OpenAI's API
 MAX_STOP_CHARS = 256
@@ -96,7 +108,13 @@ UNSUPPORTED_UNLESS = {
     "functions": (None, []),
     "logit_bias": (None, {}),
 }
-RESPONSE_FORMATS = (None, {"type": "text"})
+
+# Structured output: a grammar or schema as long as this (its JSON text) at most, nested at most this deep; the
+# grammar sampler runs on every token, so a stranger's grammar is bounded like the rest of the body.
+MAX_GRAMMAR_BYTES = 64 << 10
+MAX_SCHEMA_DEPTH = 64
+# A reply in JSON that is an object, OpenAI's "json_object" format.
+JSON_OBJECT_SCHEMA = '{"type": "object"}'
 
 # How the engine's reasons for ending a reply read in OpenAI's terms.
 FINISH_REASONS = {"stop": "stop", "length": "length", "context": "length", "cancelled": "stop"}
@@ -132,7 +150,7 @@ def invalid(message: Text, param: str | None = None, code: str | None = None) ->
 class CompletionRequest:
     """One request in the engine's terms. ``messages`` for a chat, ``prompt`` for a plain completion."""
 
-    model: str
+    model: str  # as the client named it; "" for none
     chat: bool
     messages: tuple[p.ChatMessage, ...] = ()
     prompt: str | None = None
@@ -142,6 +160,8 @@ class CompletionRequest:
     stops: tuple[str, ...] = ()
     stream: bool = False
     include_usage: bool = False  # stream_options.include_usage: a last chunk with the token counts
+    grammar: p.ReplyGrammar | None = None  # structured output: what the reply may be
+    grammar_param: str = ""  # the field the grammar came from, named by an error about it
 
 
 def parse_chat_request(body: object) -> CompletionRequest:
@@ -165,13 +185,14 @@ def _object(body: object) -> Mapping[str, Any]:
 
 def _request(data: Mapping[str, Any], *, chat: bool, **what: Any) -> CompletionRequest:
     model = data.get("model")
-    if not isinstance(model, str) or not model:
-        raise invalid("'model' is required: the id /v1/models lists.", "model")
+    if model is None:
+        model = ""
+    if not isinstance(model, str):
+        raise invalid("'model' must be a string: the id /v1/models lists.", "model")
     for name, allowed in UNSUPPORTED_UNLESS.items():
         if data.get(name, None) not in allowed:
             raise invalid(f"'{name}' is not supported by this server.", name, "unsupported_parameter")
-    if data.get("response_format") not in RESPONSE_FORMATS:
-        raise invalid("Only the text response format is supported.", "response_format", "unsupported_parameter")
+    grammar, grammar_param = _grammar(data)
     stream = _bool(data, "stream")
     include_usage = False
     options = data.get("stream_options")
@@ -187,8 +208,121 @@ def _request(data: Mapping[str, Any], *, chat: bool, **what: Any) -> CompletionR
         stops=_stops(data.get("stop")),
         stream=stream,
         include_usage=include_usage,
+        grammar=grammar,
+        grammar_param=grammar_param,
         **what,
     )
+
+
+def _grammar(data: Mapping[str, Any]) -> tuple[p.ReplyGrammar | None, str]:
+    """Structured output, and the field it came from: OpenAI's ``response_format`` (``json_object``, or
+    ``json_schema`` with its ``schema``), or llama.cpp server's ``grammar`` (GBNF) or ``json_schema``; one at most."""
+    given = [(key, data[key]) for key in ("response_format", "grammar", "json_schema") if data.get(key) is not None]
+    given = [(key, value) for key, value in given if not (key == "response_format" and value == {"type": "text"})]
+    if len(given) > 1:
+        raise invalid(f"Give one of {' and '.join(key for key, _ in given)}, not both.", given[1][0])
+    if not given:
+        return None, ""
+    key, value = given[0]
+    if key == "grammar":
+        if not isinstance(value, str) or not value.strip():
+            raise invalid("'grammar' must be a GBNF grammar (a non-empty string).", "grammar")
+        if len(value.encode()) > MAX_GRAMMAR_BYTES:
+            raise invalid(f"'grammar' may be at most {MAX_GRAMMAR_BYTES} bytes.", "grammar")
+        return p.ReplyGrammar("gbnf", value), "grammar"
+    if key == "json_schema":
+        return p.ReplyGrammar("json_schema", _schema_text(value, "json_schema")), "json_schema"
+    if not isinstance(value, Mapping):
+        raise invalid("'response_format' must be an object.", "response_format")
+    kind = value.get("type")
+    if kind == "json_object":
+        return p.ReplyGrammar("json_schema", JSON_OBJECT_SCHEMA), "response_format"
+    if kind != "json_schema":
+        raise invalid(
+            f"'response_format.type' must be text, json_object or json_schema (got {kind!r}).", "response_format.type"
+        )
+    spec = value.get("json_schema")
+    if not isinstance(spec, Mapping):
+        raise invalid(
+            "'response_format.json_schema' must be an object with the schema ({'name', 'schema', 'strict'}).",
+            "response_format.json_schema",
+        )
+    if not isinstance(spec.get("name", ""), str):
+        raise invalid("'response_format.json_schema.name' must be a string.", "response_format.json_schema.name")
+    if spec.get("strict") is not None and not isinstance(spec.get("strict"), bool):
+        raise invalid(
+            "'response_format.json_schema.strict' must be true or false.", "response_format.json_schema.strict"
+        )
+    where = "response_format.json_schema.schema"
+    return p.ReplyGrammar("json_schema", _schema_text(spec.get("schema"), where)), where
+
+
+def _schema_text(schema: object, where: str) -> str:
+    """A JSON schema checked for what this server can turn into a grammar, as JSON text: an object, bounded in size
+    and depth, whose every ``$ref`` points inside it (``#/...``) and leads to no cycle (a recursive schema)."""
+    if not isinstance(schema, Mapping):
+        raise invalid(f"'{where}' must be a JSON schema (an object).", where)
+    text = json.dumps(schema, ensure_ascii=False)
+    if len(text.encode()) > MAX_GRAMMAR_BYTES:
+        raise invalid(f"'{where}' may be at most {MAX_GRAMMAR_BYTES} bytes of JSON.", where)
+    refs: dict[str, set[str]] = {}  # each $ref target, and the targets that its own subtree refers to
+    _walk_schema(schema, "#", 0, where, refs, schema)
+    _refuse_cycles(refs, where)
+    return text
+
+
+def _walk_schema(node: object, path: str, depth: int, where: str, refs: dict[str, set[str]], root: object) -> set[str]:
+    """The $ref targets found under ``node`` (every one checked to resolve); refused past the depth bound."""
+    if depth > MAX_SCHEMA_DEPTH:
+        raise invalid(f"'{where}' is nested more than {MAX_SCHEMA_DEPTH} levels deep.", where)
+    found: set[str] = set()
+    children: list[tuple[str, object]] = []
+    if isinstance(node, Mapping):
+        ref = node.get("$ref")
+        if ref is not None:
+            found.add(_resolved_ref(ref, where, root))
+        children = [(f"{path}/{key}", value) for key, value in node.items() if key != "$ref"]
+    elif isinstance(node, list):
+        children = [(f"{path}/{index}", value) for index, value in enumerate(node)]
+    for child_path, child in children:
+        found |= _walk_schema(child, child_path, depth + 1, where, refs, root)
+    refs[path] = found
+    return found
+
+
+def _resolved_ref(ref: object, where: str, root: object) -> str:
+    if not isinstance(ref, str) or not ref.startswith("#/"):
+        raise invalid(f"'{where}': a $ref must point inside the schema ('#/$defs/Name'), not {ref!r}.", where)
+    target = root
+    for part in ref[2:].split("/"):
+        part = part.replace("~1", "/").replace("~0", "~")
+        if isinstance(target, Mapping) and part in target:
+            target = target[part]
+        elif isinstance(target, list) and part.isdigit() and int(part) < len(target):
+            target = target[int(part)]
+        else:
+            raise invalid(f"'{where}': the $ref {ref!r} points at nothing in the schema.", where)
+    return ref
+
+
+def _refuse_cycles(refs: dict[str, set[str]], where: str) -> None:
+    """A $ref that leads back to itself (a recursive schema: a tree, a linked list) is refused: the grammar it would
+    make is not supported here."""
+    state: dict[str, int] = {}  # 1: being followed, 2: done
+
+    def follow(target: str, trail: tuple[str, ...]) -> None:
+        if state.get(target) == 2:
+            return
+        if state.get(target) == 1:
+            loop = " -> ".join((*trail[trail.index(target) :], target))
+            raise invalid(f"'{where}': recursive schemas are not supported ($ref cycle {loop}).", where)
+        state[target] = 1
+        for nxt in sorted(refs.get(target, ())):
+            follow(nxt, (*trail, target))
+        state[target] = 2
+
+    for target in sorted({t for targets in refs.values() for t in targets}):
+        follow(target, ())
 
 
 def _bool(data: Mapping[str, Any], key: str, param: str | None = None) -> bool:
@@ -292,6 +426,10 @@ def context_error(n_prompt: int, n_ctx: int, chat: bool) -> ApiError:
         "messages" if chat else "prompt",
         "context_length_exceeded",
     )
+
+
+def model_required() -> ApiError:
+    return invalid("'model' is required: the id /v1/models lists.", "model")
 
 
 def model_not_found(model: str, served: str) -> ApiError:

@@ -14,7 +14,7 @@ from typing import Any, Generic, TypeVar, cast
 
 from gui.core.chat_formats import parse_format_name
 from gui.core.memory_check import KEEP_LOADS
-from gui.core.openai_api import DEFAULT_HOST, DEFAULT_PORT
+from gui.core.openai_api import DEFAULT_HOST, DEFAULT_PORT, STRICT_MODEL
 from gui.core.params import MARGIN, LoadSettings, NetworkLink
 from gui.core.presets import DEFAULT_PRESET, sampling_from_dict, sampling_to_dict
 from gui.core.prometheus_text import scrape_urls
@@ -170,6 +170,7 @@ SERVE_PORT = IntSpec(
 SERVE_HOST: Preference[str] = Preference("serve_host", DEFAULT_HOST, _string)
 SERVE_PORT_NUMBER: Preference[int] = Preference.of(SERVE_PORT)
 SERVE_REMOTE: Preference[bool] = Preference("serve_allow_remote", False, _boolean)
+SERVE_STRICT_MODEL: Preference[bool] = Preference.of(STRICT_MODEL)
 
 # Light or dark window: follow the desktop ("system"), or one chosen (gui/core/theme.py has both palettes).
 THEME: Preference[ThemeChoice] = Preference(

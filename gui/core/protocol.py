@@ -8,12 +8,12 @@ of what the client sends, ``Event`` of what the worker sends back; a message out
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, TypeGuard, get_args
+from typing import Any, Literal, TypeGuard, get_args
 
 from gui.core.specs import FloatSpec, IntSpec, specs_of
 from gui.core.words import Text, mark, words
 
-PROTOCOL_VERSION = 9
+PROTOCOL_VERSION = 10
 
 
 @dataclass(frozen=True)
@@ -131,6 +131,16 @@ MAX_TOKENS = IntSpec(
 
 
 @dataclass(frozen=True)
+class ReplyGrammar:
+    """What a reply may be, token by token, through llama.cpp's grammar sampler: ``text`` is a GBNF grammar as it is
+    ("gbnf"), or a JSON schema as JSON text ("json_schema") that the worker turns into one. A grammar that does not
+    parse, or a schema it cannot express, fails the request (GenerateFailed, kind "grammar")."""
+
+    kind: Literal["gbnf", "json_schema"]
+    text: str
+
+
+@dataclass(frozen=True)
 class Load:
     model_path: str
     settings: dict[str, Any]  # LoadSettings.to_dict()
@@ -160,6 +170,8 @@ class Generate:
     # own, its KV removed when it ends) and interrupts none; it waits in order while every slot is taken, or
     # while the engine does something else. With one slot it is generated as a chat reply would be.
     concurrent: bool = False
+    # The reply keeps to this grammar (an API's structured output); None: any text.
+    grammar: ReplyGrammar | None = None
 
 
 @dataclass(frozen=True)
@@ -331,7 +343,9 @@ class Done:
 class GenerateFailed:
     request_id: int
     error: Text
-    kind: str = ""  # "context_full" (n_prompt, n_ctx say by how much), "template", "decode", "input" (an empty prompt)
+    # "context_full" (n_prompt, n_ctx say by how much), "template", "decode", "input" (an empty prompt), "grammar"
+    # (its grammar does not parse, or its schema cannot be expressed as one)
+    kind: str = ""
     n_prompt: int = 0
     n_ctx: int = 0
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import hmac
 import json
 import logging
@@ -81,6 +82,7 @@ class Engine(Protocol):
         prompt: str | None = ...,
         stops: tuple[str, ...] = ...,
         concurrent: bool = ...,
+        grammar: p.ReplyGrammar | None = ...,
     ) -> int: ...
 
     def stop(self, request_id: int) -> None: ...
@@ -153,6 +155,8 @@ class ApiServer:
     more requests wait. With more than one, replies are sent as concurrent Generates that run side by side.
     ``api_key``: when set, every request but ``GET /health`` must carry ``Authorization: Bearer KEY``.
     ``cors_origin``: when set, the CORS headers that let pages from that origin call the API; none otherwise.
+    ``strict_model``: only a request naming the loaded model is answered (``openai_api.STRICT_MODEL``); otherwise
+    any name, or none, is.
     """
 
     def __init__(
@@ -162,6 +166,7 @@ class ApiServer:
         slots: int = 1,
         api_key: str | None = None,
         cors_origin: str | None = None,
+        strict_model: bool = api.STRICT_MODEL.default,
     ) -> None:
         if slots < 1:
             raise ValueError("the server needs at least one slot")
@@ -169,6 +174,7 @@ class ApiServer:
         self.slots = slots
         self.api_key = api_key or None
         self.cors_origin = cors_origin or None
+        self.strict_model = strict_model
         self._loop: asyncio.AbstractEventLoop | None = None
         self._model_lock = threading.Lock()
         self._model: ServedModel | None = None
@@ -328,9 +334,11 @@ class ApiServer:
     def _build_app(self) -> web.Application:
         app = web.Application(client_max_size=api.MAX_BODY_BYTES, middlewares=[self._errors, self._auth])
         app.router.add_get("/health", self._health)
-        app.router.add_get("/v1/models", self._models)
-        app.router.add_post("/v1/chat/completions", self._chat)
-        app.router.add_post("/v1/completions", self._completions)
+        # Each route with /v1 and without it: clients differ in whether their base URL ends in /v1.
+        for prefix in ("/v1", ""):
+            app.router.add_get(f"{prefix}/models", self._models)
+            app.router.add_post(f"{prefix}/chat/completions", self._chat)
+            app.router.add_post(f"{prefix}/completions", self._completions)
         if self.cors_origin:
             app.router.add_route("OPTIONS", "/{tail:.*}", self._preflight)
             app.on_response_prepare.append(self._cors_headers)
@@ -405,7 +413,9 @@ class ApiServer:
         model = self.model
         if model is None:
             raise ApiError(503, "No model is loaded.", "server_error", None, "model_not_loaded")
-        if not model.matches(request.model):
+        if self.strict_model and not request.model:
+            raise api.model_required()
+        if self.strict_model and not model.matches(request.model):
             raise api.model_not_found(request.model, model.id)
         return model
 
@@ -414,6 +424,7 @@ class ApiServer:
         reply_id = ("chatcmpl-" if request.chat else "cmpl-") + uuid.uuid4().hex[:24]
         async with self._slot():
             model = self._served(request)  # it may have been unloaded while the request waited
+            request = dataclasses.replace(request, model=model.id)  # the reply names the model that answered it
             reply = self._send(request, model)
             try:
                 if request.stream:
@@ -461,6 +472,7 @@ class ApiServer:
                 prompt=request.prompt,
                 stops=request.stops,
                 concurrent=self.slots > 1,
+                grammar=request.grammar,
             )
         except Exception as exc:  # the engine process is not running
             message = f"The engine is not running: {english_error(exc)}"
@@ -488,6 +500,8 @@ class ApiServer:
                     raise api.context_error(event.n_prompt, event.n_ctx, request.chat)
                 if event.kind == "input":
                     raise api.invalid(event.error, "prompt")
+                if event.kind == "grammar":  # the worker's converter or llama.cpp's parser refused it
+                    raise api.invalid(f"'{request.grammar_param}': {english(event.error)}.", request.grammar_param)
                 raise ApiError(500, f"The engine could not generate: {english(event.error)}", "server_error")
             if isinstance(event, _Ended):
                 raise ApiError(503, f"The reply ended: {event.error}", "server_error", None, "engine_unavailable")

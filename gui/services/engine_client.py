@@ -211,14 +211,16 @@ class EngineClient:
         prompt: str | None = None,
         stops: tuple[str, ...] = (),
         concurrent: bool = False,
+        grammar: p.ReplyGrammar | None = None,
     ) -> int:
         """Ask for a reply; returns its request id. ``prompt``: continue this text as it is instead of laying out
         ``messages`` in the chat format; ``stops``: more texts that end the reply; ``concurrent``: join the replies
-        under way in a parallel slot instead of replacing them (see protocol.Generate)."""
+        under way in a parallel slot instead of replacing them; ``grammar``: what the reply may be (see
+        protocol.Generate)."""
         request_id = next(self._request_ids)
         sampling = sampling or p.Sampling()
         command = p.Generate(
-            request_id, messages, max_tokens, sampling, ignore_eos, chat_format, prompt, stops, concurrent
+            request_id, messages, max_tokens, sampling, ignore_eos, chat_format, prompt, stops, concurrent, grammar
         )
         self._send(command)
         return request_id

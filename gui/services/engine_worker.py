@@ -510,9 +510,13 @@ class Engine:
 
     # ---- generation -----------------------------------------------------------------------
 
-    def make_sampler(self, s: p.Sampling) -> Any:
+    def make_sampler(self, s: p.Sampling, grammar: Any = None) -> Any:
+        """The reply's sampler chain; ``grammar`` (a grammar sampler, which the chain then owns) comes first, so
+        that every later step sees only the tokens the grammar allows."""
         chain = llama.llama_sampler_chain_init(llama.llama_sampler_chain_default_params())
         add = llama.llama_sampler_chain_add
+        if grammar is not None:
+            add(chain, grammar)
         # top-k first: the penalty sampler is slow on the whole vocabulary. 0 keeps every token, as its help says
         # (the API's default, OpenAI's sampling from the whole distribution).
         if s.top_k > 0:
@@ -529,6 +533,40 @@ class Engine:
         add(chain, llama.llama_sampler_init_temp(s.temperature))
         add(chain, llama.llama_sampler_init_dist(s.seed))
         return chain
+
+    def grammar_sampler(self, command: p.Generate) -> Any:
+        """llama.cpp's grammar sampler for the request's grammar (a JSON schema turned into GBNF by llama-cpp-python's
+        converter first); None, said in a GenerateFailed of kind "grammar", when the schema cannot be expressed or the
+        grammar does not parse."""
+        from llama_cpp.llama_grammar import LlamaGrammar, json_schema_to_gbnf
+
+        wanted = command.grammar
+        assert wanted is not None
+        rid = command.request_id
+        try:
+            gbnf = json_schema_to_gbnf(wanted.text) if wanted.kind == "json_schema" else wanted.text
+            grammar = LlamaGrammar.from_string(gbnf, verbose=False)
+        except RecursionError:
+            self.send(p.GenerateFailed(rid, words("the JSON schema is nested too deeply"), kind="grammar"))
+            return None
+        except Exception as exc:  # the converter says what it cannot express in asserts and lookups as well
+            reason = f"{type(exc).__name__}: {exc}"[:500]
+            self.send(
+                p.GenerateFailed(
+                    rid,
+                    words("the JSON schema cannot be expressed as a grammar: {reason}", reason=reason),
+                    kind="grammar",
+                )
+            )
+            return None
+        self.log.start()  # llama.cpp logs why a grammar does not parse
+        sampler = llama.llama_sampler_init_grammar(self.vocab, grammar._grammar.encode(), grammar._root.encode())
+        said = " ".join(line.strip() for line in self.log.stop() if line.strip())
+        if not sampler:
+            error = words("the grammar does not parse: {reason}", reason=said[:500] or words("llama.cpp refused it"))
+            self.send(p.GenerateFailed(rid, error, kind="grammar"))
+            return None
+        return sampler
 
     def stop_requested(self, request_id: int) -> bool:
         """A Stop for this reply, or a command that replaces what the engine is doing, ends the reply.
@@ -639,6 +677,9 @@ class Engine:
         if prepared is None:
             return
         prompt, format_stops = prepared
+        grammar = None
+        if command.grammar is not None and (grammar := self.grammar_sampler(command)) is None:
+            return
         if together:
             # Sequence 0 last: it keeps the chat's prompt cache while fewer replies than slots run.
             seq = next(s for s in (*range(1, self.n_slots), 0) if s not in self._slots)
@@ -650,7 +691,8 @@ class Engine:
             seq, reused = 0, self.reuse_prefix(prompt)
         # The format's end-of-turn text ends the reply too, for a model that writes it as ordinary tokens.
         stops = () if command.ignore_eos else format_stops + command.stops
-        slot = _Slot(seq, command, prompt, StopText(stops), self.make_sampler(command.sampling), received)
+        sampler = self.make_sampler(command.sampling, grammar)
+        slot = _Slot(seq, command, prompt, StopText(stops), sampler, received)
         slot.n_past = slot.reused = reused
         slot.keeps_cache = not together
         self._slots[seq] = slot

@@ -1,7 +1,8 @@
 """A small JSON settings file under the user's config directory.
 
 Writes are atomic (a temporary file in the same directory, flushed, then renamed over the old one), so
-a crash or a full disk never leaves a half-written file. Losing preferences is better than refusing to
+a crash or a full disk never leaves a half-written file; a settings file that is a symlink stays one, and the
+file it points to gets the content. Losing preferences is better than refusing to
 start, so nothing in the file stops the window:
 
 - content that is not a JSON object, is larger than ``MAX_BYTES``, is nested deeper than ``MAX_DEPTH``
@@ -316,15 +317,18 @@ class SettingsStore:
             os.close(fd)
 
     def _write(self, text: str) -> None:
-        folder = self._path.parent
+        # Through a symlink (a dotfiles folder, say): the link stays and the file it names is replaced, the
+        # temporary file beside that one so the rename stays on one file system.
+        target = Path(os.path.realpath(self._path))
+        folder = target.parent
         folder.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{self._path.name}.", suffix=".tmp", dir=folder)
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as f:
                 f.write(text)
                 f.flush()
                 os.fsync(f.fileno())
-            os.replace(tmp, self._path)
+            os.replace(tmp, target)
         except BaseException:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)

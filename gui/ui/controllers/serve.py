@@ -12,7 +12,7 @@ from typing import Any
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from gui.core.engine_use import Use
-from gui.core.preferences import SERVE_HOST, SERVE_PORT_NUMBER, SERVE_REMOTE, Preference
+from gui.core.preferences import SERVE_HOST, SERVE_PORT_NUMBER, SERVE_REMOTE, SERVE_STRICT_MODEL, Preference
 from gui.core.words import message_of
 from gui.services.api_server import ApiActivity, ApiServer
 from gui.ui.controllers.shared import Feature, Shared
@@ -65,7 +65,11 @@ class ServeController(Feature):
         # As many replies at once as the loaded model has parallel slots (the count is kept while it serves).
         slots = state.settings.n_parallel if state.ready and state.settings is not None else 1
         server = ApiServer(
-            self.bridge.client, slots=slots, api_key=choice.api_key or None, cors_origin=choice.cors_origin or None
+            self.bridge.client,
+            slots=slots,
+            api_key=choice.api_key or None,
+            cors_origin=choice.cors_origin or None,
+            strict_model=choice.strict_model,
         )
         if state.ready and state.model is not None and state.loaded is not None:
             server.set_model(str(state.model), state.loaded.n_ctx)
@@ -105,7 +109,7 @@ class ServeController(Feature):
             await server.stop()
             return
         where: dict[Preference[Any], Any] = {SERVE_HOST: choice.host, SERVE_PORT_NUMBER: choice.port}
-        self.store.write_many(where | {SERVE_REMOTE: choice.allow_remote})
+        self.store.write_many(where | {SERVE_REMOTE: choice.allow_remote, SERVE_STRICT_MODEL: choice.strict_model})
         self.panel.set_serving(address, server.model.id if server.model is not None else None, server.slots)
         self._counted = (time.monotonic(), server.tokens_out)
         self._timer.start()
