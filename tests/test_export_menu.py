@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import os
 import shlex
 import threading
 from pathlib import Path
@@ -202,3 +204,29 @@ def test_in_the_window_a_saved_card_carries_the_load_and_its_speeds_and_opening_
     menu.open_card_file()
     qtbot.waitUntil(lambda: win.params.settings().n_threads == 2, timeout=TIMEOUT)
     win.close()
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes are POSIX")
+def test_a_named_pipe_chosen_as_a_card_or_a_model_is_refused_and_export_is_free_again(
+    qtbot, harness: Harness, tmp_path: Path
+) -> None:
+    fifo = tmp_path / "card.json"
+    os.mkfifo(fifo)
+    try:
+        harness.menu.ask_open_path = lambda *_: str(fifo)
+        harness.menu.open_card_file()
+        message = harness.wait_message(qtbot, "Could not open card.json")
+        assert (
+            message
+            == "Could not open card.json: card.json is not a tuning card: it is a named pipe, not a regular file"
+        )
+        qtbot.waitUntil(lambda: not harness.menu.busy, timeout=10000)
+        harness.model = fifo
+        harness.menu.ask_save_path = lambda *_: str(tmp_path / "out.json")
+        harness.menu.save_card_file()
+        harness.wait_message(qtbot, "named pipe")
+        qtbot.waitUntil(lambda: not harness.menu.busy, timeout=10000)
+        assert not (tmp_path / "out.json").exists() and harness.opened == []
+    finally:  # a reader stuck on the pipe (the bug) is let go, so the suite ends
+        with contextlib.suppress(OSError):
+            os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))

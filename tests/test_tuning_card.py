@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import subprocess
 import sys
 import threading
@@ -23,6 +24,7 @@ from gui.core.tuning_card import (
     card_to_json,
     parse_card,
 )
+from gui.core.words import Words
 from gui.services.tuning_card import HashCancelled, make_card, open_card, read_card, sha256_file, write_card
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -200,3 +202,59 @@ def test_settings_that_send_data_off_this_machine_are_kept_apart() -> None:
     assert off_machine(card, card) == {} and off_machine(LoadSettings(), current) == {}
     kept = without_off_machine(card, current)
     assert kept.n_ctx == 4096 and kept.rpc_servers == "10.0.0.1:50052"
+
+
+def _bounded(call, fifo: Path | None = None, timeout_s: float = 10.0) -> BaseException | None:
+    """What ``call()`` raised (None when it returned), failing the test if it is still running after
+    ``timeout_s``; a reader stuck on ``fifo`` is then let go (a writer opens it), so the suite never hangs."""
+    outcome: list[BaseException | None] = []
+
+    def run() -> None:
+        try:
+            call()
+        except BaseException as exc:
+            outcome.append(exc)
+        else:
+            outcome.append(None)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(timeout_s)
+    if thread.is_alive():
+        if fifo is not None:
+            os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+        thread.join(timeout_s)
+        pytest.fail(f"still waiting after {timeout_s} s")
+    return outcome[0]
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes are POSIX")
+def test_a_named_pipe_is_refused_as_a_card_and_as_a_model_without_waiting_on_it(
+    demo_model: Path, tmp_path: Path
+) -> None:
+    fifo = tmp_path / "card.json"
+    os.mkfifo(fifo)
+    error = _bounded(lambda: read_card(fifo), fifo)
+    assert isinstance(error, CardError)
+    assert str(error) == "card.json is not a tuning card: it is a named pipe, not a regular file"
+    assert isinstance(error.args[0], Words) and error.args[0].fields["kind"] == "a named pipe"
+    card = write_card(tmp_path / "c.json", TuningCard("a.gguf", "ab" * 32, TUNED))
+    error = _bounded(lambda: open_card(card, fifo), fifo)
+    assert isinstance(error, CardError) and str(error) == "card.json: cannot be read (a named pipe)"
+    error = _bounded(lambda: sha256_file(fifo), fifo)
+    assert isinstance(error, OSError) and str(error) == "card.json is a named pipe, not a regular file"
+    error = _bounded(lambda: make_card(fifo, TUNED), fifo)
+    assert isinstance(error, OSError) and "named pipe" in str(error)
+
+
+def test_a_folder_or_a_device_is_refused_as_a_card_in_one_line(tmp_path: Path) -> None:
+    folder = tmp_path / "card.json"
+    folder.mkdir()
+    error = _bounded(lambda: read_card(folder))
+    assert (
+        isinstance(error, CardError)
+        and str(error) == "card.json is not a tuning card: it is a folder, not a regular file"
+    )
+    if Path("/dev/zero").exists():
+        error = _bounded(lambda: read_card("/dev/zero"))
+        assert isinstance(error, CardError) and "it is a device" in str(error)

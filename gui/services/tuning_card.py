@@ -6,7 +6,9 @@ it through ``Background``, never on the UI thread.
 from __future__ import annotations
 
 import hashlib
+import io
 import os
+import stat
 import threading
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -28,8 +30,10 @@ from gui.core.words import Text, Words, message_of, words
 __all__ = [
     "CardImport",
     "HashCancelled",
+    "NotRegularFile",
     "make_card",
     "open_card",
+    "open_regular",
     "read_card",
     "sha256_file",
     "write_card",
@@ -42,6 +46,45 @@ class HashCancelled(Exception):
     """Hashing stopped because it was asked to."""
 
 
+class NotRegularFile(OSError):
+    """A path that names a folder, a named pipe, a device or a socket where a file was to be read."""
+
+    def __init__(self, message: Words, kind: Words) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+def _kind(mode: int) -> Words:
+    if stat.S_ISDIR(mode):
+        return words("a folder")
+    if stat.S_ISFIFO(mode):
+        return words("a named pipe")
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return words("a device")
+    if stat.S_ISSOCK(mode):
+        return words("a socket")
+    return words("not a regular file")
+
+
+def open_regular(path: str | os.PathLike[str]) -> io.BufferedReader:
+    """``path`` opened for reading in binary, refused (NotRegularFile) unless it is a regular file: the check is
+    made on the opened file, which is opened without blocking, so a named pipe no one writes to (or a device)
+    never hangs the caller. Other OSErrors as ``open`` raises them."""
+    nonblocking = getattr(os, "O_NONBLOCK", 0)
+    fd = os.open(path, os.O_RDONLY | nonblocking | getattr(os, "O_CLOEXEC", 0))
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            kind = _kind(mode)
+            raise NotRegularFile(words("{file} is {kind}, not a regular file", file=Path(path).name, kind=kind), kind)
+        if nonblocking:
+            os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
 def sha256_file(
     path: str | os.PathLike[str],
     cancel: threading.Event | None = None,
@@ -49,9 +92,10 @@ def sha256_file(
     chunk_bytes: int = CHUNK_BYTES,
 ) -> str:
     """The file's SHA-256 (hex), read in chunks; ``cancel`` set stops it between chunks (HashCancelled);
-    ``progress(done, total)`` after every chunk. OSError for a file that cannot be read."""
+    ``progress(done, total)`` after every chunk. OSError for a file that cannot be read (NotRegularFile for a
+    folder, a named pipe or a device: never waited on)."""
     digest = hashlib.sha256()
-    with open(path, "rb") as file:
+    with open_regular(path) as file:
         total = os.fstat(file.fileno()).st_size
         done = 0
         buffer = bytearray(chunk_bytes)
@@ -95,11 +139,16 @@ def write_card(path: str | os.PathLike[str], card: TuningCard) -> Path:
 
 def read_card(path: str | os.PathLike[str]) -> TuningCard:
     """A card from a file: CardError (one line) for a file that cannot be read or is not a card; at most
-    MAX_CARD_BYTES are read, whatever the file's size."""
+    MAX_CARD_BYTES are read, whatever the file's size. A folder, a named pipe or a device is refused before a byte
+    is read, so nothing waits on it."""
     name = Path(path).name
     try:
-        with open(path, "rb") as file:
+        with open_regular(path) as file:
             data = file.read(MAX_CARD_BYTES + 1)
+    except NotRegularFile as exc:
+        raise CardError(
+            words("{file} is not a tuning card: it is {kind}, not a regular file", file=name, kind=exc.kind)
+        ) from None
     except OSError as exc:
         raise CardError(_unreadable(name, exc)) from None
     if len(data) > MAX_CARD_BYTES:
@@ -163,4 +212,6 @@ def open_card(
 
 
 def _unreadable(name: str, exc: OSError) -> Words:
+    if isinstance(exc, NotRegularFile):
+        return words("{file}: cannot be read ({error})", file=name, error=exc.kind)
     return words("{file}: cannot be read ({error})", file=name, error=exc.strerror or exc)

@@ -275,7 +275,7 @@ class ExportMenu(QToolButton):
         """``template`` ("Could not open {file}: {error}") with the reason, or the words for a stopped hash."""
         if isinstance(exc, HashCancelled):
             return tr("Stopped hashing the model: nothing was saved or applied.")
-        reason = (exc.strerror or error_text(exc, "export")) if isinstance(exc, OSError) else error_text(exc, "export")
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else error_text(exc, "export")
         return template.format(error=reason, **names)
 
     # ---- dialogs ------------------------------------------------------------------------------

@@ -4805,6 +4805,10 @@ Source: {source}</source>
         <translation>默认扫描有 {low} 到 {high} 档（收到 {steps}）</translation>
     </message>
     <message>
+        <source>a device</source>
+        <translation>设备</translation>
+    </message>
+    <message>
         <source>a folder</source>
         <translation>文件夹</translation>
     </message>
@@ -4841,6 +4845,10 @@ Source: {source}</source>
         <translation>由重复部分组成的列表</translation>
     </message>
     <message>
+        <source>a named pipe</source>
+        <translation>命名管道</translation>
+    </message>
+    <message>
         <source>a padded string</source>
         <translation>填充后的字符串</translation>
     </message>
@@ -4871,6 +4879,10 @@ Source: {source}</source>
     <message>
         <source>a smaller micro-batch</source>
         <translation>更小的微批大小</translation>
+    </message>
+    <message>
+        <source>a socket</source>
+        <translation>套接字</translation>
     </message>
     <message>
         <source>a special file</source>
@@ -5727,6 +5739,10 @@ Source: {source}</source>
     <message>
         <source>not a GGUF file (it starts with {start}; looks like {hint})</source>
         <translation>不是 GGUF 文件（开头是 {start}；看起来是{hint}）</translation>
+    </message>
+    <message>
+        <source>not a regular file</source>
+        <translation>不是普通文件</translation>
     </message>
     <message>
         <source>not a tuning card: a JSON {kind}, not an object</source>
@@ -6825,8 +6841,16 @@ Source: {source}</source>
         <translation>{file} 已在 {folder} 中</translation>
     </message>
     <message>
+        <source>{file} is not a tuning card: it is {kind}, not a regular file</source>
+        <translation>{file} 不是调优卡：它是{kind}，不是普通文件</translation>
+    </message>
+    <message>
         <source>{file} is not a tuning card: larger than {kib} KiB</source>
         <translation>{file} 不是调优卡：大于 {kib} KiB</translation>
+    </message>
+    <message>
+        <source>{file} is {kind}, not a regular file</source>
+        <translation>{file} 是{kind}，不是普通文件</translation>
     </message>
     <message>
         <source>{file}: SHA-256 mismatch (expected {expected}…, got {got}…); the download was deleted</source>
