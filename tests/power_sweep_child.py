@@ -4,8 +4,8 @@ card back at its original limit.
 
     python tests/power_sweep_child.py HELPER TOKEN_DIR WATCHDOG_LOG
 
-The helper is run through `sudo -n` (a fake `sudo` first on PATH), exactly as on a machine with the sudoers
-rule; the card reports an enforced limit of 230 W within 100-250 W.
+The helper is run through `sudo -n` (a fake `sudo` in the folder the test's sitecustomize names as the system's),
+exactly as on a machine with the sudoers rule; the card reports an enforced limit of 230 W within 100-250 W.
 """
 
 from __future__ import annotations

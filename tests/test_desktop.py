@@ -242,3 +242,75 @@ def test_a_stale_icon_cache_is_refreshed(tmp_path: Path, monkeypatch: pytest.Mon
     changes = install(home, ["/x/tightfit"])
     assert calls[-1] == [str(tool), "-q", "-f", "-t", str(theme)]
     assert changes[-1].action == "refreshed"
+
+
+# ---- files it did not write ------------------------------------------------------------------------------
+
+
+def test_an_entry_the_user_edited_is_left_by_install_and_uninstall_and_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    assert main(["install-desktop"]) == 0
+    entry_path = tmp_path / "xdg" / "applications" / f"{APP_ID}.desktop"
+    written = entry_path.read_text(encoding="utf-8")
+    assert written.splitlines()[-1].startswith(f"{desktop.DIGEST_KEY}=")
+    assert parse_entry(written)["Exec"] == launcher()[0]
+    edited = written.replace(f"Exec={launcher()[0]}", "Exec=env CUDA_VISIBLE_DEVICES=1 tightfit")
+    assert edited != written
+    entry_path.write_text(edited, encoding="utf-8")
+    icon = tmp_path / "xdg" / "icons" / "hicolor" / "48x48" / "apps" / f"{APP_ID}.png"
+    icon.write_bytes(b"the user's own icon")
+    capsys.readouterr()
+
+    assert main(["install-desktop"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert f"{desktop.LEFT_INSTALL}: {entry_path}" in out and f"{desktop.LEFT_INSTALL}: {icon}" in out
+    assert out[-1].endswith("Left 2 file(s) it did not write (--force replaces them).")
+    assert entry_path.read_text(encoding="utf-8") == edited and icon.read_bytes() == b"the user's own icon"
+
+    assert main(["install-desktop", "--uninstall"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert f"{desktop.LEFT_UNINSTALL}: {entry_path}" in out and f"{desktop.LEFT_UNINSTALL}: {icon}" in out
+    assert out[-1] == (
+        f"Removed {len(ICON_SIZES)} file(s) of {APP_ID} from {tmp_path / 'xdg'}. "
+        "Left 2 file(s) it did not write (--force removes them)."
+    )
+    assert entry_path.read_text(encoding="utf-8") == edited and icon.read_bytes() == b"the user's own icon"
+
+    assert main(["install-desktop", "--force"]) == 0
+    assert entry_path.read_text(encoding="utf-8") == written and "Left" not in capsys.readouterr().out
+    entry_path.write_text(edited, encoding="utf-8")
+    assert main(["install-desktop", "--uninstall", "--force"]) == 0
+    assert not entry_path.exists() and not icon.exists()
+
+
+def test_an_entry_it_wrote_for_another_install_or_before_the_digest_line_is_its_own(tmp_path: Path) -> None:
+    home = tmp_path / "data"
+    entry_path = home / "applications" / f"{APP_ID}.desktop"
+    install(home, ["/old/venv/bin/tightfit"])
+    assert [c.action for c in install(home, ["/new/venv/bin/tightfit"])].count("wrote") == 1
+    assert parse_entry(entry_path.read_text(encoding="utf-8"))["Exec"] == "/new/venv/bin/tightfit"
+    # An entry as versions before the digest line wrote it, for this install: replaced, and removed.
+    old = desktop.desktop_entry(launcher()).rpartition(f"{desktop.DIGEST_KEY}=")[0]
+    entry_path.write_text(old, encoding="utf-8")
+    assert {c.path: c.action for c in install(home)}[entry_path] == "wrote"
+    entry_path.write_text(old, encoding="utf-8")
+    assert {c.path: c.action for c in uninstall(home)}[entry_path] == "removed"
+    assert not entry_path.exists()
+
+
+def test_a_link_or_a_folder_of_the_same_name_is_left(tmp_path: Path) -> None:
+    home = tmp_path / "data"
+    entry_path = home / "applications" / f"{APP_ID}.desktop"
+    entry_path.parent.mkdir(parents=True)
+    mine = tmp_path / "my.desktop"
+    mine.write_text("[Desktop Entry]\nName=Mine\n", encoding="utf-8")
+    entry_path.symlink_to(mine)
+    scalable = home / "icons" / "hicolor" / "scalable" / "apps" / f"{APP_ID}.svg"
+    scalable.mkdir(parents=True)
+    changes = {c.path: c.action for c in install(home, ["/x/tightfit"])}
+    assert changes[entry_path] == desktop.LEFT_INSTALL and changes[scalable] == desktop.LEFT_INSTALL
+    assert entry_path.is_symlink() and mine.read_text(encoding="utf-8") == "[Desktop Entry]\nName=Mine\n"
+    changes = {c.path: c.action for c in uninstall(home)}
+    assert changes[entry_path] == desktop.LEFT_UNINSTALL and entry_path.is_symlink() and scalable.is_dir()

@@ -86,6 +86,7 @@ def machine(
         "root": root,
         "run": runner,
         "which": lambda name: f"/usr/bin/{name}" if name in tools else None,
+        "system_tool": lambda name: f"/usr/bin/{name}" if name in tools else None,
         "memory": lambda: MEMORY,
         "physical_cores": lambda: 16,
         "affinity": lambda pid: frozenset(range(32)),

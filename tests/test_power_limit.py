@@ -31,6 +31,7 @@ from fake_nvml import FakeNvml
 
 from gui.core.gpu_sample import GpuSample
 from gui.core.simulated_gpu import SimulatedGpu
+from gui.services import power_limit
 from gui.services.nvml import Nvml
 from gui.services.power_limit import (
     HELPER_EXIT_CODES,
@@ -336,7 +337,9 @@ def calls(bin_dir: Path) -> list[str]:
 def bin_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     path = tmp_path / "bin"
     path.mkdir()
-    monkeypatch.setenv("PATH", f"{path}{os.pathsep}/nonexistent")  # only our fakes can be found
+    monkeypatch.setenv("PATH", f"{path}{os.pathsep}/nonexistent")
+    # pkexec and sudo are looked for where the system keeps them: here, only our fakes can be found.
+    monkeypatch.setattr(power_limit, "SYSTEM_BIN", (path,))
     return path
 
 
@@ -712,3 +715,39 @@ def test_docs_say_how_long_polkit_keeps_the_password() -> None:
 def test_the_set_up_section_that_messages_point_to_exists() -> None:
     assert f"## {SETUP_SECTION}\n" in PACKAGING_README.read_text()
     assert SETUP_SECTION in (ROOT / "README.md").read_text()
+
+
+def _fake_tool(folder: Path, name: str) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    tool = folder / name
+    tool.write_text("#!/bin/sh\nexit 0\n", encoding="utf-8")
+    tool.chmod(0o755)
+    return tool
+
+
+def test_pkexec_and_sudo_are_never_taken_from_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A folder the user can write to first on the window's PATH must not decide what runs as the helper."""
+    planted = tmp_path / "planted"
+    _fake_tool(planted, "pkexec")
+    _fake_tool(planted, "sudo")
+    monkeypatch.setenv("PATH", f"{planted}{os.pathsep}{os.environ.get('PATH', '')}")
+    assert shutil.which("pkexec") == str(planted / "pkexec")  # what a PATH look-up would run
+    # The real system folders: whatever is found there (or nothing), never the planted one.
+    for method in ("auto", "pkexec", "sudo"):
+        argv = PowerLimiter(helper=HELPER, method=method).command(0, 200)  # type: ignore[arg-type]
+        assert argv is None or (Path(argv[0]).parent in power_limit.SYSTEM_BIN and not argv[0].startswith(str(planted)))
+    from gui.services.doctor_facts import Machine
+
+    assert Machine().system_tool("pkexec") in (None, "/usr/bin/pkexec", "/bin/pkexec")
+    # System folders that have them: /usr/bin first, then /bin.
+    usr_bin, bin_ = tmp_path / "usr" / "bin", tmp_path / "bin"
+    monkeypatch.setattr(power_limit, "SYSTEM_BIN", (usr_bin, bin_))
+    assert power_limit.system_tool("pkexec") is None and PowerLimiter(helper=HELPER).command(0, 200) is None
+    _fake_tool(bin_, "sudo")
+    assert PowerLimiter(helper=HELPER).command(0, 200) == [str(bin_ / "sudo"), "-n", "--", str(HELPER), "0", "200"]
+    _fake_tool(usr_bin, "pkexec")
+    _fake_tool(usr_bin, "sudo")
+    attempts = PowerLimiter(helper=HELPER)._attempts(0, 200)
+    assert [argv[0] for _via, argv in attempts] == [str(usr_bin / "pkexec"), str(usr_bin / "sudo")]
+    (usr_bin / "pkexec").chmod(0o644)  # not executable: not a program to run
+    assert power_limit.system_tool("pkexec") is None

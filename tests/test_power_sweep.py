@@ -35,6 +35,7 @@ from gui.core.power_sweep import (
     recommend,
 )
 from gui.core.simulated_gpu import DECODE_CLOCK_EXPONENT, SimulatedGpu
+from gui.services import power_limit
 from gui.services.engine_client import EngineUnavailable, WorkerExited
 from gui.services.nvml import Nvml
 from gui.services.power_limit import PowerLimiter, RunOutput
@@ -592,7 +593,19 @@ def helper_path(tmp_path: Path) -> Iterator[tuple[Path, Path, dict[str, str]]]:
     )
     for script in (sudo, helper):
         script.chmod(0o755)
-    env = dict(os.environ, PATH=f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}")
+    # pkexec and sudo are looked for only in the system's folders (/usr/bin, /bin), never on PATH: every process
+    # of the test (the child, the watchdog it starts) looks in bin_dir instead, set before anything is imported.
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(
+        "from pathlib import Path\nfrom gui.services import power_limit\n"
+        f"power_limit.SYSTEM_BIN = (Path({str(bin_dir)!r}),)\n"
+    )
+    env = dict(
+        os.environ,
+        PATH=f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",
+        PYTHONPATH=f"{site}{os.pathsep}{ROOT}",
+    )
     yield helper, log, env
 
 
@@ -609,7 +622,7 @@ def test_the_watchdog_restores_the_limit_after_its_sweep_is_killed(
     watchdog_log = tmp_path / "watchdog.log"
     child = subprocess.Popen(
         [sys.executable, str(CHILD), str(helper), str(tokens), str(watchdog_log)],
-        cwd=ROOT, env=dict(env, PYTHONPATH=str(ROOT)), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
     )  # fmt: skip
     try:
         wait_until(lambda: helper_calls(log) == ["0 250"] or child.poll() is not None, "the first cap")
@@ -634,6 +647,8 @@ def test_a_sweep_that_ends_in_order_releases_its_watchdog_without_a_second_resto
 ) -> None:
     helper, log, env = helper_path
     monkeypatch.setenv("PATH", env["PATH"])
+    monkeypatch.setenv("PYTHONPATH", env["PYTHONPATH"])  # the watchdog's process finds the fake sudo too
+    monkeypatch.setattr(power_limit, "SYSTEM_BIN", (Path(env["PATH"].split(os.pathsep)[0]),))
     from power_sweep_child import FakeCard
 
     started: list[Watchdog] = []

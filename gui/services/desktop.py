@@ -12,6 +12,7 @@ exactly those files.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import shutil
 import subprocess
@@ -46,6 +47,11 @@ APP_ID = "io.github.tightfit.Tightfit"
 APP_NAME = "Tightfit"
 ICON_SIZES = (16, 32, 48, 64, 128, 256)
 SCRIPT = "tightfit"
+# The last line of the entry it writes: the SHA-256 of the lines above it (a key of its own is allowed by the
+# Desktop Entry Specification, "Extending the format"); an entry whose lines no longer match was edited.
+DIGEST_KEY = "X-Tightfit-Digest"
+LEFT_INSTALL = "left as it is (not what install-desktop wrote: edited or someone else's; --force replaces it)"
+LEFT_UNINSTALL = "left as it is (not what install-desktop wrote: edited or someone else's; --force removes it)"
 # Characters that make a desktop entry's Exec argument need quotes (Desktop Entry Specification, "Exec key").
 _RESERVED = set(" \t\n\"'\\><~|&;$*?#()`")
 
@@ -100,7 +106,18 @@ def _exec_argument(arg: str) -> str:
 
 
 def desktop_entry(command: list[str]) -> str:
-    """The shipped entry with Exec (and TryExec) naming ``command``, so the menu starts this very install."""
+    """The shipped entry with Exec (and TryExec) naming ``command``, so the menu starts this very install, and
+    the line with the digest of the rest that marks it as written here."""
+    body = _unmarked_entry(command)
+    return f"{body}{DIGEST_KEY}={_digest(body)}\n"
+
+
+def _digest(body: str) -> str:
+    return hashlib.sha256(body.encode("utf-8")).hexdigest()
+
+
+def _unmarked_entry(command: list[str]) -> str:
+    """The entry without its digest line (as versions before the line wrote it)."""
     lines = []
     for line in desktop_template_path().read_text(encoding="utf-8").splitlines():
         if line.startswith("Exec="):
@@ -122,20 +139,26 @@ def planned_files(home: Path, command: list[str]) -> dict[Path, bytes]:
 @dataclass(frozen=True)
 class Change:
     path: Path
-    action: str  # "wrote", "up to date", "removed", "absent", "refreshed"
+    action: str  # "wrote", "up to date", "removed", "absent", "refreshed", LEFT_INSTALL, LEFT_UNINSTALL
 
     def __str__(self) -> str:
         return f"{self.action}: {self.path}"
 
 
-def install(home: Path | None = None, command: list[str] | None = None) -> list[Change]:
+def install(home: Path | None = None, command: list[str] | None = None, *, force: bool = False) -> list[Change]:
     """Write the desktop entry and the icons under ``home`` (default: ``data_home()``); OSError if the disk
-    refuses one (those written before it stay, and a second run finishes the job)."""
+    refuses one (those written before it stay, and a second run finishes the job). A file of the same name it
+    did not write (edited since, or someone else's) is left and named, unless ``force``."""
     home = home if home is not None else data_home()
+    command = command or launcher()
     changes = []
-    for path, content in planned_files(home, command or launcher()).items():
-        if _same(path, content):
+    for path, content in planned_files(home, command).items():
+        state = _state(path, content, command)
+        if state == "same":
             changes.append(Change(path, "up to date"))
+            continue
+        if state == "theirs" and not force:
+            changes.append(Change(path, LEFT_INSTALL))
             continue
         _write_atomic(path, content)
         changes.append(Change(path, "wrote"))
@@ -144,11 +167,17 @@ def install(home: Path | None = None, command: list[str] | None = None) -> list[
     return changes
 
 
-def uninstall(home: Path | None = None) -> list[Change]:
-    """Remove exactly the files ``install`` writes; the folders stay."""
+def uninstall(home: Path | None = None, *, force: bool = False) -> list[Change]:
+    """Remove exactly the files ``install`` writes, as it wrote them (an edited one is left and named, unless
+    ``force``); the folders stay."""
     home = home if home is not None else data_home()
+    command = launcher()
     changes = []
-    for path in planned_files(home, ["tightfit"]):
+    for path, content in planned_files(home, command).items():
+        state = _state(path, content, command)
+        if state == "theirs" and not force:
+            changes.append(Change(path, LEFT_UNINSTALL))
+            continue
         try:
             path.unlink()
         except FileNotFoundError:
@@ -160,13 +189,34 @@ def uninstall(home: Path | None = None) -> list[Change]:
     return changes
 
 
-def _same(path: Path, content: bytes) -> bool:
+def _state(path: Path, content: bytes, command: list[str]) -> str:
+    """ "absent"; "same" (what would be written); "ours" (written here, for another install or version); or
+    "theirs": a link, a folder, an entry edited since, an icon that is not the shipped one (anything unreadable)."""
     try:
-        if path.is_symlink() or not path.is_file() or path.stat().st_size != len(content):
-            return False
-        return path.read_bytes() == content
+        if not os.path.lexists(path):
+            return "absent"
+        if path.is_symlink() or not path.is_file():
+            return "theirs"
+        with open(path, "rb") as file:
+            data = file.read(len(content) + (1 << 16) + 1)
     except OSError:
+        return "theirs"
+    if data == content:
+        return "same"
+    if path.suffix == ".desktop" and (_marked(data) or data == _unmarked_entry(command).encode("utf-8")):
+        return "ours"
+    return "theirs"
+
+
+def _marked(data: bytes) -> bool:
+    """Whether an entry ends with the digest line of exactly the lines above it."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
         return False
+    body, _, last = text.rstrip("\n").rpartition("\n")
+    key, _, digest = last.partition("=")
+    return key == DIGEST_KEY and digest == _digest(body + "\n")
 
 
 def _write_atomic(path: Path, content: bytes) -> None:

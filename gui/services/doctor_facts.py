@@ -32,7 +32,7 @@ from gui.core.words import Text, message_of, words
 from gui.services.engine_facts import read_cpu_flags, shown_python
 from gui.services.numa import node_cpus, parse_cpu_list
 from gui.services.nvml import Nvml
-from gui.services.power_limit import HELPER_PATH, PowerLimiter, Runner, run_command
+from gui.services.power_limit import HELPER_PATH, PowerLimiter, Runner, run_command, system_tool
 from gui.services.system import HostMemory, cpu_affinity, host_memory, physical_cores, process_rss_mib
 
 __all__ = ["Machine", "gather_facts", "rebuild_route"]
@@ -50,6 +50,8 @@ class Machine:
     root: Path = Path("/")  # sysfs and /etc are read under it
     run: Runner = run_command  # (argv, timeout) -> RunOutput; raises TimeoutExpired or OSError
     which: Callable[[str], str | None] = shutil.which
+    # pkexec and sudo: only where the system keeps them (/usr/bin, /bin), never through PATH.
+    system_tool: Callable[[str], str | None] = system_tool
     memory: Callable[[], HostMemory | None] = host_memory
     physical_cores: Callable[[], int | None] = physical_cores
     affinity: Callable[[int | None], frozenset[int] | None] = cpu_affinity
@@ -358,16 +360,16 @@ def _helper_python(helper: Path) -> str:
 
 def _power_facts(m: Machine) -> dict[str, Any]:
     helper = m.helper
-    limiter = PowerLimiter(helper=helper, which=m.which)
+    limiter = PowerLimiter(helper=helper, which=m.system_tool)
     python = _helper_python(helper)
     imported = _probe(m, [python, "-I", "-c", "import pynvml"])
-    pkexec = m.which("pkexec")
+    pkexec = m.system_tool("pkexec")
     version = None
     if pkexec:
         answer = _probe(m, [pkexec, "--version"])
         found = re.search(r"version\s+([0-9][0-9.]*)", answer[1]) if answer else None
         version = found.group(1).rstrip(".") if found else None
-    sudo = m.which("sudo")
+    sudo = m.system_tool("sudo")
     rule = None
     if sudo:
         answer = _probe(m, [sudo, "-n", "-l", str(helper)])  # lists the rule that allows it; never asks

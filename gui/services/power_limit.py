@@ -24,7 +24,6 @@ import dataclasses
 import json
 import math
 import os
-import shutil
 import subprocess
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -53,11 +52,15 @@ __all__ = [
     "all_words",
     "click_words",
     "not_run",
+    "system_tool",
 ]
 
 HELPER_PATH = Path("/usr/libexec/tightfit-power-helper")
 # The helper runs with this environment and nothing inherited: its behaviour must not depend on ours.
 _HELPER_ENV = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL": "C"}
+# Where pkexec and sudo are looked for, in order; never the window's PATH, where a folder the user can write
+# to, put first, could hold another program under the name (run with the helper's arguments, or worse).
+SYSTEM_BIN = (Path("/usr/bin"), Path("/bin"))
 PKEXEC_DISMISSED = 126  # pkexec(1): the user dismissed the authentication dialog
 PKEXEC_FAILED = 127  # pkexec(1): not authorised, no authentication agent, or any other error of its own
 SUDO_REFUSED = 1  # sudo -n: a password would be needed, or the rule does not allow it
@@ -151,6 +154,15 @@ Runner = Callable[[Sequence[str], float], RunOutput]  # raises subprocess.Timeou
 Method = Literal["auto", "pkexec", "sudo"]
 
 
+def system_tool(name: str) -> str | None:
+    """The absolute path of a system program (pkexec, sudo) in /usr/bin or else /bin, or None; PATH is not read."""
+    for folder in SYSTEM_BIN:
+        path = folder / name
+        if path.is_file() and os.access(path, os.X_OK):
+            return str(path)
+    return None
+
+
 def run_command(argv: Sequence[str], timeout_s: float) -> RunOutput:
     """Run without a shell, stdin closed, clean environment; raise TimeoutExpired after timeout_s."""
     process = subprocess.Popen(
@@ -179,7 +191,7 @@ class PowerLimiter:
         method: Method = "auto",
         timeout_s: float = 120.0,
         runner: Runner = run_command,
-        which: Callable[[str], str | None] = shutil.which,
+        which: Callable[[str], str | None] = system_tool,
         simulators: Mapping[int, SimulatedGpu] | None = None,
         nvml: Nvml | None = None,
     ) -> None:
