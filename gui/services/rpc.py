@@ -8,7 +8,9 @@ Three things, each on llama.cpp's own machinery:
   tool does: every device that is not a CPU, else the CPU.
 * :func:`probe` tries a TCP connection to each server within a deadline. llama.cpp's RPC client aborts the
   process when a server cannot be reached (ggml-rpc.cpp: RPC_STATUS_ASSERT), so a server that is down is said
-  in words before anything asks llama.cpp to use it.
+  in words before anything asks llama.cpp to use it; before a load, :func:`unreachable` also asks the servers
+  for their devices within a deadline, as llama.cpp's client waits for ever on one that takes the connection
+  and never answers.
 * :func:`ask_devices` asks each server for its devices and their free and total memory
   (``ggml_backend_rpc_add_server``, ``ggml_backend_dev_memory``), in a child process: a server that stops
   answering cannot hang or end the caller, only that child, which a deadline ends.
@@ -52,6 +54,9 @@ __all__ = [
 DEFAULT_PORT = 50052
 PROBE_TIMEOUT_S = 3.0
 ASK_TIMEOUT_S = 30.0
+# Before a load: how long the servers have to say their devices. A server answers in milliseconds; one that takes
+# the connection and says nothing (busy with another client, or not llama.cpp's) would hang the load for ever.
+ANSWER_TIMEOUT_S = 15.0
 _MAX_REPLY_BYTES = 64 * 1024
 _MAX_DEVICES_PER_SERVER = 16
 
@@ -133,14 +138,26 @@ def probe(endpoints: Sequence[tuple[str, int]], timeout_s: float = PROBE_TIMEOUT
     return problems
 
 
-def unreachable(rpc_servers: str, timeout_s: float = PROBE_TIMEOUT_S) -> str:
-    """One message naming every RPC server of a load that cannot be reached; '' when all can (or none is named)."""
+def unreachable(
+    rpc_servers: str, timeout_s: float = PROBE_TIMEOUT_S, answer_timeout_s: float = ANSWER_TIMEOUT_S
+) -> str:
+    """One message naming every RPC server of a load that cannot be reached, or that takes the connection and
+    does not answer llama.cpp's questions within ``answer_timeout_s`` (llama.cpp's client would wait on it for
+    ever); '' when all can be used (or none is named)."""
     try:
         endpoints = rpc_endpoints(rpc_servers)
     except ValueError as exc:
         return message_of(exc)
     problems = probe(endpoints, timeout_s)
-    return joined("; ", problems) if problems else ""
+    if problems:
+        return joined("; ", problems)
+    if not endpoints:
+        return ""
+    try:
+        _ask_child(endpoints, answer_timeout_s)
+    except RpcUnavailable as exc:
+        return message_of(exc)
+    return ""
 
 
 # ---- the engine's libraries -------------------------------------------------------------------------
@@ -307,7 +324,13 @@ def ask_devices(rpc_servers: str, timeout_s: float = ASK_TIMEOUT_S) -> list[Remo
         return []
     problems = probe(endpoints)
     if problems:
-        raise RpcUnavailable("; ".join(problems))
+        raise RpcUnavailable(joined("; ", problems))
+    return _ask_child(endpoints, timeout_s)
+
+
+def _ask_child(endpoints: Sequence[tuple[str, int]], timeout_s: float) -> list[RemoteDevice]:
+    """The servers' devices, asked by a child process that ``timeout_s`` ends (llama.cpp's client waits for a
+    reply without a deadline, and aborts its process on a bad one)."""
     command = [sys.executable, "-m", "gui.services.rpc", "devices", join_endpoints(endpoints)]
     root = str(Path(__file__).resolve().parents[2])
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH", "")) if p)}
@@ -315,8 +338,12 @@ def ask_devices(rpc_servers: str, timeout_s: float = ASK_TIMEOUT_S) -> list[Remo
         done = subprocess.run(command, capture_output=True, timeout=timeout_s, env=env, check=False)
     except subprocess.TimeoutExpired:
         raise RpcUnavailable(
-            f"the RPC servers {join_endpoints(endpoints)} did not say their devices within {timeout_s:g} s: one is "
-            "busy with another client (llama.cpp's RPC server serves one at a time) or is not llama.cpp's"
+            words(
+                "the RPC servers {endpoints} took the connection but did not say their devices within {seconds} s: "
+                "one is busy with another client (llama.cpp's RPC server serves one at a time) or is not llama.cpp's",
+                endpoints=join_endpoints(endpoints),
+                seconds=f"{timeout_s:g}",
+            )
         ) from None
     return parse_devices(done.stdout[:_MAX_REPLY_BYTES], done.returncode, done.stderr[-4096:])
 
