@@ -131,9 +131,9 @@ def test_link_arithmetic(demo_model: Path) -> None:
 
 
 class Worker:
-    def __init__(self) -> None:
+    def __init__(self, *extra: str) -> None:
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "gui", "rpc-worker", "--port", "0", "--threads", "1"],
+            [sys.executable, "-m", "gui", "rpc-worker", "--port", "0", "--threads", "1", *extra],
             cwd=ROOT,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -355,3 +355,27 @@ def test_chat_and_serve_end_in_words_on_a_server_that_never_answers(
 @pytest.mark.engine
 def test_a_real_worker_answers_the_check_before_a_load(worker: Worker) -> None:
     assert unreachable(worker.endpoint) == ""
+
+
+def test_a_silent_client_of_the_worker_is_closed_and_the_next_one_is_served() -> None:
+    worker = Worker("--first-bytes-timeout", "1")
+    try:
+        host, port = worker.endpoint.split(":")
+        with socket.create_connection((host, int(port)), timeout=30) as idle:  # connects, then says nothing
+            # Without the door, llama.cpp's one slot stays taken and this ask runs out of time.
+            (device,) = ask_devices(worker.endpoint, timeout_s=20)
+            assert device.name == "RPC0" and device.total_bytes > 0
+            assert idle.recv(1) == b""  # the worker closed the silent connection
+        worker.process.terminate()
+        out, _ = worker.process.communicate(timeout=30)
+        assert "said nothing within 1 s" in out, out
+    finally:
+        worker.kill()
+
+
+def test_the_first_bytes_timeout_is_checked() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "gui", "rpc-worker", "--first-bytes-timeout", "0"],
+        capture_output=True, text=True, cwd=ROOT, timeout=60,
+    )  # fmt: skip
+    assert done.returncode != 0 and "--first-bytes-timeout must be above 0" in done.stderr

@@ -22,6 +22,7 @@ imports the llama_cpp bindings). The engine worker adds the servers to a load it
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import importlib.util
 import ipaddress
@@ -57,6 +58,10 @@ ASK_TIMEOUT_S = 30.0
 # Before a load: how long the servers have to say their devices. A server answers in milliseconds; one that takes
 # the connection and says nothing (busy with another client, or not llama.cpp's) would hang the load for ever.
 ANSWER_TIMEOUT_S = 15.0
+# The worker's door: a client says its first bytes at once (llama.cpp's client sends its hello on connecting); one
+# that says nothing would hold llama.cpp's only client slot for ever.
+FIRST_BYTES_TIMEOUT_S = 10.0
+_RELAY_BYTES = 1 << 20
 _MAX_REPLY_BYTES = 64 * 1024
 _MAX_DEVICES_PER_SERVER = 16
 
@@ -275,17 +280,16 @@ def serve(
     *,
     cache_dir: str | None = None,
     say: Callable[[str], None] = print,
+    first_bytes_timeout_s: float = FIRST_BYTES_TIMEOUT_S,
 ) -> int:
     """Run llama.cpp's RPC server on ``host``:``port`` (0: a free port, said once bound) until the process is
-    ended; the exit status when it cannot start."""
+    ended; the exit status when it cannot start. A connection that says nothing within FIRST_BYTES_TIMEOUT_S is
+    closed, so it cannot hold the server's one client slot."""
     lib = _load_ggml()
     devices = served_devices(lib)
     if not devices:
         raise RpcUnavailable("llama.cpp found no device to serve")
-    if port == 0:
-        port = free_port(host)
     array = (ctypes.c_void_p * len(devices))(*devices)
-    endpoint = f"{host}:{port}".encode()
     cache = cache_dir.encode() if cache_dir else None
     for dev in devices:
         free, total = _memory(lib, dev)
@@ -294,20 +298,91 @@ def serve(
             f"{total / 2**20:,.0f} MiB, {free / 2**20:,.0f} MiB free"
         )
 
+    # llama.cpp's server serves one client at a time and waits for ever on a silent one: it listens on a port of
+    # this machine's loopback only, and the address asked for is a door in front of it that hands on a connection
+    # once its first bytes come, and closes one that says nothing within FIRST_BYTES_TIMEOUT_S.
+    inner_port = free_port("127.0.0.1")
+    inner = f"127.0.0.1:{inner_port}".encode()
+
     def run() -> None:  # returns only when the server could not start (llama.cpp says why on stderr)
-        lib.ggml_backend_rpc_start_server(endpoint, cache, threads, len(devices), array)
+        lib.ggml_backend_rpc_start_server(inner, cache, threads, len(devices), array)
 
     server = threading.Thread(target=run, name="llama.cpp RPC server", daemon=True)
     server.start()
-    # Said once the server takes connections: a caller (or a test) reads the port from this line.
-    while server.is_alive():
-        if not probe([(host, port)], 0.5):
-            say(f"listening on {host}:{port}")
-            break
+    while server.is_alive() and probe([("127.0.0.1", inner_port)], 0.5):
         server.join(0.2)
-    while server.is_alive():
-        server.join(1.0)
+    if not server.is_alive():
+        return 1
+    try:
+        door = socket.create_server((host, port))
+    except OSError as exc:
+        say(f"cannot listen on {host}:{port}: {exc.strerror or exc}")
+        return 1
+    port = int(door.getsockname()[1])
+    # Said once the door takes connections: a caller (or a test) reads the port from this line.
+    say(f"listening on {host}:{port}")
+    with door:
+        while server.is_alive():
+            client, address = door.accept()
+            threading.Thread(
+                target=_hand_on,
+                args=(client, address, ("127.0.0.1", inner_port), say, first_bytes_timeout_s),
+                name="RPC door",
+                daemon=True,
+            ).start()
     return 1
+
+
+def _hand_on(
+    client: socket.socket,
+    address: tuple[str, int],
+    inner: tuple[str, int],
+    say: Callable[[str], None],
+    timeout_s: float,
+) -> None:
+    """One client of the door: closed if its first bytes do not come within ``timeout_s``, else joined to
+    llama.cpp's server and the bytes passed both ways until either side ends."""
+    with client:
+        client.settimeout(timeout_s)
+        try:
+            first = client.recv(_RELAY_BYTES)
+        except TimeoutError:
+            say(f"closed the connection from {address[0]}:{address[1]}: it said nothing within {timeout_s:g} s")
+            return
+        except OSError:
+            return
+        if not first:
+            return
+        client.settimeout(None)
+        try:
+            upstream = socket.create_connection(inner)
+        except OSError:
+            return
+        with upstream:
+            for sock in (client, upstream):
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            try:
+                upstream.sendall(first)
+            except OSError:
+                return
+            back = threading.Thread(target=_relay, args=(upstream, client), name="RPC door back", daemon=True)
+            back.start()
+            _relay(client, upstream)
+            back.join()
+
+
+def _relay(source: socket.socket, target: socket.socket) -> None:
+    """Bytes from ``source`` to ``target`` until ``source`` ends; then both are shut, so the other way ends too."""
+    buffer = bytearray(_RELAY_BYTES)
+    view = memoryview(buffer)
+    try:
+        while n := source.recv_into(buffer):
+            target.sendall(view[:n])
+    except OSError:
+        pass
+    for sock in (source, target):
+        with contextlib.suppress(OSError):
+            sock.shutdown(socket.SHUT_RDWR)
 
 
 # ---- asking a server for its devices --------------------------------------------------------------
