@@ -8,8 +8,10 @@ from __future__ import annotations
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,8 +21,17 @@ from gui.core import protocol as p
 from gui.core.gguf_reader import read_model
 from gui.core.params import MAX_RPC_SERVERS, LoadSettings, NetworkLink, rpc_endpoints
 from gui.core.planner import Device, model_shape, plan
+from gui.core.words import Words
 from gui.services.engine_client import EngineUnavailable, SyncEngine
-from gui.services.rpc import check_host, free_port, probe, unreachable
+from gui.services.rpc import (
+    ANSWER_TIMEOUT_S,
+    RpcUnavailable,
+    ask_devices,
+    check_host,
+    free_port,
+    probe,
+    unreachable,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 SETTINGS = LoadSettings(n_ctx=1024, n_batch=256, n_ubatch=256, n_threads=2)
@@ -120,9 +131,9 @@ def test_link_arithmetic(demo_model: Path) -> None:
 
 
 class Worker:
-    def __init__(self) -> None:
+    def __init__(self, *extra: str) -> None:
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "gui", "rpc-worker", "--port", "0", "--threads", "1"],
+            [sys.executable, "-m", "gui", "rpc-worker", "--port", "0", "--threads", "1", *extra],
             cwd=ROOT,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -271,3 +282,100 @@ def test_rpc_flag_once_per_server_or_as_a_list() -> None:
     chat_args = parser.parse_args(["chat", "m.gguf", "--prompt", "x", "--rpc", "a:1", "--rpc", "b:2"])
     assert chat_args.rpc_servers == "a:1,b:2"
     assert parser.parse_args(["chat", "m.gguf", "--prompt", "x"]).rpc_servers is None
+
+
+# ---- a server that takes the connection and never answers -----------------------------------------------
+
+
+class SilentServer:
+    """A TCP server on 127.0.0.1 that accepts every connection, holds it open and never sends a byte."""
+
+    def __init__(self) -> None:
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.endpoint = f"127.0.0.1:{self.sock.getsockname()[1]}"
+        self.accepted = 0
+        self.held: list[socket.socket] = []
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            self.accepted += 1
+            self.held.append(conn)
+
+    def close(self) -> None:
+        self.sock.close()
+        for conn in self.held:
+            conn.close()
+        self.thread.join(5)
+
+
+@pytest.fixture
+def silent() -> Iterator[SilentServer]:
+    server = SilentServer()
+    try:
+        yield server
+    finally:
+        server.close()
+
+
+def test_a_server_that_takes_the_connection_and_never_answers_is_said_before_a_load(silent: SilentServer) -> None:
+    assert probe(rpc_endpoints(silent.endpoint)) == []  # a TCP connection alone does not tell it apart
+    said = unreachable(silent.endpoint, answer_timeout_s=2)
+    assert said == (
+        f"the RPC servers {silent.endpoint} took the connection but did not say their devices within 2 s: one is busy "
+        "with another client (llama.cpp's RPC server serves one at a time) or is not llama.cpp's"
+    )
+    assert isinstance(said, Words) and silent.accepted >= 2  # the probe's connection, then the question's
+    with pytest.raises(RpcUnavailable, match="did not say their devices within 1 s"):
+        ask_devices(silent.endpoint, timeout_s=1)
+
+
+@pytest.mark.engine
+@pytest.mark.parametrize("command", ["chat", "serve"])
+def test_chat_and_serve_end_in_words_on_a_server_that_never_answers(
+    silent: SilentServer, demo_model: Path, command: str
+) -> None:
+    extra = ["--prompt", "Hi"] if command == "chat" else ["--port", "0"]
+    done = subprocess.run(
+        [sys.executable, "-m", "gui", command, str(demo_model), *extra, "--rpc", silent.endpoint],
+        capture_output=True, text=True, cwd=ROOT, timeout=120,
+    )  # fmt: skip
+    assert done.returncode != 0, done.stdout
+    assert (
+        f"tightfit: error: the RPC servers {silent.endpoint} took the connection but did not say their devices "
+        f"within {ANSWER_TIMEOUT_S:g} s"
+    ) in done.stderr, done.stderr
+
+
+@pytest.mark.engine
+def test_a_real_worker_answers_the_check_before_a_load(worker: Worker) -> None:
+    assert unreachable(worker.endpoint) == ""
+
+
+def test_a_silent_client_of_the_worker_is_closed_and_the_next_one_is_served() -> None:
+    worker = Worker("--first-bytes-timeout", "1")
+    try:
+        host, port = worker.endpoint.split(":")
+        with socket.create_connection((host, int(port)), timeout=30) as idle:  # connects, then says nothing
+            # Without the door, llama.cpp's one slot stays taken and this ask runs out of time.
+            (device,) = ask_devices(worker.endpoint, timeout_s=20)
+            assert device.name == "RPC0" and device.total_bytes > 0
+            assert idle.recv(1) == b""  # the worker closed the silent connection
+        worker.process.terminate()
+        out, _ = worker.process.communicate(timeout=30)
+        assert "said nothing within 1 s" in out, out
+    finally:
+        worker.kill()
+
+
+def test_the_first_bytes_timeout_is_checked() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "gui", "rpc-worker", "--first-bytes-timeout", "0"],
+        capture_output=True, text=True, cwd=ROOT, timeout=60,
+    )  # fmt: skip
+    assert done.returncode != 0 and "--first-bytes-timeout must be above 0" in done.stderr

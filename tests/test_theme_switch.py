@@ -180,8 +180,8 @@ def test_a_code_block_in_a_reply_is_drawn_in_the_themes_style(qtbot, demo_model:
     assert LIGHT.code.style == "default" and DARK.code.style == "monokai"
     assert code_pixels(light_bg) > 50 and code_pixels(dark_bg) == 0
     theme().set_choice(ThemeChoice.DARK)
-    qtbot.waitUntil(lambda: code_pixels(dark_bg) > 50, timeout=5000)
-    assert code_pixels(light_bg) == 0
+    # The reply is laid out again piece by piece: once it is, the code is dark and nothing light is left.
+    qtbot.waitUntil(lambda: code_pixels(dark_bg) > 50 and code_pixels(light_bg) == 0, timeout=5000)
     # The turn headings follow too.
     assert DARK.assistant in transcript.toHtml() and LIGHT.assistant not in transcript.toHtml()
     win.close()

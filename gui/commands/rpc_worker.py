@@ -29,7 +29,7 @@ DESCRIPTION = (
 
 
 def add_rpc_worker_parser(sub: Any) -> None:
-    from gui.services.rpc import DEFAULT_PORT
+    from gui.services.rpc import DEFAULT_PORT, FIRST_BYTES_TIMEOUT_S
 
     parser = sub.add_parser("rpc-worker", help=HELP, description=DESCRIPTION)
     parser.add_argument(
@@ -48,6 +48,11 @@ def add_rpc_worker_parser(sub: Any) -> None:
         "--cache", action="store_true",
         help="keep received weights in llama.cpp's RPC cache folder ($LLAMA_CACHE or ~/.cache/llama.cpp/rpc), so "
         "a second load of the same model sends less over the network",
+    )  # fmt: skip
+    parser.add_argument(
+        "--first-bytes-timeout", type=float, default=FIRST_BYTES_TIMEOUT_S, metavar="SECONDS",
+        help=f"close a connection that says nothing this long (default {FIRST_BYTES_TIMEOUT_S:g}): llama.cpp "
+        "serves one client at a time, and a silent one would keep every other out",
     )  # fmt: skip
     parser.add_argument(
         "--allow-network", action="store_true",
@@ -73,6 +78,8 @@ def run_rpc_worker(args: argparse.Namespace) -> int:
         raise SystemExit(f"tightfit: error: {problem}")
     if not 0 <= args.port <= 65535:
         raise SystemExit(f"tightfit: error: port {args.port} is not one to listen on: 1-65535, or 0 for a free one")
+    if not 0 < args.first_bytes_timeout <= 3600:
+        raise SystemExit("tightfit: error: --first-bytes-timeout must be above 0 and at most 3600 seconds")
     threads = args.threads or physical_cores() or 1
     if not 1 <= threads <= 1024:
         raise SystemExit(f"tightfit: error: --threads must be from 1 to 1024 (got {threads})")
@@ -93,7 +100,9 @@ def run_rpc_worker(args: argparse.Namespace) -> int:
         os.write(sys.stdout.fileno(), f"tightfit rpc-worker: {line}\n".encode())
 
     try:
-        status = serve(args.host, args.port, threads, cache_dir=cache, say=say)
+        status = serve(
+            args.host, args.port, threads, cache_dir=cache, say=say, first_bytes_timeout_s=args.first_bytes_timeout
+        )
     except RpcUnavailable as exc:
         raise SystemExit(f"tightfit: error: {english_error(exc)}") from exc
     except KeyboardInterrupt:

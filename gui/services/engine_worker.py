@@ -550,7 +550,7 @@ class Engine:
             self.send(p.GenerateFailed(rid, words("the JSON schema is nested too deeply"), kind="grammar"))
             return None
         except Exception as exc:  # the converter says what it cannot express in asserts and lookups as well
-            reason = f"{type(exc).__name__}: {exc}"[:500]
+            reason = f"{type(exc).__name__}: {english_error(exc)}"[:500]
             self.send(
                 p.GenerateFailed(
                     rid,

@@ -8,7 +8,9 @@ Three things, each on llama.cpp's own machinery:
   tool does: every device that is not a CPU, else the CPU.
 * :func:`probe` tries a TCP connection to each server within a deadline. llama.cpp's RPC client aborts the
   process when a server cannot be reached (ggml-rpc.cpp: RPC_STATUS_ASSERT), so a server that is down is said
-  in words before anything asks llama.cpp to use it.
+  in words before anything asks llama.cpp to use it; before a load, :func:`unreachable` also asks the servers
+  for their devices within a deadline, as llama.cpp's client waits for ever on one that takes the connection
+  and never answers.
 * :func:`ask_devices` asks each server for its devices and their free and total memory
   (``ggml_backend_rpc_add_server``, ``ggml_backend_dev_memory``), in a child process: a server that stops
   answering cannot hang or end the caller, only that child, which a deadline ends.
@@ -20,6 +22,7 @@ imports the llama_cpp bindings). The engine worker adds the servers to a load it
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import importlib.util
 import ipaddress
@@ -52,6 +55,13 @@ __all__ = [
 DEFAULT_PORT = 50052
 PROBE_TIMEOUT_S = 3.0
 ASK_TIMEOUT_S = 30.0
+# Before a load: how long the servers have to say their devices. A server answers in milliseconds; one that takes
+# the connection and says nothing (busy with another client, or not llama.cpp's) would hang the load for ever.
+ANSWER_TIMEOUT_S = 15.0
+# The worker's door: a client says its first bytes at once (llama.cpp's client sends its hello on connecting); one
+# that says nothing would hold llama.cpp's only client slot for ever.
+FIRST_BYTES_TIMEOUT_S = 10.0
+_RELAY_BYTES = 1 << 20
 _MAX_REPLY_BYTES = 64 * 1024
 _MAX_DEVICES_PER_SERVER = 16
 
@@ -133,14 +143,26 @@ def probe(endpoints: Sequence[tuple[str, int]], timeout_s: float = PROBE_TIMEOUT
     return problems
 
 
-def unreachable(rpc_servers: str, timeout_s: float = PROBE_TIMEOUT_S) -> Text:
-    """One message naming every RPC server of a load that cannot be reached; '' when all can (or none is named)."""
+def unreachable(
+    rpc_servers: str, timeout_s: float = PROBE_TIMEOUT_S, answer_timeout_s: float = ANSWER_TIMEOUT_S
+) -> Text:
+    """One message naming every RPC server of a load that cannot be reached, or that takes the connection and
+    does not answer llama.cpp's questions within ``answer_timeout_s`` (llama.cpp's client would wait on it for
+    ever); '' when all can be used (or none is named)."""
     try:
         endpoints = rpc_endpoints(rpc_servers)
     except ValueError as exc:
         return message_of(exc)
     problems = probe(endpoints, timeout_s)
-    return joined("; ", problems) if problems else ""
+    if problems:
+        return joined("; ", problems)
+    if not endpoints:
+        return ""
+    try:
+        _ask_child(endpoints, answer_timeout_s)
+    except RpcUnavailable as exc:
+        return message_of(exc)
+    return ""
 
 
 # ---- the engine's libraries -------------------------------------------------------------------------
@@ -258,17 +280,16 @@ def serve(
     *,
     cache_dir: str | None = None,
     say: Callable[[str], None] = print,
+    first_bytes_timeout_s: float = FIRST_BYTES_TIMEOUT_S,
 ) -> int:
     """Run llama.cpp's RPC server on ``host``:``port`` (0: a free port, said once bound) until the process is
-    ended; the exit status when it cannot start."""
+    ended; the exit status when it cannot start. A connection that says nothing within FIRST_BYTES_TIMEOUT_S is
+    closed, so it cannot hold the server's one client slot."""
     lib = _load_ggml()
     devices = served_devices(lib)
     if not devices:
         raise RpcUnavailable("llama.cpp found no device to serve")
-    if port == 0:
-        port = free_port(host)
     array = (ctypes.c_void_p * len(devices))(*devices)
-    endpoint = f"{host}:{port}".encode()
     cache = cache_dir.encode() if cache_dir else None
     for dev in devices:
         free, total = _memory(lib, dev)
@@ -277,20 +298,91 @@ def serve(
             f"{total / 2**20:,.0f} MiB, {free / 2**20:,.0f} MiB free"
         )
 
+    # llama.cpp's server serves one client at a time and waits for ever on a silent one: it listens on a port of
+    # this machine's loopback only, and the address asked for is a door in front of it that hands on a connection
+    # once its first bytes come, and closes one that says nothing within FIRST_BYTES_TIMEOUT_S.
+    inner_port = free_port("127.0.0.1")
+    inner = f"127.0.0.1:{inner_port}".encode()
+
     def run() -> None:  # returns only when the server could not start (llama.cpp says why on stderr)
-        lib.ggml_backend_rpc_start_server(endpoint, cache, threads, len(devices), array)
+        lib.ggml_backend_rpc_start_server(inner, cache, threads, len(devices), array)
 
     server = threading.Thread(target=run, name="llama.cpp RPC server", daemon=True)
     server.start()
-    # Said once the server takes connections: a caller (or a test) reads the port from this line.
-    while server.is_alive():
-        if not probe([(host, port)], 0.5):
-            say(f"listening on {host}:{port}")
-            break
+    while server.is_alive() and probe([("127.0.0.1", inner_port)], 0.5):
         server.join(0.2)
-    while server.is_alive():
-        server.join(1.0)
+    if not server.is_alive():
+        return 1
+    try:
+        door = socket.create_server((host, port))
+    except OSError as exc:
+        say(f"cannot listen on {host}:{port}: {exc.strerror or english_error(exc)}")
+        return 1
+    port = int(door.getsockname()[1])
+    # Said once the door takes connections: a caller (or a test) reads the port from this line.
+    say(f"listening on {host}:{port}")
+    with door:
+        while server.is_alive():
+            client, address = door.accept()
+            threading.Thread(
+                target=_hand_on,
+                args=(client, address, ("127.0.0.1", inner_port), say, first_bytes_timeout_s),
+                name="RPC door",
+                daemon=True,
+            ).start()
     return 1
+
+
+def _hand_on(
+    client: socket.socket,
+    address: tuple[str, int],
+    inner: tuple[str, int],
+    say: Callable[[str], None],
+    timeout_s: float,
+) -> None:
+    """One client of the door: closed if its first bytes do not come within ``timeout_s``, else joined to
+    llama.cpp's server and the bytes passed both ways until either side ends."""
+    with client:
+        client.settimeout(timeout_s)
+        try:
+            first = client.recv(_RELAY_BYTES)
+        except TimeoutError:
+            say(f"closed the connection from {address[0]}:{address[1]}: it said nothing within {timeout_s:g} s")
+            return
+        except OSError:
+            return
+        if not first:
+            return
+        client.settimeout(None)
+        try:
+            upstream = socket.create_connection(inner)
+        except OSError:
+            return
+        with upstream:
+            for sock in (client, upstream):
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            try:
+                upstream.sendall(first)
+            except OSError:
+                return
+            back = threading.Thread(target=_relay, args=(upstream, client), name="RPC door back", daemon=True)
+            back.start()
+            _relay(client, upstream)
+            back.join()
+
+
+def _relay(source: socket.socket, target: socket.socket) -> None:
+    """Bytes from ``source`` to ``target`` until ``source`` ends; then both are shut, so the other way ends too."""
+    buffer = bytearray(_RELAY_BYTES)
+    view = memoryview(buffer)
+    try:
+        while n := source.recv_into(buffer):
+            target.sendall(view[:n])
+    except OSError:
+        pass
+    for sock in (source, target):
+        with contextlib.suppress(OSError):
+            sock.shutdown(socket.SHUT_RDWR)
 
 
 # ---- asking a server for its devices --------------------------------------------------------------
@@ -308,6 +400,12 @@ def ask_devices(rpc_servers: str, timeout_s: float = ASK_TIMEOUT_S) -> list[Remo
     problems = probe(endpoints)
     if problems:
         raise RpcUnavailable(joined("; ", problems))
+    return _ask_child(endpoints, timeout_s)
+
+
+def _ask_child(endpoints: Sequence[tuple[str, int]], timeout_s: float) -> list[RemoteDevice]:
+    """The servers' devices, asked by a child process that ``timeout_s`` ends (llama.cpp's client waits for a
+    reply without a deadline, and aborts its process on a bad one)."""
     command = [sys.executable, "-m", "gui.services.rpc", "devices", join_endpoints(endpoints)]
     root = str(Path(__file__).resolve().parents[2])
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH", "")) if p)}
@@ -315,8 +413,12 @@ def ask_devices(rpc_servers: str, timeout_s: float = ASK_TIMEOUT_S) -> list[Remo
         done = subprocess.run(command, capture_output=True, timeout=timeout_s, env=env, check=False)
     except subprocess.TimeoutExpired:
         raise RpcUnavailable(
-            f"the RPC servers {join_endpoints(endpoints)} did not say their devices within {timeout_s:g} s: one is "
-            "busy with another client (llama.cpp's RPC server serves one at a time) or is not llama.cpp's"
+            words(
+                "the RPC servers {endpoints} took the connection but did not say their devices within {seconds} s: "
+                "one is busy with another client (llama.cpp's RPC server serves one at a time) or is not llama.cpp's",
+                endpoints=join_endpoints(endpoints),
+                seconds=f"{timeout_s:g}",
+            )
         ) from None
     return parse_devices(done.stdout[:_MAX_REPLY_BYTES], done.returncode, done.stderr[-4096:])
 

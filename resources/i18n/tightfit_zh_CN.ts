@@ -6101,6 +6101,10 @@ Source: {source}</source>
         <translation>R580 分支：它是最后一个支持计算能力低于 7.5 显卡的驱动（590 及以后不再支持）</translation>
     </message>
     <message>
+        <source>the RPC servers {endpoints} took the connection but did not say their devices within {seconds} s: one is busy with another client (llama.cpp&apos;s RPC server serves one at a time) or is not llama.cpp&apos;s</source>
+        <translation>RPC 服务器 {endpoints} 接受了连接，但在 {seconds} 秒内没有报告其设备：其中一台正忙于另一个客户端（llama.cpp 的 RPC 服务器一次只服务一个客户端），或者不是 llama.cpp 的 RPC 服务器</translation>
+    </message>
+    <message>
         <source>the URL is longer than {n} characters</source>
         <translation>地址超过 {n} 个字符</translation>
     </message>
