@@ -67,6 +67,8 @@ def collect_due_garbage() -> Iterator[None]:
     from gui.ui.main_thread_gc import MainThreadGc, collect_due
 
     yield
+    if gc.isenabled():  # a library run in-process turned it back on (mypy's api does): off again, as the app keeps it
+        gc.disable()
     from PySide6.QtWidgets import QApplication
 
     app = QApplication.instance()
