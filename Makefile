@@ -16,7 +16,7 @@ test: setup
 	$(VENV)/bin/ruff check gui tests bench
 	$(VENV)/bin/lint-imports
 	$(VENV)/bin/mypy
-	QT_QPA_PLATFORM=offscreen $(PY) -m pytest
+	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -n 2 --dist loadfile  # two processes, each test file in one
 
 setup: $(STAMP) demo-model
 
