@@ -122,10 +122,21 @@ def engine_tests_are_marked(request: pytest.FixtureRequest):
         pytest.fail(f"{request.node.nodeid} starts the engine process but is not marked `engine`", pytrace=False)
 
 
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    workeroutput = getattr(session.config, "workeroutput", None)  # a worker of `-n 2`: its count goes to the main one
+    if workeroutput is not None:
+        workeroutput["engine_spawns"] = list(_engine_spawns)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: object) -> None:
+    _engine_spawns.extend(getattr(node, "workeroutput", {}).get("engine_spawns", []))
+
+
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     files = sorted({name.split("::")[0] for name in _engine_spawns})
     terminalreporter.write_line(
-        f"engine processes started in this process: {len(_engine_spawns)} (by {len(files)} test files)"
+        f"engine processes started by this run: {len(_engine_spawns)} (by {len(files)} test files)"
     )
 
 
