@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import queue
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -94,6 +94,14 @@ class ServedEngine:
         self._thread.join(10)
         self.client.close()
         self.loop.close()
+
+
+def served_engine(model: Path, settings: LoadSettings, logs: Path, n_ctx: int) -> Iterator[ServedEngine]:
+    """For a module fixture: the engine loaded with ``settings`` (each sequence ``n_ctx`` cells), closed after."""
+    engine = ServedEngine(model, settings, logs)
+    assert engine.loaded.n_ctx == n_ctx
+    yield engine
+    engine.close()
 
 
 def most_at_once(events: list[Any]) -> int:

@@ -13,7 +13,7 @@ from typing import Any
 
 import openai
 import pytest
-from api_kit import ServedEngine
+from api_kit import ServedEngine, served_engine
 from pydantic import BaseModel
 
 from gui.core import protocol as p
@@ -27,10 +27,7 @@ SETTINGS = LoadSettings(n_ctx=N_CTX, n_batch=256, n_ubatch=256, n_threads=2)
 
 @pytest.fixture(scope="module")
 def served(demo_model: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServedEngine]:
-    engine = ServedEngine(demo_model, SETTINGS, tmp_path_factory.mktemp("logs"))
-    assert engine.loaded.n_ctx == N_CTX
-    yield engine
-    engine.close()
+    yield from served_engine(demo_model, SETTINGS, tmp_path_factory.mktemp("logs"), N_CTX)
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 
 import openai
 import pytest
-from api_kit import ServedEngine, most_at_once
+from api_kit import ServedEngine, most_at_once, served_engine
 
 from gui.core import openai_api as api
 from gui.core import protocol as p
@@ -31,9 +31,7 @@ KEY = "sk-test-key"
 
 @pytest.fixture(scope="module")
 def served(demo_model: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServedEngine]:
-    engine = ServedEngine(demo_model, SETTINGS, tmp_path_factory.mktemp("logs"))
-    yield engine
-    engine.close()
+    yield from served_engine(demo_model, SETTINGS, tmp_path_factory.mktemp("logs"), N_CTX)
 
 
 @pytest.fixture(scope="module")
@@ -352,10 +350,7 @@ PARALLEL = SETTINGS.with_values(n_ctx=SLOTS * N_CTX, n_parallel=SLOTS)  # N_CTX 
 
 @pytest.fixture(scope="module")
 def parallel(demo_model: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServedEngine]:
-    engine = ServedEngine(demo_model, PARALLEL, tmp_path_factory.mktemp("logs"))
-    assert engine.loaded.n_ctx == N_CTX
-    yield engine
-    engine.close()
+    yield from served_engine(demo_model, PARALLEL, tmp_path_factory.mktemp("logs"), N_CTX)
 
 
 @pytest.fixture(scope="module")
