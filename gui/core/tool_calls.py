@@ -433,6 +433,24 @@ class _Reader:
                 return
             yield
 
+    def _in_string(self, i: int, end: int, escape: bool) -> tuple[int, bool, bool]:
+        """Read on inside a JSON string from ``i``: (where reading stopped, a backslash pending, the string ended
+        there)."""
+        while i < end:
+            if escape:
+                escape = False
+                i += 1
+                continue
+            m = _JSON_IN_STRING.search(self.buf, i, end)
+            if m is None:
+                return end, False, False
+            i = m.end()
+            if m.group() == "\\":
+                escape = True
+            else:
+                return i, False, True
+        return i, escape, False
+
     def json_value(self) -> _Wait:
         """One JSON value (an object, array, string or scalar), parsed; bounded in size and depth."""
         if not (yield from self.peek()):
@@ -448,20 +466,9 @@ class _Reader:
                 end = len(self.buf)
                 closed = -1
                 while i < end:
-                    if escape:
-                        escape = False
-                        i += 1
-                        continue
                     if in_string:
-                        m = _JSON_IN_STRING.search(self.buf, i, end)
-                        if m is None:
-                            i = end
-                            break
-                        i = m.end()
-                        if m.group() == "\\":
-                            escape = True
-                        else:
-                            in_string = False
+                        i, escape, ended = self._in_string(i, end, escape)
+                        in_string = not ended
                         continue
                     m = _JSON_STRUCTURE.search(self.buf, i, end)
                     if m is None:
@@ -493,21 +500,9 @@ class _Reader:
             escape = False
             while True:
                 i, end, closed = self.pos, len(self.buf), -1
-                while i < end:
-                    if escape:
-                        escape = False
-                        i += 1
-                        continue
-                    m = _JSON_IN_STRING.search(self.buf, i, end)
-                    if m is None:
-                        i = end
-                        break
-                    i = m.end()
-                    if m.group() == "\\":
-                        escape = True
-                    else:
-                        closed = i
-                        break
+                if i < end:
+                    i, escape, ended = self._in_string(i, end, escape)
+                    closed = i if ended else -1
                 n = (closed if closed >= 0 else i) - self.pos
                 size = self._take_json(pieces, size, n, limit)
                 if closed >= 0:
