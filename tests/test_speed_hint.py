@@ -30,6 +30,14 @@ def test_layers_in_host_memory_and_a_throttled_gpu() -> None:
     assert hint is not None and "17 of 65 layers run from host memory" in hint and "held back (sw_power_cap)" in hint
 
 
+def test_a_cpu_only_engine_is_not_told_about_the_gpus_power_cap() -> None:
+    """The card is capped, but the engine computes on the CPU: the cap is not why the reply is slow."""
+    capped = replace(SLOW, gpu_offload=False, threads=16, throttle_reasons=("sw_power_cap", "hw_thermal_slowdown"))
+    hint = speed_hint(capped)
+    assert hint is not None and "16 threads use every logical core" in hint and "held back" not in hint
+    assert speed_hint(replace(capped, threads=8)) is None  # nothing else to blame: no hint at all
+
+
 def test_a_busy_cpu_when_nothing_else_explains_it() -> None:
     assert "other programs keep the CPU busy" in (speed_hint(replace(SLOW, cpu_busy_pct=(99.0, 10.0))) or "")
     assert speed_hint(SLOW) is None  # nothing known to blame: no guess

@@ -87,7 +87,9 @@ def speed_hint(facts: SpeedFacts) -> Words | None:
                 n=facts.n_layers,
             )
         )
-    throttled = [r for r in facts.throttle_reasons if "power" in r or "thermal" in r]
+    # A GPU held back slows only a load that runs on it: a CPU-only engine's replies owe nothing to the card's cap.
+    held = facts.throttle_reasons if facts.gpu_offload else ()
+    throttled = [r for r in held if "power" in r or "thermal" in r]
     if throttled:
         reasons.append(
             words(
