@@ -88,6 +88,10 @@ def test_rename_search_delete_and_new_chat(qtbot, demo_model: Path, tmp_path: Pa
     with qtbot.waitSignal(history.opened, timeout=10_000):
         history.open(int(history.list.item(0).data(0x0100)))
     assert chat.conversation.turns[0].text == "Tell me about lighthouses."
+    # The line under the chat speaks of the conversation shown: its last reply's figures, none for a new one.
+    shown = chat.conversation.turns[-1].stats
+    assert shown is not None and chat.stats_label.text().startswith(f"{shown.n_gen} tokens · first token ")
+    assert f"({shown.n_prompt_evaluated} of {shown.n_prompt} computed)" in chat.stats_label.text()
 
     with qtbot.waitSignal(history.listed, timeout=10_000):
         history.search.setText("")
@@ -98,6 +102,8 @@ def test_rename_search_delete_and_new_chat(qtbot, demo_model: Path, tmp_path: Pa
     with qtbot.waitSignal(history.listed, timeout=10_000):  # changed my mind
         qtbot.mouseClick(history.undo_button, Qt.MouseButton.LeftButton)
     assert history.list.count() == 2 and not history.undo_box.isVisible()
+    win.features.chat.new_chat()
+    assert chat.stats_label.text() == "No reply yet."
     with qtbot.waitSignal(history.listed, timeout=10_000):
         history.delete(volcano_id)
     with qtbot.waitSignal(history.listed, timeout=10_000):  # the undo time runs out

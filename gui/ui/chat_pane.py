@@ -453,6 +453,12 @@ class ChatPane(QWidget):
         self.system_prompt.setPlainText(conversation.system_prompt)
         self.system_prompt.blockSignals(False)
         self.show_notice("")
+        # The line under the chat speaks of this conversation: its last reply's figures, or none yet.
+        last = self.conversation.last
+        if last is not None and last.role == "assistant" and last.stats is not None:
+            self.stats_label.setText(_unbroken(sentence_text(format_stats(last.stats))))
+        else:
+            self.stats_label.setText(tr("No reply yet."))
         self._update_meter()
         self.show_conversation()
         self._update_buttons()
