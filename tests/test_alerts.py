@@ -120,6 +120,30 @@ def test_normal_clock_reasons_never_alert_and_power_cap_is_only_info() -> None:
     assert (cap.kind, cap.severity, cap.message) == ("throttle", "info", "GPU 0 is throttling: power cap")
 
 
+def test_the_power_cap_is_said_once_not_on_every_busy_spell() -> None:
+    """A capped card hits its cap whenever it works and leaves it when idle: said the first time only, while the
+    reasons the user did not choose still alert each time they come back; a reset judges afresh."""
+    rules = AlertRules(83)
+    spells = [
+        (reasons.POWER_CAP,),
+        (reasons.IDLE,),
+        (reasons.POWER_CAP,),
+        (),
+        (reasons.POWER_CAP, reasons.THERMAL_SLOWDOWN),
+    ]
+    said = [[a.message for a in rules.check(sample(throttle_reasons=s))] for s in spells]
+    assert said == [
+        ["GPU 0 is throttling: power cap"],
+        [],
+        [],
+        [],
+        ["GPU 0 is throttling: thermal slowdown"],
+    ]
+    rules.reset(0)
+    (again,) = rules.check(sample(throttle_reasons=(reasons.POWER_CAP,)))
+    assert again.message == "GPU 0 is throttling: power cap"
+
+
 def test_several_new_reasons_in_one_tick_make_one_alert_at_the_worst_severity() -> None:
     rules = AlertRules(83)
     (alert,) = rules.check(sample(throttle_reasons=(reasons.POWER_CAP, reasons.HW_THERMAL_SLOWDOWN)))

@@ -6,7 +6,8 @@ hour raises one alert, not 3,600. An event re-arms only after its condition has 
 - temperature: fires when the reading reaches the threshold; re-arms once it has dropped below
   threshold - hysteresis, so a card hovering around the line does not flap;
 - throttle: each clock-event reason word that holds the clocks back fires when it appears and re-arms
-  when it goes (an unknown reading, None, is not "cleared");
+  when it goes (an unknown reading, None, is not "cleared"); the power cap, often the user's own, is said once
+  per GPU (until ``reset``): a capped card hits it on every busy spell;
 - ecc: fires whenever a volatile ECC counter goes up (each increase is new errors); the first reading is
   the baseline, and a counter that goes down (driver reload) just resets it;
 - lost: fires when the GPU falls off the bus; re-arms when it answers again.
@@ -84,6 +85,7 @@ ECC_CORRECTED = mark("GPU {gpu}: {added} new corrected ECC memory errors ({count
 class _GpuState:
     hot: bool = False  # the temperature alert fired and has not re-armed yet
     throttling: frozenset[str] = frozenset()  # reason words already alerted on
+    cap_said: bool = False  # the power cap was said once: it is expected from then on
     ecc: dict[str, int] = field(default_factory=dict)  # counter name -> last known value
     lost: bool = False
 
@@ -163,6 +165,10 @@ class AlertRules:
         active = frozenset(w for w in sample.throttle_reasons if w in THROTTLE_SEVERITY)
         new = [w for w in sample.throttle_reasons if w in active - state.throttling]  # in the sample's order
         state.throttling = active
+        if state.cap_said:
+            new = [w for w in new if w != reasons.POWER_CAP]
+        elif reasons.POWER_CAP in new:
+            state.cap_said = True
         if not new:
             return []
         worst = max((THROTTLE_SEVERITY[w] for w in new), key=_SEVERITY_ORDER.index)
