@@ -289,6 +289,26 @@ def test_a_tooltip_shows_markup_as_text() -> None:
     assert plain_tip("<b>x</b> & y\n\ntwo") == "<p style='white-space:pre-wrap'>&lt;b&gt;x&lt;/b&gt; &amp; y\n\ntwo</p>"
 
 
+def test_a_long_file_name_gives_way_in_its_middle_not_the_figures(qtbot, tmp_path: Path) -> None:
+    """At 1024x600 the quant table was scrolled sideways with the names cut to their start: the name column
+    takes the room that is left and loses its middle, the whole name in its tooltip."""
+    long_name = "Qwen3.5-27B-Instruct-abliterated-imatrix-calibrated-" + "x" * 40 + "-Q3_K_S.gguf"
+    header = read_model(write_shape(tmp_path / long_name, SHAPES["qwen35-27b-q3ks"]))
+    rows = quant_rows([header], LoadSettings(n_ctx=8192), [device_from_card(find_card("v100-16gb"))])
+    table = QuantTable()
+    qtbot.addWidget(table)
+    table.resize(560, 200)
+    table.show()
+    table.show_rows(rows)
+    qtbot.waitUntil(lambda: table.horizontalHeader().sectionSize(0) > 0)
+    assert table.textElideMode() == Qt.TextElideMode.ElideMiddle
+    assert table.horizontalScrollBar().maximum() == 0  # every column in view, none pushed sideways
+    name = table.item(0, 0)
+    assert name is not None and long_name in name.toolTip()
+    shown = table.fontMetrics().horizontalAdvance(long_name)
+    assert table.horizontalHeader().sectionSize(0) < shown  # the name is what gave way
+
+
 def test_a_moe_row_says_how_many_layers_experts_stay_on_the_cpu(qtbot, tmp_path: Path) -> None:
     header = read_model(write_shape(tmp_path / "Qwen3-30B-A3B-Q4_0.gguf", SHAPES["qwen3moe-30b"]))
     (row,) = quant_rows([header], LoadSettings(n_ctx=8192), [device_from_card(find_card("v100-16gb"))])

@@ -100,10 +100,14 @@ class QuantTable(QTableWidget):
         self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.verticalHeader().setVisible(False)
         self.setWordWrap(False)
+        # The file name takes the room the figures leave and, on a narrow window, loses its middle (the quant
+        # at its end stays in view; the whole name is in its tooltip) instead of pushing the figures sideways.
+        self.setTextElideMode(Qt.TextElideMode.ElideMiddle)
         header = self.horizontalHeader()
         for col in range(len(COLUMNS)):
             header.setSectionResizeMode(col, QHeaderView.ResizeMode.ResizeToContents)
-        header.setStretchLastSection(True)
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        header.setStretchLastSection(False)
         self.cellActivated.connect(self._activated)
         self.cellDoubleClicked.connect(self._activated)
 
