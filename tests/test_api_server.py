@@ -463,3 +463,94 @@ def test_with_parallel_slots_a_context_full_request_fails_alone(parallel: Served
     for answer, prompt in zip(answers, prompts, strict=False):
         assert answer.usage.completion_tokens >= 1
         assert answer.choices[0].text == ask(prompt).choices[0].text  # the same as alone
+
+
+# ---- text that is not text, and failures that end other replies ------------------------------------------
+
+
+def stream_lines(response: http.client.HTTPResponse) -> list[bytes]:
+    """The rest of a stream's event lines (the blank lines between them left out)."""
+    return [line.strip() for line in response.read().split(b"\n") if line.strip()]
+
+
+def test_a_lone_surrogate_is_a_400_before_the_engine_hears_of_it(served: ServedEngine, model: str, base: str) -> None:
+    drain(served)
+    sent = len(served.events)
+    # As a client sends it: the JSON escape of a lone surrogate, which json.loads gives back as one.
+    body = b'{"model": "%s", "messages": [{"role": "user", "content": "hi \\udc80"}]}' % model.encode()
+    status, _, answer = raw(base, "POST", "/v1/chat/completions", body)
+    assert status == 400 and error_of(answer)["param"] == "messages[0].content"
+    status, _, answer = raw(base, "POST", "/v1/completions", b'{"prompt": "\\ud800 once"}')
+    assert status == 400 and error_of(answer)["param"] == "prompt"
+    assert drain(served) == [] and len(served.events) == sent  # no Generate: the engine heard nothing
+
+
+def test_a_request_that_makes_the_engine_fail_fails_alone(parallel: ServedEngine, slotted: str) -> None:
+    """A Generate whose text the engine cannot read (here sent past the API's door, straight to the engine) fails on
+    its own; the reply under way beside it runs its course."""
+    model = Path(parallel.loaded.model_path).name.removesuffix(".gguf")
+    drain(parallel)
+    url = urlsplit(slotted)
+    conn = http.client.HTTPConnection(url.hostname, url.port, timeout=120)
+    body = {"model": model, "prompt": "Once upon a time", "max_tokens": 120, "stream": True, "temperature": 0}
+    conn.request("POST", "/v1/completions", body=json.dumps(body), headers={"Content-Type": "application/json"})
+    response = conn.getresponse()
+    assert response.status == 200 and response.readline().startswith(b"data: ")
+    bad = parallel.client.generate((), 8, prompt="hi \udc80 there", concurrent=True)
+    lines = stream_lines(response)
+    conn.close()
+    assert lines[-1] == b"data: [DONE]"
+    finals = [json.loads(line[6:]) for line in lines[:-1]]
+    assert finals[-1]["choices"][0]["finish_reason"] in ("length", "stop")
+    assert not any("error" in chunk for chunk in finals)
+    failed = [e for e in parallel.events if isinstance(e, p.GenerateFailed) and e.request_id == bad]
+    assert len(failed) == 1 and failed[0].kind == "input"
+    ended = [a for a in drain(parallel) if a.finished]
+    assert len(ended) == 1 and ended[0].finish_reason in ("length", "stop")  # its own end, not "cancelled"
+
+
+def test_a_reply_another_command_cuts_short_ends_with_an_error(served: ServedEngine, model: str, base: str) -> None:
+    url = urlsplit(base)
+    conn = http.client.HTTPConnection(url.hostname, url.port, timeout=120)
+    body = {"model": model, "prompt": "Once upon a time", "max_tokens": 2000, "stream": True}
+    conn.request("POST", "/v1/completions", body=json.dumps(body), headers={"Content-Type": "application/json"})
+    response = conn.getresponse()
+    assert response.status == 200 and response.readline().startswith(b"data: ")
+    own = served.client.generate((p.ChatMessage("user", "hi"),), 2)  # the engine's owner replaces the reply
+    lines = stream_lines(response)
+    conn.close()
+    served.reply(own)
+    assert b"data: [DONE]" not in lines
+    last = json.loads(lines[-1][6:])
+    assert last["error"]["code"] == "reply_cut_short" and last["error"]["type"] == "server_error"
+    assert not any(b'"finish_reason": "stop"' in line for line in lines)
+
+
+def test_an_engine_that_dies_mid_reply_ends_every_reply_with_an_error(demo_model: Path, tmp_path: Path) -> None:
+    engine = ServedEngine(demo_model, SETTINGS.with_values(n_ctx=2 * N_CTX, n_parallel=2), tmp_path)
+    try:
+        base = engine.serve()
+        model = Path(engine.loaded.model_path).name.removesuffix(".gguf")
+        url = urlsplit(base)
+        conn = http.client.HTTPConnection(url.hostname, url.port, timeout=120)
+        body = {"model": model, "prompt": "Once upon a time", "max_tokens": 2000, "stream": True}
+        conn.request("POST", "/v1/completions", body=json.dumps(body), headers={"Content-Type": "application/json"})
+        response = conn.getresponse()
+        assert response.status == 200 and response.readline().startswith(b"data: ")
+        with ThreadPoolExecutor(1) as pool:
+            whole = pool.submit(raw, base, "POST", "/v1/completions", json.dumps({**body, "stream": False}).encode())
+            started = [engine.activity.get(timeout=60) for _ in range(2)]
+            ids = {a.request_id for a in started}
+            with engine._heard:  # both replies have tokens: the engine is generating them side by side
+                engine._heard.wait_for(
+                    lambda: {e.request_id for e in engine.events if isinstance(e, p.Token)} >= ids, 60
+                )
+            engine.client.kill()
+            status, _, answer = whole.result(timeout=60)
+        lines = stream_lines(response)
+        conn.close()
+        assert status == 503 and error_of(answer)["code"] == "engine_unavailable"
+        assert b"data: [DONE]" not in lines and json.loads(lines[-1][6:])["error"]["type"] == "server_error"
+        assert not any(b'"finish_reason": "stop"' in line for line in lines)
+    finally:
+        engine.close()

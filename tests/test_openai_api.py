@@ -110,3 +110,36 @@ def test_a_schema_nested_past_the_bound_is_refused() -> None:
         deep = {"type": "array", "items": deep}
     error = refused(response_format=json_schema(deep))
     assert error.param == SCHEMA_PARAM and "levels deep" in error.message
+
+
+@pytest.mark.parametrize(
+    ("body", "param"),
+    [
+        ({"model": "m", "messages": [{"role": "user", "content": "hi \udc80"}]}, "messages[0].content"),
+        (
+            {"model": "m", "messages": [{"role": "user", "content": [{"type": "text", "text": "\ud800"}]}]},
+            "messages[0].content[0].text",
+        ),
+        ({"model": "m", "messages": HELLO, "stop": ["ok", "\udfff"]}, "stop[1]"),
+        ({"model": "m\udc80", "messages": HELLO}, "model"),
+        ({"model": "m", "messages": HELLO, "user\udc80": 1}, "user\\udc80"),
+    ],
+)
+def test_a_lone_surrogate_anywhere_in_a_chat_is_a_400_naming_the_field(body: dict[str, Any], param: str) -> None:
+    with pytest.raises(api.ApiError) as caught:
+        api.parse_chat_request(body)
+    error = caught.value.body()["error"]
+    assert caught.value.status == 400 and error["param"] == param and "surrogate" in error["message"]
+    json.dumps(caught.value.body(), ensure_ascii=False).encode()  # the error itself is text UTF-8 can hold
+
+
+def test_a_lone_surrogate_in_a_prompt_as_the_json_escape_sends_it_is_a_400() -> None:
+    body = json.loads('{"model": "m", "prompt": ["Once \\udc80 upon"]}')
+    with pytest.raises(api.ApiError) as caught:
+        api.parse_completion_request(body)
+    assert caught.value.status == 400 and caught.value.param == "prompt[0]"
+
+
+def test_surrogate_pairs_are_text() -> None:
+    body = json.loads('{"model": "m", "messages": [{"role": "user", "content": "\\ud83d\\ude00"}]}')
+    assert api.parse_chat_request(body).messages[0].content == "\U0001f600"

@@ -118,6 +118,8 @@ JSON_OBJECT_SCHEMA = '{"type": "object"}'
 
 # How the engine's reasons for ending a reply read in OpenAI's terms.
 FINISH_REASONS = {"stop": "stop", "length": "length", "context": "length", "cancelled": "stop"}
+# The engine's reasons for a reply that ended as it should; any other ("cancelled", "error (...)") cut it short.
+FINISHED = frozenset({"stop", "length", "context"})
 
 
 class ApiError(Exception):
@@ -167,6 +169,7 @@ class CompletionRequest:
 def parse_chat_request(body: object) -> CompletionRequest:
     """``POST /v1/chat/completions``'s body, checked."""
     data = _object(body)
+    refuse_bad_text(data)
     messages = _messages(data.get("messages"))
     return _request(data, chat=True, messages=messages)
 
@@ -174,6 +177,7 @@ def parse_chat_request(body: object) -> CompletionRequest:
 def parse_completion_request(body: object) -> CompletionRequest:
     """``POST /v1/completions``'s body, checked."""
     data = _object(body)
+    refuse_bad_text(data)
     return _request(data, chat=False, prompt=_prompt(data.get("prompt")))
 
 
@@ -181,6 +185,35 @@ def _object(body: object) -> Mapping[str, Any]:
     if not isinstance(body, Mapping):
         raise invalid("The request body must be a JSON object.")
     return body
+
+
+def refuse_bad_text(value: object, where: str = "") -> None:
+    """A 400 naming the first string of the body, key or value, that is not text UTF-8 can hold: a lone surrogate,
+    which JSON's ``\\udc80`` escape can carry but no tokenizer can read. Checked at the door, before anything
+    reaches the engine."""
+    if isinstance(value, str):
+        try:
+            value.encode()
+        except UnicodeEncodeError:
+            field = where or "body"
+            raise invalid(
+                f"'{field}' holds a lone surrogate (\\u{ord(value[_bad_at(value)]):04x}), which is not text: "
+                "send UTF-8 text.",
+                field,
+            ) from None
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            shown = str(key).encode("utf-8", "backslashreplace").decode()  # the field is named in text that can go out
+            key_where = f"{where}.{shown}" if where else shown
+            refuse_bad_text(key, key_where)
+            refuse_bad_text(item, key_where)
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            refuse_bad_text(item, f"{where}[{index}]")
+
+
+def _bad_at(text: str) -> int:
+    return next(i for i, ch in enumerate(text) if 0xD800 <= ord(ch) <= 0xDFFF)
 
 
 def _request(data: Mapping[str, Any], *, chat: bool, **what: Any) -> CompletionRequest:

@@ -505,6 +505,11 @@ class ApiServer:
                 raise ApiError(500, f"The engine could not generate: {english(event.error)}", "server_error")
             if isinstance(event, _Ended):
                 raise ApiError(503, f"The reply ended: {event.error}", "server_error", None, "engine_unavailable")
+            if isinstance(event, p.Done) and event.stats.finish_reason not in api.FINISHED:
+                # Cut short by something other than its client (the engine failed, another command replaced the
+                # reply): an error, never a reply that looks whole.
+                why = event.stats.finish_reason
+                raise ApiError(503, f"The reply was cut short ({why}).", "server_error", None, "reply_cut_short")
             yield event
             if isinstance(event, p.Done):
                 return

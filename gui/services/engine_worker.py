@@ -634,8 +634,13 @@ class Engine:
                 if not slots:
                     return
                 self._step()
+        except Exception as exc:  # every reply under way ends, and hears that it failed
+            error = f"{type(exc).__name__}: {english_error(exc)}"
+            for slot in list(slots.values()):
+                self._end(slot, failed=p.GenerateFailed(slot.command.request_id, error, kind="engine"))
+            raise
         finally:
-            for slot in list(slots.values()):  # only after an exception: every reply must hear its end
+            for slot in list(slots.values()):  # only after BaseException: every reply must hear its end
                 self._end(slot, "cancelled")
 
     def _next_concurrent(self) -> p.Generate | None:
@@ -673,7 +678,11 @@ class Engine:
         """Give the request its sequence, or refuse it in an event of its own (the others go on). ``together``: a
         free sequence of its own; otherwise sequence 0 and what its prompt cache holds of this prompt."""
         received = time.perf_counter()
-        prepared = self.checked_prompt(command)
+        try:
+            prepared = self.checked_prompt(command)
+        except Exception as exc:  # this request's text (a lone surrogate, ...): its failure alone, the others go on
+            self.send(p.GenerateFailed(command.request_id, f"{type(exc).__name__}: {english_error(exc)}", kind="input"))
+            return
         if prepared is None:
             return
         prompt, format_stops = prepared
