@@ -34,4 +34,18 @@ def test_help_says_how_to_serve_to_other_machines(capsys: pytest.CaptureFixture[
     with pytest.raises(SystemExit):
         main(["serve", "--help"])
     out = capsys.readouterr().out
-    assert "--allow-remote" in out and "--api-key" in out and "--cors" in out
+    assert "--allow-remote" in out and "--api-key" in out and "--cors" in out and "--allowed-host" in out
+
+
+def test_the_names_listed_with_allowed_host_reach_the_server(demo_model: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from gui.commands import serve
+
+    given: list[tuple[str, ...]] = []
+
+    async def served(*args: object) -> int:  # where the engine would start: the arguments the server gets
+        given.append(args[-1])  # type: ignore[arg-type]
+        return 0
+
+    monkeypatch.setattr(serve, "_serve", served)
+    assert main(["serve", str(demo_model), "--allowed-host", "mybox.lan", "--allowed-host", "proxy"]) == 0
+    assert given == [("mybox.lan", "proxy")]

@@ -554,3 +554,41 @@ def test_an_engine_that_dies_mid_reply_ends_every_reply_with_an_error(demo_model
         assert not any(b'"finish_reason": "stop"' in line for line in lines)
     finally:
         engine.close()
+
+
+# ---- what a web page may not do ---------------------------------------------------------------------------
+
+
+def test_a_body_not_sent_as_json_is_a_415(served: ServedEngine, model: str, base: str) -> None:
+    drain(served)
+    for kind in ("text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x"):
+        status, _, answer = raw(base, "POST", "/v1/chat/completions", chat(model, "hi"), {"Content-Type": kind})
+        assert status == 415, kind
+        assert (
+            error_of(answer)["code"] == "unsupported_media_type" and kind.split(";")[0] in error_of(answer)["message"]
+        )
+    assert drain(served) == []  # nothing was generated
+    headers = {"Content-Type": "application/json; charset=utf-8"}
+    status, _, answer = raw(
+        base, "POST", "/v1/completions", json.dumps({"prompt": "Hi", "max_tokens": 1}).encode(), headers
+    )
+    assert status == 200 and json.loads(answer)["usage"]["completion_tokens"] == 1
+
+
+def test_a_host_header_naming_another_site_is_a_403(served: ServedEngine, model: str, base: str) -> None:
+    port = urlsplit(base).port
+    for method, path, body in (
+        ("GET", "/v1/models", None),
+        ("GET", "/health", None),
+        ("POST", "/v1/completions", b"{}"),
+    ):
+        status, _, answer = raw(base, method, path, body, {"Host": f"rebound.example:{port}"})
+        assert status == 403, path
+        assert error_of(answer)["code"] == "host_not_allowed" and "rebound.example" in error_of(answer)["message"]
+    for host in (f"localhost:{port}", f"127.0.0.1:{port}", "localhost"):
+        assert raw(base, "GET", "/v1/models", None, {"Host": host})[0] == 200, host
+    listed = served.serve(allowed_hosts=("mybox.lan",))
+    assert raw(listed, "GET", "/v1/models", None, {"Host": f"MyBox.lan:{port}"})[0] == 200
+    # OpenAI's client sends JSON, and the host it was given: it is answered as before.
+    client = openai.OpenAI(base_url=base + "/v1", api_key="x", max_retries=0)
+    assert client.completions.create(model=model, prompt="Hi", max_tokens=2).usage is not None

@@ -143,3 +143,32 @@ def test_a_lone_surrogate_in_a_prompt_as_the_json_escape_sends_it_is_a_400() -> 
 def test_surrogate_pairs_are_text() -> None:
     body = json.loads('{"model": "m", "messages": [{"role": "user", "content": "\\ud83d\\ude00"}]}')
     assert api.parse_chat_request(body).messages[0].content == "\U0001f600"
+
+
+@pytest.mark.parametrize(
+    ("header", "listening", "allowed"),
+    [
+        ("localhost:8080", "127.0.0.1", True),
+        ("LOCALHOST", "127.0.0.1", True),
+        ("127.0.0.1:8080", "127.0.0.1", True),
+        ("[::1]:8080", "::1", True),
+        ("10.1.2.3:8080", "0.0.0.0", True),  # an address, not a name: no rebinding
+        ("evil.example:8080", "127.0.0.1", False),
+        ("evil.example", "0.0.0.0", False),
+        ("127.0.0.1.evil.example", "127.0.0.1", False),
+        ("", "127.0.0.1", False),
+        ("mybox.lan:8080", "mybox.lan", True),  # the name listened on
+        ("Proxy.Lan", "127.0.0.1", True),  # listed below
+    ],
+)
+def test_a_host_header_is_for_this_server_only_by_names_it_answers_to(
+    header: str, listening: str, allowed: bool
+) -> None:
+    assert api.host_allowed(header, listening, frozenset({"proxy.lan"})) is allowed
+
+
+def test_this_machines_own_name_is_allowed_only_when_listening_on_every_address() -> None:
+    own = frozenset({"mybox"})
+    assert api.host_allowed("mybox:8080", "0.0.0.0", own=own)
+    assert api.host_allowed("mybox:8080", "::", own=own)
+    assert not api.host_allowed("mybox:8080", "127.0.0.1", own=own)

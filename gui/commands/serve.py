@@ -64,6 +64,14 @@ def add_serve_parser(sub: Any, add_sizing_flags: Callable[[argparse.ArgumentPars
         metavar="ORIGIN",
         help="let web pages from ORIGIN (e.g. http://localhost:3000, or *) call the API; no CORS headers otherwise",
     )
+    serve.add_argument(
+        openai_api.ALLOWED_HOST_FLAG,
+        dest="allowed_hosts",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help=openai_api.ALLOWED_HOST_HELP,
+    )
     strict = openai_api.STRICT_MODEL
     serve.add_argument(strict.flag, dest=strict.key, action="store_true", default=strict.default, help=strict.help)
     add_sizing_flags(serve)
@@ -84,7 +92,8 @@ def run_serve(args: argparse.Namespace, settings: LoadSettings) -> int:
     if not openai_api.is_loopback(args.host) and not api_key:
         print("tightfit: warning: serving to other machines without an API key", file=sys.stderr)
     strict = bool(getattr(args, openai_api.STRICT_MODEL.key))
-    return asyncio.run(_serve(model_path, settings, args.host, args.port, api_key, args.cors, strict))
+    hosts = tuple(args.allowed_hosts)
+    return asyncio.run(_serve(model_path, settings, args.host, args.port, api_key, args.cors, strict, hosts))
 
 
 async def _serve(
@@ -95,11 +104,19 @@ async def _serve(
     api_key: str | None,
     cors: str | None,
     strict_model: bool = openai_api.STRICT_MODEL.default,
+    allowed_hosts: tuple[str, ...] = (),
 ) -> int:
     loop = asyncio.get_running_loop()
     lifecycle: asyncio.Queue[Any] = asyncio.Queue()
     client = EngineClient()
-    server = ApiServer(client, slots=settings.n_parallel, api_key=api_key, cors_origin=cors, strict_model=strict_model)
+    server = ApiServer(
+        client,
+        slots=settings.n_parallel,
+        api_key=api_key,
+        cors_origin=cors,
+        strict_model=strict_model,
+        allowed_hosts=allowed_hosts,
+    )
     server.add_listener(_report)
 
     def listener(event: Any) -> None:  # the client's reader thread

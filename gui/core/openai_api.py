@@ -63,6 +63,68 @@ def check_listen(host: str, port: int, allow_remote: bool, how_to_allow: Text = 
     return ""
 
 
+# Which names a request's Host header may give: a page on another site that a browser is tricked into sending here
+# (DNS rebinding: the attacker's name resolved to this machine) carries the attacker's name, and is refused. Always
+# allowed: the loopback names, any address written as an IP (a rebinding needs a name), the address listened on and,
+# when listening on every address (0.0.0.0 or ::), this machine's own name; other names only when the user lists them.
+LOCAL_NAMES = frozenset({"localhost", "localhost."})
+ALLOWED_HOST_FLAG = "--allowed-host"
+ALLOWED_HOST_HELP = (
+    "a name clients reach the API by besides localhost and IP addresses (e.g. mybox.lan, or the name of a proxy "
+    "in front of it); a request whose Host header names another is refused (403). Repeat it for more names"
+)
+WILDCARD_HOSTS = frozenset({"0.0.0.0", "::", ""})
+
+
+def host_name(header: str) -> str:
+    """The name in a Host header (``name``, ``name:port``, ``[v6]:port``), lower-cased, without the port."""
+    header = header.strip().lower()
+    if header.startswith("["):
+        return header[1 : header.find("]")] if "]" in header else header
+    return header.rpartition(":")[0] if header.count(":") == 1 else header
+
+
+def host_allowed(
+    header: str, listening: str, allowed: frozenset[str] = frozenset(), own: frozenset[str] = frozenset()
+) -> bool:
+    """Whether a request whose Host header says ``header`` is for this server, listening on ``listening``;
+    ``allowed``: the names the user listed; ``own``: this machine's names, allowed when ``listening`` is every
+    address."""
+    name = host_name(header)
+    if not name:
+        return False
+    try:
+        ipaddress.ip_address(name)
+        return True
+    except ValueError:
+        pass
+    names = LOCAL_NAMES | {n.strip().lower() for n in allowed} | {listening.strip().lower()}
+    if listening.strip() in WILDCARD_HOSTS:
+        names |= {n.lower() for n in own}
+    return name in names
+
+
+def host_refused(header: str) -> ApiError:
+    return ApiError(
+        403,
+        f"This server does not answer requests for the host '{header}'. Use localhost or its address, or start it "
+        f"with {ALLOWED_HOST_FLAG} {host_name(header) or 'NAME'} to allow that name.",
+        "invalid_request_error",
+        None,
+        "host_not_allowed",
+    )
+
+
+def media_type_refused(given: str) -> ApiError:
+    return ApiError(
+        415,
+        f"The body must be JSON sent with 'Content-Type: application/json' (got '{given or 'none'}').",
+        "invalid_request_error",
+        None,
+        "unsupported_media_type",
+    )
+
+
 # What a request that names no sampling field gets: OpenAI's documented defaults (temperature 1, top_p 1, no
 # presence or frequency penalty), with nothing of llama.cpp's that OpenAI lacks (no top-k or min-p cut, no repeat
 # penalty): the model's own distribution, as a client written for OpenAI expects. The chat pane keeps its presets

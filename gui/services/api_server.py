@@ -22,6 +22,7 @@ import hmac
 import json
 import logging
 import re
+import socket
 import threading
 import time
 import uuid
@@ -157,6 +158,10 @@ class ApiServer:
     ``cors_origin``: when set, the CORS headers that let pages from that origin call the API; none otherwise.
     ``strict_model``: only a request naming the loaded model is answered (``openai_api.STRICT_MODEL``); otherwise
     any name, or none, is.
+    ``allowed_hosts``: names a request's Host header may give besides the loopback names, IP addresses and the
+    address listened on (``openai_api.host_allowed``); any other is refused, so that a web page cannot reach the API
+    through a name of its own that resolves here (DNS rebinding). Every POST body must be sent as
+    ``application/json``, which a page cannot send to another site without the site's consent (CORS).
     """
 
     def __init__(
@@ -167,6 +172,7 @@ class ApiServer:
         api_key: str | None = None,
         cors_origin: str | None = None,
         strict_model: bool = api.STRICT_MODEL.default,
+        allowed_hosts: tuple[str, ...] = (),
     ) -> None:
         if slots < 1:
             raise ValueError("the server needs at least one slot")
@@ -175,6 +181,9 @@ class ApiServer:
         self.api_key = api_key or None
         self.cors_origin = cors_origin or None
         self.strict_model = strict_model
+        self.allowed_hosts = frozenset(allowed_hosts)
+        self._listening = api.DEFAULT_HOST
+        self._own_names: frozenset[str] = frozenset()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._model_lock = threading.Lock()
         self._model: ServedModel | None = None
@@ -305,6 +314,10 @@ class ApiServer:
     async def start(self, host: str = "127.0.0.1", port: int = 8080) -> tuple[str, int]:
         """Listen on ``host:port`` (port 0: a free one); returns the address bound."""
         self._loop = asyncio.get_running_loop()
+        self._listening = host
+        if host.strip() in api.WILDCARD_HOSTS:
+            name = socket.gethostname()
+            self._own_names = frozenset({name, f"{name}.local"} if name else ())
         # A client that goes away cancels its handler, which stops its reply in the engine.
         self._runner = web.AppRunner(self.app, handler_cancellation=True, access_log=None)
         await self._runner.setup()
@@ -332,7 +345,7 @@ class ApiServer:
     # ---- the app ------------------------------------------------------------------------------
 
     def _build_app(self) -> web.Application:
-        app = web.Application(client_max_size=api.MAX_BODY_BYTES, middlewares=[self._errors, self._auth])
+        app = web.Application(client_max_size=api.MAX_BODY_BYTES, middlewares=[self._errors, self._hosts, self._auth])
         app.router.add_get("/health", self._health)
         # Each route with /v1 and without it: clients differ in whether their base URL ends in /v1.
         for prefix in ("/v1", ""):
@@ -363,6 +376,13 @@ class ApiServer:
         except Exception:
             log.exception("the API failed on %s %s", request.method, request.path)
             return _error_response(ApiError(500, "The server failed on this request.", "server_error"))
+
+    @web.middleware
+    async def _hosts(self, request: web.Request, handler: Callable[[web.Request], Awaitable[Any]]) -> Any:
+        given = request.headers.get("Host", "")
+        if not api.host_allowed(given, self._listening, self.allowed_hosts, self._own_names):
+            raise api.host_refused(given)
+        return await handler(request)
 
     @web.middleware
     async def _auth(self, request: web.Request, handler: Callable[[web.Request], Awaitable[Any]]) -> Any:
@@ -602,6 +622,8 @@ def _refuse_constant(name: str) -> Any:
 
 
 async def _json_body(request: web.Request) -> Any:
+    if request.content_type != "application/json":  # the media type, its parameters (charset) aside
+        raise api.media_type_refused(request.headers.get("Content-Type", ""))
     raw = await request.read()  # bounded by client_max_size: past it, aiohttp raises 413
     try:
         return json.loads(raw, parse_constant=_refuse_constant)
