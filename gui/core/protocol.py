@@ -343,8 +343,9 @@ class Done:
 class GenerateFailed:
     request_id: int
     error: Text
-    # "context_full" (n_prompt, n_ctx say by how much), "template", "decode", "input" (an empty prompt), "grammar"
-    # (its grammar does not parse, or its schema cannot be expressed as one)
+    # "context_full" (n_prompt, n_ctx say by how much), "template", "decode", "input" (an empty prompt, or text
+    # that cannot be prepared), "grammar" (its grammar does not parse, or its schema cannot be expressed as one),
+    # "engine" (the engine failed mid-reply: every reply under way ends with it)
     kind: str = ""
     n_prompt: int = 0
     n_ctx: int = 0
