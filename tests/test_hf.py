@@ -184,9 +184,11 @@ def test_offline_is_said_in_words_at_once() -> None:
     t0 = time.monotonic()
     with pytest.raises(HubError, match=r"^offline: cannot reach 127\.0\.0\.1"):
         HubClient(endpoint=f"http://127.0.0.1:{_closed_port()}").list_gguf(REPO)
-    with pytest.raises(HubError, match=r"^offline: cannot reach no-such-hub\.invalid"):
+    with pytest.raises(HubError, match=r"^offline: cannot reach no-such-hub\.invalid") as raised:
         HubClient(endpoint="http://no-such-hub.invalid").list_gguf(REPO)
     assert time.monotonic() - t0 < 10  # no retries with backoff
+    # Where the hub is out of reach (mainland China, for one), the line says that a mirror works and how.
+    assert "a mirror of it works: start Tightfit with HF_ENDPOINT set to the mirror's address" in str(raised.value)
 
 
 def test_hf_hub_offline_mode_is_respected(hub: FakeHub, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -247,7 +247,12 @@ class HubClient:
             raise HubError(_listing_words(exc, repo, revision, token is not None)) from exc
         except Unreachable as exc:
             raise HubError(
-                words("offline: cannot reach {host} ({reason})", host=self._host, reason=message_of(exc))
+                words(
+                    "offline: cannot reach {host} ({reason}). Where Hugging Face cannot be reached, a mirror of it "
+                    "works: start Tightfit with HF_ENDPOINT set to the mirror's address",
+                    host=self._host,
+                    reason=message_of(exc),
+                )
             ) from exc
         except Cut as exc:
             raise HubError(words("{repo}: {problem}", repo=repo, problem=message_of(exc))) from exc

@@ -5817,8 +5817,8 @@ Source: {source}</source>
         <translation>离线模式已开启（HF_HUB_OFFLINE）：不连接 Hugging Face；本地模型照常可用</translation>
     </message>
     <message>
-        <source>offline: cannot reach {host} ({reason})</source>
-        <translation>离线：无法连接 {host}（{reason}）</translation>
+        <source>offline: cannot reach {host} ({reason}). Where Hugging Face cannot be reached, a mirror of it works: start Tightfit with HF_ENDPOINT set to the mirror&apos;s address</source>
+        <translation>离线：无法连接 {host}（{reason}）。连不上 Hugging Face 的地方，用它的镜像站即可：启动 Tightfit 时把 HF_ENDPOINT 设为镜像站的地址</translation>
     </message>
     <message>
         <source>on</source>
