@@ -74,13 +74,9 @@ tr = Tr("compose")
 
 @dataclass
 class Features:
-    """The window's controllers, and the engine and load objects they share."""
+    """The window's controllers, and the parts they share (``shared``: the services, bridge, load session...)."""
 
-    services: Services
-    bridge: EngineBridge
-    session: LoadSession
-    engine_use: EngineUse
-    planning: Planning
+    shared: Shared
     machine: MachineController
     load: LoadController
     engine: EngineController
@@ -94,6 +90,26 @@ class Features:
     journey: JourneyController
     export_background: Background
     card_facts: CardFactsSource
+
+    @property
+    def services(self) -> Services:
+        return self.shared.services
+
+    @property
+    def bridge(self) -> EngineBridge:
+        return self.shared.bridge
+
+    @property
+    def session(self) -> LoadSession:
+        return self.shared.session
+
+    @property
+    def engine_use(self) -> EngineUse:
+        return self.shared.engine_use
+
+    @property
+    def planning(self) -> Planning:
+        return self.shared.planning
 
     def start(self, select: Path | None = None) -> None:
         """Start the engine process and the first scan; both finish in the background."""
@@ -214,8 +230,7 @@ def build_window(services: Services, settings: LoadSettings, given: Iterable[str
         session=session, planning_=planning_, machine=machine, speeds=lambda: chat_.last_speeds, simulated=simulate
     )
     features = Features(
-        services=services, bridge=bridge, session=session, engine_use=engine_use, planning=planning_,
-        machine=machine, load=load, engine=engine, library=library, chat=chat_, tune=tune, power=power,
+        shared=shared, machine=machine, load=load, engine=engine, library=library, chat=chat_, tune=tune, power=power,
         serve=serve, doctor=doctor, monitor=monitor_, journey=journey, export_background=export_background,
         card_facts=card_facts,
     )  # fmt: skip
