@@ -25,6 +25,7 @@ from gui.core.words import Words
 from gui.services.engine_client import EngineUnavailable, SyncEngine
 from gui.services.rpc import (
     ANSWER_TIMEOUT_S,
+    MAX_DOOR_CLIENTS,
     RpcUnavailable,
     ask_devices,
     check_host,
@@ -370,6 +371,30 @@ def test_a_silent_client_of_the_worker_is_closed_and_the_next_one_is_served() ->
         out, _ = worker.process.communicate(timeout=30)
         assert "said nothing within 1 s" in out, out
     finally:
+        worker.kill()
+
+
+def test_a_crowd_of_connections_to_the_worker_is_bounded() -> None:
+    """Each connection the door holds takes a thread while it waits for its first bytes: past MAX_DOOR_CLIENTS
+    the next is closed at once, and once the crowd is gone a client is served again."""
+    worker = Worker("--first-bytes-timeout", "30")
+    host, port = worker.endpoint.split(":")
+    crowd: list[socket.socket] = []
+    try:
+        crowd = [socket.create_connection((host, int(port)), timeout=30) for _ in range(MAX_DOOR_CLIENTS)]
+        with socket.create_connection((host, int(port)), timeout=5) as one_more:  # the door waits 30 s
+            assert one_more.recv(1) == b""  # closed at once, not held for 30 s
+        for sock in crowd:
+            sock.close()
+        crowd = []
+        (device,) = ask_devices(worker.endpoint, timeout_s=20)  # the places are free again
+        assert device.name == "RPC0"
+        worker.process.terminate()
+        out, _ = worker.process.communicate(timeout=30)
+        assert f"{MAX_DOOR_CLIENTS} are open already" in out, out
+    finally:
+        for sock in crowd:
+            sock.close()
         worker.kill()
 
 

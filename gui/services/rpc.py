@@ -63,6 +63,9 @@ ANSWER_TIMEOUT_S = 15.0
 FIRST_BYTES_TIMEOUT_S = 10.0
 _RELAY_BYTES = 1 << 20
 _MAX_REPLY_BYTES = 64 * 1024
+# Connections the door holds at once (each a thread or two): llama.cpp's server answers one client at a time, so
+# more than a few only wait; the rest are closed at once instead of each taking a thread for the first-bytes wait.
+MAX_DOOR_CLIENTS = 8
 _MAX_DEVICES_PER_SERVER = 16
 
 # What llama.cpp's own rpc-server prints for a host other than 127.0.0.1 (tools/rpc/rpc-server.cpp), and the
@@ -321,12 +324,17 @@ def serve(
     port = int(door.getsockname()[1])
     # Said once the door takes connections: a caller (or a test) reads the port from this line.
     say(f"listening on {host}:{port}")
+    places = threading.BoundedSemaphore(MAX_DOOR_CLIENTS)
     with door:
         while server.is_alive():
             client, address = door.accept()
+            if not places.acquire(blocking=False):  # llama.cpp serves one client: a crowd only waits there
+                say(f"closed the connection from {address[0]}:{address[1]}: {MAX_DOOR_CLIENTS} are open already")
+                client.close()
+                continue
             threading.Thread(
                 target=_hand_on,
-                args=(client, address, ("127.0.0.1", inner_port), say, first_bytes_timeout_s),
+                args=(client, address, ("127.0.0.1", inner_port), say, first_bytes_timeout_s, places.release),
                 name="RPC door",
                 daemon=True,
             ).start()
@@ -339,9 +347,23 @@ def _hand_on(
     inner: tuple[str, int],
     say: Callable[[str], None],
     timeout_s: float,
+    done: Callable[[], None],
 ) -> None:
     """One client of the door: closed if its first bytes do not come within ``timeout_s``, else joined to
-    llama.cpp's server and the bytes passed both ways until either side ends."""
+    llama.cpp's server and the bytes passed both ways until either side ends; ``done`` when it has ended."""
+    try:
+        _pass_on(client, address, inner, say, timeout_s)
+    finally:
+        done()
+
+
+def _pass_on(
+    client: socket.socket,
+    address: tuple[str, int],
+    inner: tuple[str, int],
+    say: Callable[[str], None],
+    timeout_s: float,
+) -> None:
     with client:
         client.settimeout(timeout_s)
         try:
